@@ -1,0 +1,54 @@
+// Time for podvisor. Every duration in the lifecycle semantics is
+// monotonic (MonoTime); wall-clock time (WallTime) only appears in what
+// users read: status timestamps, events and log lines.
+//
+// The Clock interface exists so the shell can be driven by a FakeClock in
+// tests; the pure Lifecycle core never reads a clock at all, it is handed
+// `now` with every event.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace podvisor {
+
+using MonoTime = std::chrono::steady_clock::time_point;
+using WallTime = std::chrono::system_clock::time_point;
+using Duration = std::chrono::nanoseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual MonoTime Now() const = 0;
+  virtual WallTime WallNow() const = 0;
+};
+
+class RealClock final : public Clock {
+ public:
+  MonoTime Now() const override { return std::chrono::steady_clock::now(); }
+  WallTime WallNow() const override { return std::chrono::system_clock::now(); }
+};
+
+// A clock that only moves when told to; wall time moves with it.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(WallTime wall_origin = WallTime(std::chrono::seconds(1'700'000'000)))
+      : wall_origin_(wall_origin) {}
+  MonoTime Now() const override { return now_; }
+  WallTime WallNow() const override {
+    return wall_origin_ + std::chrono::duration_cast<WallTime::duration>(now_.time_since_epoch());
+  }
+  void Advance(Duration d) { now_ += d; }
+  void Set(MonoTime t) { now_ = t; }
+
+ private:
+  MonoTime now_{};
+  WallTime wall_origin_;
+};
+
+// RFC 3339 in UTC: "2026-11-22T10:04:05Z" (seconds), with ".123Z" (millis)
+// or ".123456789Z" (nanos, the CRI log and events format).
+enum class TimePrecision { kSeconds, kMillis, kNanos };
+std::string FormatRfc3339(WallTime t, TimePrecision precision = TimePrecision::kSeconds);
+
+}  // namespace podvisor

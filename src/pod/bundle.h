@@ -1,0 +1,19 @@
+// Image references to directories of a bundle (INTERFACE.md "Bundle layout").
+//   image: busybox                   -> BUNDLE/images/busybox/
+//   image: registry.example/app:1.2  -> BUNDLE/images/registry.example/app:1.2/
+//   image: /abs/path                 -> /abs/path
+// A reference containing a ".." component, or a relative one resolving
+// outside BUNDLE/images, is rejected.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace podvisor::pod {
+
+Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundle,
+                                              std::string_view image);
+
+}  // namespace podvisor::pod

@@ -1,0 +1,261 @@
+// The Kubernetes v1 Pod model podvisor understands: the subset of the API
+// that a single-pod supervisor can honour, typed.
+//
+// Field names follow the API (camelCase in JSON, snake_case here). An
+// std::optional is a field the manifest may leave out and whose absence
+// means something different from any default (e.g. a container's own
+// restartPolicy); fields with an API default hold that default after
+// ApplyDefaults() (defaults.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pod/quantity.h"
+
+namespace podvisor::pod {
+
+enum class RestartPolicy { kAlways, kOnFailure, kNever };
+std::string_view RestartPolicyName(RestartPolicy p);  // "Always", ...
+
+// A port given as a number or as the name of a container port.
+struct IntOrString {
+  bool is_string = false;
+  int32_t int_value = 0;
+  std::string string_value;
+
+  static IntOrString Int(int32_t v) { return {false, v, {}}; }
+  static IntOrString String(std::string s) { return {true, 0, std::move(s)}; }
+  std::string ToString() const { return is_string ? string_value : std::to_string(int_value); }
+  friend bool operator==(const IntOrString&, const IntOrString&) = default;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_name = "default";
+  std::string uid;  // generated at run time when absent
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+};
+
+struct EnvVar {
+  std::string name;
+  std::string value;  // may contain $(VAR) references (expanded by oci/)
+  // valueFrom is accepted by the API but needs a cluster; podvisor rejects it
+  // in validation, so the parser only records that it was there.
+  bool has_value_from = false;
+};
+
+struct ContainerPort {
+  std::string name;
+  int32_t container_port = 0;
+  std::optional<int32_t> host_port;
+  std::string protocol = "TCP";  // default
+  std::string host_ip;
+};
+
+// requests/limits: the two resources podvisor enforces are typed; any other
+// (extended resources, ephemeral-storage, hugepages) is kept as given.
+struct ResourceList {
+  std::optional<Quantity> cpu;
+  std::optional<Quantity> memory;
+  std::map<std::string, Quantity> other;
+  bool empty() const { return !cpu && !memory && other.empty(); }
+};
+
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct VolumeMount {
+  std::string name;
+  std::string mount_path;
+  bool read_only = false;
+  std::string sub_path;
+};
+
+struct ExecAction {
+  std::vector<std::string> command;
+};
+
+struct HttpHeader {
+  std::string name;
+  std::string value;
+};
+
+struct HttpGetAction {
+  std::string path;  // default "/" is applied by the prober, not the API
+  IntOrString port;
+  std::string host;            // empty: the pod address
+  std::string scheme = "HTTP";  // default; "HTTP" or "HTTPS"
+  std::vector<HttpHeader> http_headers;
+};
+
+struct TcpSocketAction {
+  IntOrString port;
+  std::string host;
+};
+
+struct GrpcAction {
+  int32_t port = 0;
+  std::optional<std::string> service;
+};
+
+struct SleepAction {
+  int64_t seconds = 0;
+};
+
+// S6.2: where a preStop hook receives the pod's termination reason.
+struct ReasonDelivery {
+  std::optional<std::string> env;     // exec hooks; default KUBE_POD_TERM_REASON
+  std::optional<std::string> header;  // httpGet hooks; default KUBE-POD-TERM-REASON
+};
+
+// One probe or hook handler. The API allows exactly one of these to be set;
+// every field is kept so validation can say which extra ones were given.
+struct Handler {
+  std::optional<ExecAction> exec;
+  std::optional<HttpGetAction> http_get;
+  std::optional<TcpSocketAction> tcp_socket;
+  std::optional<GrpcAction> grpc;    // probes only
+  std::optional<SleepAction> sleep;  // hooks only
+};
+
+struct LifecycleHandler {
+  Handler handler;
+  std::optional<ReasonDelivery> reason_delivery;  // preStop only (S6.2)
+};
+
+struct Lifecycle {
+  std::optional<LifecycleHandler> post_start;
+  std::optional<LifecycleHandler> pre_stop;
+  std::optional<std::string> stop_signal;  // "SIGTERM", "SIGRTMIN+1", ...
+};
+
+struct Probe {
+  Handler handler;
+  int32_t initial_delay_seconds = 0;  // S7.1 defaults
+  int32_t timeout_seconds = 1;
+  int32_t period_seconds = 10;
+  int32_t success_threshold = 1;
+  int32_t failure_threshold = 3;
+  std::optional<int64_t> termination_grace_period_seconds;
+};
+
+struct Capabilities {
+  std::vector<std::string> add;
+  std::vector<std::string> drop;
+};
+
+struct SeccompProfile {
+  std::string type;  // RuntimeDefault | Unconfined | Localhost
+  std::optional<std::string> localhost_profile;
+};
+
+struct SecurityContext {
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  std::optional<bool> run_as_non_root;
+  std::optional<bool> privileged;
+  std::optional<bool> read_only_root_filesystem;
+  std::optional<bool> allow_privilege_escalation;
+  std::optional<Capabilities> capabilities;
+  std::optional<SeccompProfile> seccomp_profile;
+};
+
+// Pod-level security settings; container-level fields override them.
+struct PodSecurityContext {
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  std::optional<bool> run_as_non_root;
+  std::vector<int64_t> supplemental_groups;
+  std::optional<SeccompProfile> seccomp_profile;
+};
+
+enum class TerminationMessagePolicy { kFile, kFallbackToLogsOnError };
+std::string_view TerminationMessagePolicyName(TerminationMessagePolicy p);
+
+struct Container {
+  std::string name;
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::string working_dir;
+  std::vector<EnvVar> env;
+  std::vector<ContainerPort> ports;
+  ResourceRequirements resources;
+  std::vector<VolumeMount> volume_mounts;
+  // Only for entries of spec.initContainers: "Always" makes it a sidecar.
+  std::optional<RestartPolicy> restart_policy;
+  std::optional<Lifecycle> lifecycle;
+  std::optional<Probe> startup_probe;
+  std::optional<Probe> readiness_probe;
+  std::optional<Probe> liveness_probe;
+  std::optional<SecurityContext> security_context;
+  std::string termination_message_path = "/dev/termination-log";  // default
+  TerminationMessagePolicy termination_message_policy = TerminationMessagePolicy::kFile;
+  std::string image_pull_policy;  // accepted and ignored: images are local
+  bool stdin = false;
+  bool tty = false;
+};
+
+struct EmptyDirVolumeSource {
+  std::string medium;  // "" (disk) or "Memory" (tmpfs)
+  std::optional<Quantity> size_limit;
+};
+
+struct HostPathVolumeSource {
+  std::string path;
+  // "", DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice,
+  // BlockDevice.
+  std::string type;
+};
+
+struct Volume {
+  std::string name;
+  std::optional<EmptyDirVolumeSource> empty_dir;
+  std::optional<HostPathVolumeSource> host_path;
+  // Other volume kinds named in the manifest ("configMap", "secret", ...):
+  // podvisor cannot provide them and validation rejects them by name.
+  std::vector<std::string> unsupported_sources;
+};
+
+struct PodReadinessGate {
+  std::string condition_type;
+};
+
+struct PodSpec {
+  std::vector<Container> init_containers;
+  std::vector<Container> containers;
+  RestartPolicy restart_policy = RestartPolicy::kAlways;  // default
+  std::optional<int64_t> termination_grace_period_seconds;  // defaulted to 30
+  std::optional<int64_t> active_deadline_seconds;
+  std::vector<Volume> volumes;
+  bool host_network = false;
+  bool host_ipc = false;
+  bool host_pid = false;
+  std::optional<bool> share_process_namespace;
+  std::string hostname;
+  std::string subdomain;
+  ResourceList overhead;
+  std::vector<PodReadinessGate> readiness_gates;
+  std::optional<PodSecurityContext> security_context;
+};
+
+struct Pod {
+  std::string api_version = "v1";
+  std::string kind = "Pod";
+  ObjectMeta metadata;
+  PodSpec spec;
+};
+
+// Vocabulary of SEMANTICS.md: an init-list entry with restartPolicy Always.
+inline bool IsSidecar(const Container& c) {
+  return c.restart_policy && *c.restart_policy == RestartPolicy::kAlways;
+}
+
+}  // namespace podvisor::pod

@@ -1,0 +1,1 @@
+#include "pod/resources.h"
