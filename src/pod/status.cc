@@ -1,0 +1,1 @@
+#include "pod/model.h"  // placeholder, replaced by its owner
