@@ -1,0 +1,33 @@
+// Finding the OCI runtime binary (INTERFACE.md `--runtime crun|runc|PATH`).
+//
+// Without a choice podvisor takes the first of crun, runc that works on
+// this host. crun refuses a v1/v2 hybrid cgroup hierarchy outright, so the
+// caller says whether crun can work here (it knows the cgroup mode; oci/
+// does not look at cgroups itself).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace podvisor::oci {
+
+struct RuntimeBinary {
+  std::string name;  // "crun", "runc", or the file name of a PATH choice
+  std::filesystem::path path;
+};
+
+// `choice`: "" for automatic, "crun", "runc", or a path (anything with '/').
+Result<RuntimeBinary> LocateRuntime(std::string_view choice, bool crun_usable);
+
+// Looks a program up in $PATH (or `search_path`): an executable regular file.
+Result<std::filesystem::path> FindInPath(std::string_view program,
+                                         std::string_view search_path = {});
+
+// The first line of `<runtime> --version`, e.g. "runc version 1.1.5".
+// Runs the program synchronously: for `podvisor version`, not the loop.
+Result<std::string> RuntimeVersion(const std::filesystem::path& runtime);
+
+}  // namespace podvisor::oci
