@@ -1,2 +1,40 @@
 #include "cli/cli.h"
-namespace podvisor::cli { int Main(int, char**) { return 0; } }  // placeholder
+
+#include <cstdio>
+
+#include "cli/commands.h"
+
+namespace podvisor::cli {
+
+int Main(int argc, char** argv) {
+  CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime",
+               "podvisor"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  int exit_code = kExitSucceeded;
+  AddValidateCommand(app, exit_code);
+  AddVersionCommand(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return kExitSucceeded;
+  } catch (const CLI::CallForAllHelp&) {
+    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return kExitSucceeded;
+  } catch (const CLI::ParseError& e) {
+    // CLI11 has its own exit codes; INTERFACE.md has one for all usage
+    // errors. A subcommand's --help arrives here as a "success" ParseError.
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return kExitSucceeded;
+    }
+    std::fprintf(stderr, "podvisor: %s\nRun 'podvisor --help' for usage.\n", e.what());
+    return kExitUsage;
+  }
+  return exit_code;
+}
+
+}  // namespace podvisor::cli

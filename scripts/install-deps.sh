@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything podvisor needs to build and test, from Debian's
+# packages only. Idempotent: does nothing (not even `apt-get update`) when
+# every package is already there. Needs root.
+set -euo pipefail
+
+packages=(
+  # build
+  meson ninja-build pkg-config g++ python3
+  libseccomp-dev libcap-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  libyaml-cpp-dev libcurl4-openssl-dev
+  # tests
+  libgtest-dev libgmock-dev
+  # the fuzzer and the sanitizer build's runtimes
+  clang libclang-rt-14-dev
+  # real OCI runtimes and container root filesystems (tiers 3-4)
+  runc crun busybox-static
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+if ((EUID != 0)); then
+  echo "install-deps: missing packages (${missing[*]}); run as root to install them" >&2
+  exit 3
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

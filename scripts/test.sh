@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds podvisor and runs every test tier (TESTING.md), then prints one
+# closing line 'tests: N passed, N failed, N skipped'. This is the README's
+# test command and exactly what CI runs (.ci/run).
+#
+#   scripts/test.sh            everything
+#   FUZZ_SECONDS=10 scripts/test.sh   a shorter fuzz run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+fuzz_seconds=${FUZZ_SECONDS:-60}
+jobs=$(nproc)
+
+log() { printf '\n== %s\n' "$*"; }
+
+log "dependencies"
+scripts/install-deps.sh
+
+setup() {  # setup DIR [meson options...]
+  local dir=$1
+  shift
+  if [[ -f "$dir/build.ninja" ]]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+run_suite() {  # run_suite DIR SUITE...
+  local dir=$1
+  shift
+  local args=()
+  for s in "$@"; do args+=(--suite "$s"); done
+  find "$dir" -maxdepth 1 -name '*.xml' -delete
+  meson test -C "$dir" --num-processes "$jobs" --print-errorlogs "${args[@]}"
+}
+
+status=0
+
+log "build (g++, warnings as errors)"
+setup build
+ninja -C build
+
+log "tier 1: unit tests"
+run_suite build unit || status=1
+
+log "tier 1 again under AddressSanitizer + UndefinedBehaviorSanitizer"
+setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+ninja -C build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  run_suite build-asan unit || status=1
+
+if command -v clang++ >/dev/null; then
+  log "fuzz: manifest parser and validator, ${fuzz_seconds}s"
+  CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized
+  ninja -C build-fuzz fuzz/manifest_fuzzer
+  corpus=$(mktemp -d)
+  trap 'rm -rf "$corpus"' EXIT
+  cp src/pod/testdata/*.yaml src/pod/testdata/*.json fuzz/seeds/* "$corpus"/ 2>/dev/null || true
+  if build-fuzz/fuzz/manifest_fuzzer -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 "$corpus" >build-fuzz/fuzz.log 2>&1; then
+    echo "fuzz: no crash in ${fuzz_seconds}s ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' build-fuzz/fuzz.log | grep -o '[0-9]*$') runs)"
+  else
+    tail -40 build-fuzz/fuzz.log
+    echo "fuzz: FAILED (crash input saved in $root)"
+    status=1
+  fi
+else
+  echo "fuzz: SKIPPED (clang++ not installed)"
+fi
+
+log "summary"
+python3 scripts/summarize-gtest.py build build-asan || status=1
+exit $status

@@ -1,0 +1,19 @@
+// One function per subcommand: each registers its options on the CLI11 app
+// and returns the callback result through `exit_code` (INTERFACE.md exit
+// statuses). Kept apart so cli.cc reads as the table of commands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace podvisor::cli {
+
+// Exit statuses of INTERFACE.md.
+constexpr int kExitSucceeded = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitHost = 3;
+
+void AddValidateCommand(CLI::App& app, int& exit_code);
+void AddVersionCommand(CLI::App& app, int& exit_code);
+
+}  // namespace podvisor::cli
