@@ -1,0 +1,174 @@
+// `podvisor validate` and `podvisor version` as a user runs them: the real
+// binary, real bundle directories, exit statuses of INTERFACE.md.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "run_command.h"
+
+namespace podvisor::testing {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+std::string Podvisor() {
+  const char* bin = std::getenv("PODVISOR");
+  return bin ? bin : "podvisor";
+}
+
+class ValidateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bundle_ = fs::path(::testing::TempDir()) / ("validate-cli-" + std::to_string(getpid()));
+    fs::remove_all(bundle_);
+    fs::create_directories(bundle_ / "images" / "busybox" / "rootfs");
+  }
+  void TearDown() override { fs::remove_all(bundle_); }
+
+  void WriteManifest(const std::string& name, const std::string& text) {
+    std::ofstream(bundle_ / name) << text;
+  }
+
+  fs::path bundle_;
+};
+
+constexpr const char* kValidPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  initContainers:
+    - name: proxy
+      image: busybox
+      restartPolicy: Always
+  containers:
+    - name: app
+      image: busybox
+)";
+
+TEST_F(ValidateCli, ValidBundleExitsZero) {
+  WriteManifest("pod.yaml", kValidPod);
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("pod/web is valid"));
+  EXPECT_THAT(r.out, HasSubstr("1 sidecar"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(ValidateCli, ManifestFileUsesItsDirectoryAsTheBundle) {
+  WriteManifest("pod.yaml", kValidPod);
+  auto r = RunCommand({Podvisor(), "validate", (bundle_ / "pod.yaml").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(ValidateCli, EveryProblemIsListedAndExitIsTwo) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  restartPolicy: Sometimes
+  initContainers:
+    - name: setup
+      image: busybox
+      restartPolicy: Sometimes
+  containers:
+    - name: setup
+      image: busybox
+)");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("spec.restartPolicy: Unsupported value: \"Sometimes\""));
+  EXPECT_THAT(r.err, HasSubstr("spec.initContainers[0].restartPolicy: Unsupported value: "
+                               "\"Sometimes\": supported values: \"Always\""));
+  EXPECT_THAT(r.err, HasSubstr("spec.containers[0].name: Duplicate value: \"setup\""));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ValidateCli, MissingImageDirectoryNamesContainerAndPath) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+    - {name: app, image: nginx}
+)");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("spec.containers[0].image"));
+  EXPECT_THAT(r.err, HasSubstr((bundle_ / "images" / "nginx").string()));
+
+  auto skipped = RunCommand({Podvisor(), "validate", "--no-images", bundle_.string()});
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+}
+
+TEST_F(ValidateCli, ImageEscapingTheBundleIsRejected) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+    - {name: app, image: ../../etc}
+)");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("spec.containers[0].image: Invalid value: \"../../etc\""));
+}
+
+TEST_F(ValidateCli, UnknownFieldsWarnButPass) {
+  WriteManifest("pod.yaml", std::string(kValidPod) + "  frobnicate: true\n");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Warning: "));
+  EXPECT_THAT(r.err, HasSubstr("frobnicate"));
+}
+
+TEST_F(ValidateCli, JsonManifestsWorkToo) {
+  WriteManifest("pod.json", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},
+    "spec":{"containers":[{"name":"app","image":"busybox"}]}})");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(ValidateCli, SyntaxErrorIsAUsageError) {
+  WriteManifest("pod.yaml", "apiVersion: v1\nkind: [unclosed\n");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("line"));
+}
+
+TEST_F(ValidateCli, MissingBundleIsAHostError) {
+  auto r = RunCommand({Podvisor(), "validate", (bundle_ / "absent").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr((bundle_ / "absent").string()));
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCommand({Podvisor()}).exit_code, 2);
+  EXPECT_EQ(RunCommand({Podvisor(), "no-such-command"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({Podvisor(), "validate"}).exit_code, 2);
+  auto help = RunCommand({Podvisor(), "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("validate"));
+  EXPECT_EQ(RunCommand({Podvisor(), "validate", "--help"}).exit_code, 0);
+}
+
+TEST(Cli, VersionNamesRuntimeAndCgroupMode) {
+  auto r = RunCommand({Podvisor(), "version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("podvisor 0.1.0"));
+  EXPECT_THAT(r.out, HasSubstr("runtime: "));
+  EXPECT_THAT(r.out, HasSubstr("cgroup: "));
+  auto bad = RunCommand({Podvisor(), "version", "--runtime", "docker"});
+  EXPECT_EQ(bad.exit_code, 0);
+  EXPECT_THAT(bad.out, HasSubstr("runtime: none (--runtime: unknown runtime"));
+}
+
+}  // namespace
+}  // namespace podvisor::testing
