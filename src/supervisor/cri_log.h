@@ -1,0 +1,86 @@
+// Container logs in the CRI format the kubelet writes and log shippers
+// (fluent-bit's "cri" parser, vector's kubernetes_logs) read (S11.1):
+//
+//   2026-11-22T10:04:05.123456789Z stdout F a whole line
+//   2026-11-22T10:04:05.123456789Z stderr P the first 16 KiB of a long one
+//
+// CriLogWriter turns the bytes podvisor reads from a container's stdout and
+// stderr pipes into records; each stream keeps its own partial-line buffer,
+// so interleaved output never mixes within a record. The timestamp is the
+// time podvisor read the bytes that completed the record.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/result.h"
+
+namespace podvisor::supervisor {
+
+enum class LogStream { kStdout, kStderr };
+std::string_view LogStreamName(LogStream s);  // "stdout", "stderr"
+
+// A line longer than this is split into P records (the kubelet's 16 KiB).
+constexpr std::size_t kMaxCriRecordContent = 16 * 1024;
+
+// One record as written: `<time> <stream> <P|F> <content>`.
+std::string FormatCriRecord(WallTime time, LogStream stream, bool partial,
+                            std::string_view content);
+
+class CriLogWriter {
+ public:
+  // Opens (creating directories as needed) `path` for appending.
+  static Result<CriLogWriter> Open(const std::filesystem::path& path);
+
+  // Feeds bytes read from one stream; complete lines become F records,
+  // overlong ones P records. Writes go straight to the file (no stdio
+  // buffering), so a crash of the supervisor loses no complete record.
+  Status Append(LogStream stream, std::string_view bytes, WallTime now);
+
+  // The stream reached EOF (the instance exited): a trailing partial line
+  // is written as a P record (S11.1).
+  Status Close(LogStream stream, WallTime now);
+
+  const std::filesystem::path& path() const { return path_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  CriLogWriter(std::filesystem::path path, Fd fd, uint64_t size)
+      : path_(std::move(path)), fd_(std::move(fd)), bytes_written_(size) {}
+  Status WriteRecord(LogStream stream, bool partial, std::string_view content, WallTime now);
+
+  std::filesystem::path path_;
+  Fd fd_;
+  uint64_t bytes_written_ = 0;
+  std::string pending_[2];  // per stream, bytes of a line not yet ended
+};
+
+// A parsed record, for `podvisor logs` and tests.
+struct CriRecord {
+  std::string time;  // as written (RFC 3339 with nanoseconds)
+  LogStream stream = LogStream::kStdout;
+  bool partial = false;
+  std::string content;
+};
+
+// Parses one line (without its '\n'); nullopt for a malformed line.
+std::optional<CriRecord> ParseCriRecord(std::string_view line);
+
+// A log line as a user sees it: P records joined with the F that ends
+// them (or with the end of the file).
+struct LogLine {
+  std::string time;  // of the record that completed the line
+  LogStream stream = LogStream::kStdout;
+  std::string content;
+};
+
+// Reads a whole CRI log file into user lines. Malformed lines are skipped.
+Result<std::vector<LogLine>> ReadCriLog(const std::filesystem::path& path);
+
+}  // namespace podvisor::supervisor
