@@ -1,1 +1,53 @@
-#include "pod/model.h"  // placeholder, replaced by its owner
+#include "pod/bundle.h"
+
+namespace podvisor::pod {
+namespace {
+
+// True when any '/'-separated component of the reference is "..". Checked on
+// the raw string, before any normalisation, so "a/../b" is refused even
+// though it would stay inside the bundle: a reference that needs ".." is a
+// mistake or an attack, and refusing it keeps the rule easy to state.
+bool HasDotDotComponent(std::string_view ref) {
+  std::size_t start = 0;
+  while (start <= ref.size()) {
+    std::size_t end = ref.find('/', start);
+    if (end == std::string_view::npos) end = ref.size();
+    if (ref.substr(start, end - start) == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// lexically_normal() keeps a trailing separator ("images/busybox/"); drop it
+// so "busybox" and "busybox/" resolve to the same path.
+std::filesystem::path DropTrailingSeparator(std::filesystem::path p) {
+  if (!p.has_filename() && p.has_relative_path()) return p.parent_path();
+  return p;
+}
+
+}  // namespace
+
+Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundle,
+                                              std::string_view image) {
+  // The messages read as the detail of "spec.containers[0].image: Invalid
+  // value: ...", which is where ValidateImages puts them.
+  if (image.empty()) return Error("must not be empty");
+  if (HasDotDotComponent(image)) return Error("must not contain '..'");
+
+  std::filesystem::path ref(image);
+  if (ref.is_absolute()) return DropTrailingSeparator(ref.lexically_normal());
+
+  // "." or "./" would name BUNDLE/images itself; only a directory *under*
+  // it is an image. Without "..", lexical normalisation cannot climb out of
+  // BUNDLE/images, so "inside" reduces to "strictly below".
+  std::filesystem::path images = (bundle / "images").lexically_normal();
+  images = DropTrailingSeparator(images);
+  std::filesystem::path resolved = DropTrailingSeparator((images / ref).lexically_normal());
+  std::filesystem::path rel = resolved.lexically_relative(images);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") {
+    return Error("must name a directory under " + images.string());
+  }
+  return resolved;
+}
+
+}  // namespace podvisor::pod
