@@ -1,0 +1,88 @@
+// EventLoop: the one place podvisor waits. A single epoll instance watches
+// every descriptor (signalfd, pidfds, pipes, sockets) and one timerfd that
+// is always armed for the earliest deadline of a min-heap of timers, so a
+// timeout is just another readiness event (ARCHITECTURE.md "The shell").
+//
+// Handlers run on the loop's thread, one at a time, and may add or remove
+// descriptors and timers, including their own. Each registration carries a
+// generation number in the epoll data, so an event already fetched for a
+// descriptor that was removed (and whose number was reused) in the same
+// batch is dropped instead of reaching the new owner.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/result.h"
+
+namespace podvisor::supervisor {
+
+class EventLoop {
+ public:
+  using FdHandler = std::function<void(uint32_t epoll_events)>;
+  using TimerHandler = std::function<void()>;
+  using TimerId = uint64_t;
+
+  static Result<EventLoop> Create();
+  EventLoop(EventLoop&&) = default;
+  EventLoop& operator=(EventLoop&&) = default;
+
+  // Watches `fd` (not owned) for `events` (EPOLLIN, EPOLLOUT, ...).
+  Status Add(int fd, uint32_t events, FdHandler handler);
+  Status Modify(int fd, uint32_t events);
+  // Stops watching; safe to call from any handler, and for unknown fds.
+  void Remove(int fd);
+  bool Watching(int fd) const { return fds_.count(fd) != 0; }
+
+  // Runs `handler` once, when the monotonic clock reaches `deadline`.
+  TimerId AddTimer(MonoTime deadline, TimerHandler handler);
+  // Forgets a timer that has not fired; unknown or fired ids are ignored.
+  void CancelTimer(TimerId id);
+  std::size_t pending_timers() const { return timers_.size(); }
+
+  // Waits for at least one event (or until `max_wait` passes, when given)
+  // and dispatches everything ready. EINTR is not an error.
+  Status RunOnce(std::optional<Duration> max_wait = std::nullopt);
+
+  // Dispatches until Stop() is called from a handler.
+  Status Run();
+  void Stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+
+ private:
+  EventLoop(Fd epoll, Fd timerfd) : epoll_(std::move(epoll)), timerfd_(std::move(timerfd)) {}
+  void RearmTimerFd();
+  void FireDueTimers();
+
+  struct Watch {
+    uint32_t generation;
+    std::shared_ptr<FdHandler> handler;
+  };
+  struct Timer {
+    MonoTime deadline;
+    TimerId id;
+    bool operator>(const Timer& o) const {
+      return deadline != o.deadline ? deadline > o.deadline : id > o.id;
+    }
+  };
+
+  Fd epoll_;
+  Fd timerfd_;
+  std::unordered_map<int, Watch> fds_;
+  uint32_t next_generation_ = 1;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> heap_;
+  std::unordered_map<TimerId, TimerHandler> timers_;  // live timers only
+  TimerId next_timer_ = 1;
+  MonoTime armed_for_{};
+  bool stopped_ = false;
+};
+
+}  // namespace podvisor::supervisor
