@@ -123,17 +123,19 @@ TEST_F(ValidateImagesTest, MissingDirectoryOrRootfs) {
                       "/alpine does not exist",
                   "spec.containers[1].image: Not found: \"file-rootfs\": image directory " +
                       images + "/file-rootfs has no rootfs/ directory",
-                  "spec.containers[2].image: Not found: \"plain-file\": image directory " +
-                      images + "/plain-file is not a directory"));
+                  "spec.containers[2].image: Not found: \"plain-file\": image directory " + images +
+                      "/plain-file is not a directory"));
 }
 
 TEST_F(ValidateImagesTest, ReferencesLeavingTheBundleAreInvalid) {
-  EXPECT_THAT(Check(PodWithImages({}, {"../x", "a/../../x", "busybox", "."})),
-              ElementsAre("spec.containers[0].image: Invalid value: \"../x\": must not contain '..'",
-                          "spec.containers[1].image: Invalid value: \"a/../../x\": must not "
-                          "contain '..'",
-                          "spec.containers[3].image: Invalid value: \".\": must name a directory "
-                          "under " + (bundle_ / "images").string()));
+  EXPECT_THAT(
+      Check(PodWithImages({}, {"../x", "a/../../x", "busybox", "."})),
+      ElementsAre("spec.containers[0].image: Invalid value: \"../x\": must not contain '..'",
+                  "spec.containers[1].image: Invalid value: \"a/../../x\": must not "
+                  "contain '..'",
+                  "spec.containers[3].image: Invalid value: \".\": must name a directory "
+                  "under " +
+                      (bundle_ / "images").string()));
 }
 
 // An empty image is ValidatePod's "Required value"; ValidateImages does not

@@ -7,6 +7,11 @@
 // Every check appends to one list and carries on; nothing stops at the first
 // problem. Go iterates maps in random order; here resources come out as
 // cpu, memory, then the rest sorted, so the output is stable for tests.
+//
+// Image references are checked in two places that never overlap: ValidatePod
+// requires a non-empty, trimmed image; everything about where it points
+// ("..", outside BUNDLE/images, missing rootfs/) is ValidateImages', so a
+// caller running both prints each problem once.
 #include "pod/validate.h"
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 
 #include "common/signal_names.h"
 #include "pod/bundle.h"
+#include "pod/defaults.h"
 
 namespace podvisor::pod {
 namespace {
@@ -69,10 +75,18 @@ constexpr const char* kAbsolutePathMsg = "must be an absolute path";
 
 using Messages = std::vector<std::string>;
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+bool IsAlpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool IsAlnum(char c) {
+  return IsAlpha(c) || IsDigit(c);
+}
 
 std::string MaxLenMsg(std::size_t n) {
   return "must be no more than " + std::to_string(n) + " characters";
@@ -221,6 +235,7 @@ bool HasDotDotComponent(std::string_view p) {
 // The 41 capabilities of linux/capability.h up to CAP_CHECKPOINT_RESTORE
 // (Linux 5.9). A static table because the pod library does not link libcap;
 // oci/ maps them to numbers when it builds the runtime config.
+// clang-format off
 constexpr std::array<std::string_view, 41> kCapabilities = {
     "CHOWN",           "DAC_OVERRIDE",     "DAC_READ_SEARCH", "FOWNER",        "FSETID",
     "KILL",            "SETGID",           "SETUID",          "SETPCAP",       "LINUX_IMMUTABLE",
@@ -232,6 +247,7 @@ constexpr std::array<std::string_view, 41> kCapabilities = {
     "WAKE_ALARM",      "BLOCK_SUSPEND",    "AUDIT_READ",      "PERFMON",       "BPF",
     "CHECKPOINT_RESTORE",
 };
+// clang-format on
 
 // Kubernetes passes capability names through to the runtime, which accepts
 // them with or without "CAP_"; podvisor checks them here so a typo fails
@@ -260,8 +276,12 @@ std::string Idx(const std::string& path, std::size_t i) {
 std::string Key(const std::string& path, std::string_view key) {
   return path + "[" + std::string(key) + "]";
 }
-std::string Q(std::string_view v) { return QuoteValue(v); }
-std::string N(int64_t v) { return std::to_string(v); }
+std::string Q(std::string_view v) {
+  return QuoteValue(v);
+}
+std::string N(int64_t v) {
+  return std::to_string(v);
+}
 
 // Ports of one container, for resolving named probe and hook ports.
 using PortNames = std::set<std::string, std::less<>>;
@@ -269,7 +289,8 @@ using PortNames = std::set<std::string, std::less<>>;
 class Validator {
  public:
   explicit Validator(const Pod& pod) : pod_(pod) {
-    grace_ = pod.spec.termination_grace_period_seconds.value_or(30);
+    grace_ =
+        pod.spec.termination_grace_period_seconds.value_or(kDefaultTerminationGracePeriodSeconds);
   }
 
   FieldErrors Run();
@@ -284,28 +305,28 @@ class Validator {
     for (const auto& m : msgs) Add(Invalid(path, value, m));
   }
 
-  void Metadata();
-  void Volumes();
-  void Containers(const std::vector<Container>& list, const std::string& path, bool init);
-  void Container(const pod::Container& c, const std::string& path, Role role);
-  void Env(const pod::Container& c, const std::string& path);
-  void Ports(const pod::Container& c, const std::string& path);
-  void Mounts(const pod::Container& c, const std::string& path);
-  void LifecycleHooks(const Lifecycle& lc, const PortNames& ports, const std::string& path);
-  void ProbeCheck(const Probe& p, ProbeKind kind, const PortNames& ports, const std::string& path);
-  void HandlerCheck(const Handler& h, HandlerUse use, const PortNames& ports,
+  void CheckMetadata();
+  void CheckVolumes();
+  void CheckContainers(const std::vector<Container>& list, const std::string& path, bool init);
+  void CheckContainer(const Container& c, const std::string& path, Role role);
+  void CheckEnv(const Container& c, const std::string& path);
+  void CheckPorts(const Container& c, const std::string& path);
+  void CheckMounts(const Container& c, const std::string& path);
+  void CheckLifecycle(const Lifecycle& lc, const PortNames& ports, const std::string& path);
+  void CheckProbe(const Probe& p, ProbeKind kind, const PortNames& ports, const std::string& path);
+  void CheckHandler(const Handler& h, HandlerUse use, const PortNames& ports,
                     const std::string& path);
-  void PortRef(const IntOrString& port, const PortNames& ports, const std::string& path);
-  void ReasonDeliveryCheck(const LifecycleHandler& lh, HandlerUse use, const std::string& path);
-  void ResourceNameAndValue(const std::string& name, Quantity q, const std::string& path);
-  void Resources(const ResourceRequirements& r, const std::string& path);
-  void Seccomp(const SeccompProfile& sp, const std::string& path);
-  void Ids(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
-           const std::string& path);
-  void ContainerSecurity(const SecurityContext& sc, const std::string& path);
-  void PodSecurity(const PodSecurityContext& sc, const std::string& path);
-  void RelativePath(const std::string& value, const std::string& path);
-  void HostPorts();
+  void CheckPortRef(const IntOrString& port, const PortNames& ports, const std::string& path);
+  void CheckReasonDelivery(const LifecycleHandler& lh, HandlerUse use, const std::string& path);
+  void CheckResourceEntry(const std::string& name, Quantity q, const std::string& path);
+  void CheckResources(const ResourceRequirements& r, const std::string& path);
+  void CheckSeccomp(const SeccompProfile& sp, const std::string& path);
+  void CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
+                const std::string& path);
+  void CheckContainerSecurity(const SecurityContext& sc, const std::string& path);
+  void CheckPodSecurity(const PodSecurityContext& sc, const std::string& path);
+  void CheckRelativePath(const std::string& value, const std::string& path);
+  void CheckHostPorts();
 
   const Pod& pod_;
   int64_t grace_;
@@ -316,12 +337,12 @@ class Validator {
 
 FieldErrors Validator::Run() {
   const PodSpec& spec = pod_.spec;
-  Metadata();
-  Volumes();
-  Containers(spec.init_containers, "spec.initContainers", true);
-  Containers(spec.containers, "spec.containers", false);
+  CheckMetadata();
+  CheckVolumes();
+  CheckContainers(spec.init_containers, "spec.initContainers", true);
+  CheckContainers(spec.containers, "spec.containers", false);
   if (spec.containers.empty()) Add(Required("spec.containers"));
-  HostPorts();
+  CheckHostPorts();
 
   if (spec.termination_grace_period_seconds && *spec.termination_grace_period_seconds < 0) {
     Add(Invalid("spec.terminationGracePeriodSeconds", N(*spec.termination_grace_period_seconds),
@@ -350,22 +371,23 @@ FieldErrors Validator::Run() {
   }
   // The API server checks overhead as limits ("spec.overhead.limits[cpu]");
   // podvisor names the field the manifest actually has.
-  for (const auto& [name, q] : std::initializer_list<std::pair<std::string, std::optional<Quantity>>>{
+  for (const auto& [name, q] :
+       std::initializer_list<std::pair<std::string, std::optional<Quantity>>>{
            {"cpu", spec.overhead.cpu}, {"memory", spec.overhead.memory}}) {
-    if (q) ResourceNameAndValue(name, *q, Key("spec.overhead", name));
+    if (q) CheckResourceEntry(name, *q, Key("spec.overhead", name));
   }
   for (const auto& [name, q] : spec.overhead.other) {
-    ResourceNameAndValue(name, q, Key("spec.overhead", name));
+    CheckResourceEntry(name, q, Key("spec.overhead", name));
   }
   if (spec.share_process_namespace.value_or(false) && spec.host_pid) {
     Add(Invalid("spec.shareProcessNamespace", "true",
                 "ShareProcessNamespace and HostPID cannot both be enabled"));
   }
-  if (spec.security_context) PodSecurity(*spec.security_context, "spec.securityContext");
+  if (spec.security_context) CheckPodSecurity(*spec.security_context, "spec.securityContext");
   return std::move(errs_);
 }
 
-void Validator::Metadata() {
+void Validator::CheckMetadata() {
   const ObjectMeta& m = pod_.metadata;
   // A subdomain (<= 253) as in Kubernetes: podvisor also uses the name as a
   // directory and a cgroup name, and 253 fits the 255-byte NAME_MAX.
@@ -389,11 +411,11 @@ void Validator::Metadata() {
   }
 }
 
-void Validator::Volumes() {
+void Validator::CheckVolumes() {
   static const std::vector<std::string> kMedia = {"", "Memory"};
   static const std::vector<std::string> kHostPathTypes = {
-      "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate",
-      "Socket"};
+      "",     "BlockDevice",  "CharDevice", "Directory", "DirectoryOrCreate",
+      "File", "FileOrCreate", "Socket"};
   const auto& volumes = pod_.spec.volumes;
   for (std::size_t i = 0; i < volumes.size(); ++i) {
     const Volume& v = volumes[i];
@@ -447,10 +469,10 @@ void Validator::Volumes() {
   }
 }
 
-void Validator::Containers(const std::vector<pod::Container>& list, const std::string& path,
-                           bool init) {
+void Validator::CheckContainers(const std::vector<Container>& list, const std::string& path,
+                                bool init) {
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const pod::Container& c = list[i];
+    const Container& c = list[i];
     const std::string cpath = Idx(path, i);
     // Names are unique across both lists; init containers come first, so a
     // clash is reported on the later entry, as the API server does.
@@ -461,11 +483,11 @@ void Validator::Containers(const std::vector<pod::Container>& list, const std::s
       if (!container_names_.insert(c.name).second) Add(Duplicate(cpath + ".name", Q(c.name)));
     }
     Role role = !init ? Role::kRegular : IsSidecar(c) ? Role::kSidecar : Role::kInit;
-    Container(c, cpath, role);
+    CheckContainer(c, cpath, role);
   }
 }
 
-void Validator::Container(const pod::Container& c, const std::string& path, Role role) {
+void Validator::CheckContainer(const Container& c, const std::string& path, Role role) {
   if (c.image.empty()) {
     Add(Required(path + ".image"));
   } else if (c.image.find_first_of(" \t\n\r\f\v") == 0 ||
@@ -488,13 +510,12 @@ void Validator::Container(const pod::Container& c, const std::string& path, Role
   if (c.termination_message_path.empty()) {
     Add(Required(path + ".terminationMessagePath"));
   } else if (c.termination_message_path.front() != '/') {
-    Add(Invalid(path + ".terminationMessagePath", Q(c.termination_message_path),
-                kAbsolutePathMsg));
+    Add(Invalid(path + ".terminationMessagePath", Q(c.termination_message_path), kAbsolutePathMsg));
   }
-  Env(c, path);
-  Ports(c, path);
-  Resources(c.resources, path + ".resources");
-  Mounts(c, path);
+  CheckEnv(c, path);
+  CheckPorts(c, path);
+  CheckResources(c.resources, path + ".resources");
+  CheckMounts(c, path);
 
   PortNames ports;
   for (const auto& p : c.ports)
@@ -508,18 +529,18 @@ void Validator::Container(const pod::Container& c, const std::string& path, Role
     if (c.readiness_probe) Add(Forbidden(path + ".readinessProbe", msg));
     if (c.startup_probe) Add(Forbidden(path + ".startupProbe", msg));
   } else {
-    if (c.lifecycle) LifecycleHooks(*c.lifecycle, ports, path + ".lifecycle");
+    if (c.lifecycle) CheckLifecycle(*c.lifecycle, ports, path + ".lifecycle");
     if (c.liveness_probe) {
-      ProbeCheck(*c.liveness_probe, ProbeKind::kLiveness, ports, path + ".livenessProbe");
+      CheckProbe(*c.liveness_probe, ProbeKind::kLiveness, ports, path + ".livenessProbe");
     }
     if (c.readiness_probe) {
-      ProbeCheck(*c.readiness_probe, ProbeKind::kReadiness, ports, path + ".readinessProbe");
+      CheckProbe(*c.readiness_probe, ProbeKind::kReadiness, ports, path + ".readinessProbe");
     }
     if (c.startup_probe) {
-      ProbeCheck(*c.startup_probe, ProbeKind::kStartup, ports, path + ".startupProbe");
+      CheckProbe(*c.startup_probe, ProbeKind::kStartup, ports, path + ".startupProbe");
     }
   }
-  if (c.security_context) ContainerSecurity(*c.security_context, path + ".securityContext");
+  if (c.security_context) CheckContainerSecurity(*c.security_context, path + ".securityContext");
 
   // runAsNonRoot with uid 0 is rejected by the kubelet at start; podvisor
   // knows both values up front (unless the uid comes from the image).
@@ -544,7 +565,7 @@ void Validator::Container(const pod::Container& c, const std::string& path, Role
   }
 }
 
-void Validator::Env(const pod::Container& c, const std::string& path) {
+void Validator::CheckEnv(const Container& c, const std::string& path) {
   for (std::size_t i = 0; i < c.env.size(); ++i) {
     const EnvVar& e = c.env[i];
     const std::string epath = Idx(path + ".env", i);
@@ -560,7 +581,7 @@ void Validator::Env(const pod::Container& c, const std::string& path) {
   }
 }
 
-void Validator::Ports(const pod::Container& c, const std::string& path) {
+void Validator::CheckPorts(const Container& c, const std::string& path) {
   static const std::vector<std::string> kProtocols = {"SCTP", "TCP", "UDP"};
   PortNames names;
   for (std::size_t i = 0; i < c.ports.size(); ++i) {
@@ -592,7 +613,7 @@ void Validator::Ports(const pod::Container& c, const std::string& path) {
 // Host ports: unique among regular containers ("hostIP/protocol/port", as
 // AccumulateUniqueHostPorts keys them), and equal to containerPort under
 // hostNetwork, where the two are the same socket.
-void Validator::HostPorts() {
+void Validator::CheckHostPorts() {
   std::set<std::string> seen;
   for (std::size_t i = 0; i < pod_.spec.containers.size(); ++i) {
     const auto& ports = pod_.spec.containers[i].ports;
@@ -620,7 +641,7 @@ void Validator::HostPorts() {
   }
 }
 
-void Validator::RelativePath(const std::string& value, const std::string& path) {
+void Validator::CheckRelativePath(const std::string& value, const std::string& path) {
   // validateLocalDescendingPath: stays below the directory it is joined to.
   if (!value.empty() && value.front() == '/') {
     Add(Invalid(path, Q(value), "must be a relative path"));
@@ -628,7 +649,7 @@ void Validator::RelativePath(const std::string& value, const std::string& path) 
   if (HasDotDotComponent(value)) Add(Invalid(path, Q(value), "must not contain '..'"));
 }
 
-void Validator::Mounts(const pod::Container& c, const std::string& path) {
+void Validator::CheckMounts(const Container& c, const std::string& path) {
   std::set<std::string, std::less<>> mount_points;
   for (std::size_t i = 0; i < c.volume_mounts.size(); ++i) {
     const VolumeMount& m = c.volume_mounts[i];
@@ -648,19 +669,19 @@ void Validator::Mounts(const pod::Container& c, const std::string& path) {
         Add(Invalid(mpath + ".mountPath", Q(m.mount_path), "must be unique"));
       }
     }
-    if (!m.sub_path.empty()) RelativePath(m.sub_path, mpath + ".subPath");
+    if (!m.sub_path.empty()) CheckRelativePath(m.sub_path, mpath + ".subPath");
   }
 }
 
-void Validator::LifecycleHooks(const Lifecycle& lc, const PortNames& ports,
+void Validator::CheckLifecycle(const Lifecycle& lc, const PortNames& ports,
                                const std::string& path) {
   if (lc.post_start) {
-    HandlerCheck(lc.post_start->handler, HandlerUse::kPostStart, ports, path + ".postStart");
-    ReasonDeliveryCheck(*lc.post_start, HandlerUse::kPostStart, path + ".postStart");
+    CheckHandler(lc.post_start->handler, HandlerUse::kPostStart, ports, path + ".postStart");
+    CheckReasonDelivery(*lc.post_start, HandlerUse::kPostStart, path + ".postStart");
   }
   if (lc.pre_stop) {
-    HandlerCheck(lc.pre_stop->handler, HandlerUse::kPreStop, ports, path + ".preStop");
-    ReasonDeliveryCheck(*lc.pre_stop, HandlerUse::kPreStop, path + ".preStop");
+    CheckHandler(lc.pre_stop->handler, HandlerUse::kPreStop, ports, path + ".preStop");
+    CheckReasonDelivery(*lc.pre_stop, HandlerUse::kPreStop, path + ".preStop");
   }
   if (lc.stop_signal && !ParseKubernetesSignalName(*lc.stop_signal)) {
     // The API server lists all 64 names; one example says the same.
@@ -671,7 +692,7 @@ void Validator::LifecycleHooks(const Lifecycle& lc, const PortNames& ports,
 }
 
 // S6.3. reasonDelivery is podvisor's extension of the preStop handler.
-void Validator::ReasonDeliveryCheck(const LifecycleHandler& lh, HandlerUse use,
+void Validator::CheckReasonDelivery(const LifecycleHandler& lh, HandlerUse use,
                                     const std::string& path) {
   if (!lh.reason_delivery) return;
   const ReasonDelivery& rd = *lh.reason_delivery;
@@ -707,9 +728,9 @@ void Validator::ReasonDeliveryCheck(const LifecycleHandler& lh, HandlerUse use,
   }
 }
 
-void Validator::ProbeCheck(const Probe& p, ProbeKind kind, const PortNames& ports,
+void Validator::CheckProbe(const Probe& p, ProbeKind kind, const PortNames& ports,
                            const std::string& path) {
-  HandlerCheck(p.handler, HandlerUse::kProbe, ports, path);
+  CheckHandler(p.handler, HandlerUse::kProbe, ports, path);
   if (p.initial_delay_seconds < 0) {
     Add(Invalid(path + ".initialDelaySeconds", N(p.initial_delay_seconds), kNegativeMsg));
   }
@@ -740,7 +761,7 @@ void Validator::ProbeCheck(const Probe& p, ProbeKind kind, const PortNames& port
   }
 }
 
-void Validator::HandlerCheck(const Handler& h, HandlerUse use, const PortNames& ports,
+void Validator::CheckHandler(const Handler& h, HandlerUse use, const PortNames& ports,
                              const std::string& path) {
   const bool probe = use == HandlerUse::kProbe;
   int count = 0;
@@ -751,8 +772,8 @@ void Validator::HandlerCheck(const Handler& h, HandlerUse use, const PortNames& 
     if (!present) return false;
     any = true;
     if (!allowed) {
-      Add(Forbidden(path + "." + name, probe ? "may not be used in probes"
-                                             : "may not be used in lifecycle hooks"));
+      Add(Forbidden(path + "." + name,
+                    probe ? "may not be used in probes" : "may not be used in lifecycle hooks"));
       return false;
     }
     if (count++ > 0) {
@@ -766,7 +787,7 @@ void Validator::HandlerCheck(const Handler& h, HandlerUse use, const PortNames& 
   }
   if (take(h.http_get.has_value(), "httpGet", true)) {
     const HttpGetAction& g = *h.http_get;
-    PortRef(g.port, ports, path + ".httpGet.port");
+    CheckPortRef(g.port, ports, path + ".httpGet.port");
     if (g.scheme != "HTTP" && g.scheme != "HTTPS") {
       Add(Unsupported(path + ".httpGet.scheme", Q(g.scheme), {"HTTP", "HTTPS"}));
     }
@@ -777,25 +798,24 @@ void Validator::HandlerCheck(const Handler& h, HandlerUse use, const PortNames& 
     }
   }
   if (take(h.tcp_socket.has_value(), "tcpSocket", true)) {
-    PortRef(h.tcp_socket->port, ports, path + ".tcpSocket.port");
+    CheckPortRef(h.tcp_socket->port, ports, path + ".tcpSocket.port");
   }
-  if (take(h.grpc.has_value(), "grpc", probe) &&
-      (h.grpc->port < 1 || h.grpc->port > 65535)) {
+  if (take(h.grpc.has_value(), "grpc", probe) && (h.grpc->port < 1 || h.grpc->port > 65535)) {
     Add(Invalid(path + ".grpc.port", N(h.grpc->port), kPortRangeMsg));
   }
   // The hook's sleep counts against the pod's grace period (S5.1), so a
   // longer one could never finish.
   if (take(h.sleep.has_value(), "sleep", !probe) &&
       (h.sleep->seconds < 0 || h.sleep->seconds > grace_)) {
-    Add(Invalid(path + ".sleep", N(h.sleep->seconds),
-                "must be non-negative and less than terminationGracePeriodSeconds (" +
-                    N(grace_) + ")"));
+    Add(Invalid(
+        path + ".sleep", N(h.sleep->seconds),
+        "must be non-negative and less than terminationGracePeriodSeconds (" + N(grace_) + ")"));
   }
   if (!any) Add(Required(path, "must specify a handler type"));
 }
 
-void Validator::PortRef(const IntOrString& port, const PortNames& ports,
-                        const std::string& path) {
+void Validator::CheckPortRef(const IntOrString& port, const PortNames& ports,
+                             const std::string& path) {
   if (!port.is_string) {
     if (port.int_value < 1 || port.int_value > 65535) {
       Add(Invalid(path, N(port.int_value), kPortRangeMsg));
@@ -812,8 +832,7 @@ void Validator::PortRef(const IntOrString& port, const PortNames& ports,
   }
 }
 
-void Validator::ResourceNameAndValue(const std::string& name, Quantity q,
-                                     const std::string& path) {
+void Validator::CheckResourceEntry(const std::string& name, Quantity q, const std::string& path) {
   if (name.find('/') == std::string::npos) {
     if (name != "cpu" && name != "memory" && name != "ephemeral-storage" &&
         !name.starts_with("hugepages-")) {
@@ -829,7 +848,7 @@ void Validator::ResourceNameAndValue(const std::string& name, Quantity q,
   }
 }
 
-void Validator::Resources(const ResourceRequirements& r, const std::string& path) {
+void Validator::CheckResources(const ResourceRequirements& r, const std::string& path) {
   auto entries = [](const ResourceList& l) {
     std::vector<std::pair<std::string, Quantity>> out;
     if (l.cpu) out.emplace_back("cpu", *l.cpu);
@@ -846,12 +865,12 @@ void Validator::Resources(const ResourceRequirements& r, const std::string& path
   const std::string lim_path = path + ".limits", req_path = path + ".requests";
   bool cpu_or_memory = false, hugepages = false;
   for (const auto& [name, q] : entries(r.limits)) {
-    ResourceNameAndValue(name, q, Key(lim_path, name));
+    CheckResourceEntry(name, q, Key(lim_path, name));
     cpu_or_memory |= name == "cpu" || name == "memory";
     hugepages |= name.starts_with("hugepages-");
   }
   for (const auto& [name, q] : entries(r.requests)) {
-    ResourceNameAndValue(name, q, Key(req_path, name));
+    CheckResourceEntry(name, q, Key(req_path, name));
     cpu_or_memory |= name == "cpu" || name == "memory";
     hugepages |= name.starts_with("hugepages-");
     // Devices and huge pages cannot be overcommitted: request == limit.
@@ -871,7 +890,7 @@ void Validator::Resources(const ResourceRequirements& r, const std::string& path
   if (hugepages && !cpu_or_memory) Add(Forbidden(path, "HugePages require cpu or memory"));
 }
 
-void Validator::Seccomp(const SeccompProfile& sp, const std::string& path) {
+void Validator::CheckSeccomp(const SeccompProfile& sp, const std::string& path) {
   if (sp.type.empty()) {
     Add(Required(path + ".type", "type is required when seccompProfile is set"));
   } else if (sp.type != "Localhost" && sp.type != "RuntimeDefault" && sp.type != "Unconfined") {
@@ -882,16 +901,15 @@ void Validator::Seccomp(const SeccompProfile& sp, const std::string& path) {
     if (!sp.localhost_profile || sp.localhost_profile->empty()) {
       Add(Required(lpath, "must be set when seccomp type is Localhost"));
     } else {
-      RelativePath(*sp.localhost_profile, lpath);
+      CheckRelativePath(*sp.localhost_profile, lpath);
     }
   } else if (sp.localhost_profile) {
-    Add(Invalid(lpath, Q(*sp.localhost_profile),
-                "can only be set when seccomp type is Localhost"));
+    Add(Invalid(lpath, Q(*sp.localhost_profile), "can only be set when seccomp type is Localhost"));
   }
 }
 
-void Validator::Ids(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
-                    const std::string& path) {
+void Validator::CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
+                         const std::string& path) {
   if (user && (*user < 0 || *user > kMaxId)) {
     Add(Invalid(path + ".runAsUser", N(*user), kIdRangeMsg));
   }
@@ -900,9 +918,9 @@ void Validator::Ids(const std::optional<int64_t>& user, const std::optional<int6
   }
 }
 
-void Validator::ContainerSecurity(const SecurityContext& sc, const std::string& path) {
-  Ids(sc.run_as_user, sc.run_as_group, path);
-  if (sc.seccomp_profile) Seccomp(*sc.seccomp_profile, path + ".seccompProfile");
+void Validator::CheckContainerSecurity(const SecurityContext& sc, const std::string& path) {
+  CheckIds(sc.run_as_user, sc.run_as_group, path);
+  if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
   if (sc.capabilities) {
     for (const auto& [list, name] : {std::pair{&sc.capabilities->add, ".capabilities.add"},
                                      std::pair{&sc.capabilities->drop, ".capabilities.drop"}}) {
@@ -919,7 +937,8 @@ void Validator::ContainerSecurity(const SecurityContext& sc, const std::string& 
   // CAP_SYS_ADMIN the container could lift it again.
   if (sc.allow_privilege_escalation == false) {
     if (sc.privileged == true) {
-      Add(Invalid(path, {}, "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
+      Add(Invalid(path, {},
+                  "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
     }
     if (sc.capabilities) {
       for (const auto& cap : sc.capabilities->add) {
@@ -933,15 +952,15 @@ void Validator::ContainerSecurity(const SecurityContext& sc, const std::string& 
   }
 }
 
-void Validator::PodSecurity(const PodSecurityContext& sc, const std::string& path) {
-  Ids(sc.run_as_user, sc.run_as_group, path);
+void Validator::CheckPodSecurity(const PodSecurityContext& sc, const std::string& path) {
+  CheckIds(sc.run_as_user, sc.run_as_group, path);
   for (std::size_t i = 0; i < sc.supplemental_groups.size(); ++i) {
     int64_t gid = sc.supplemental_groups[i];
     if (gid < 0 || gid > kMaxId) {
       Add(Invalid(Idx(path + ".supplementalGroups", i), N(gid), kIdRangeMsg));
     }
   }
-  if (sc.seccomp_profile) Seccomp(*sc.seccomp_profile, path + ".seccompProfile");
+  if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
   if (sc.run_as_non_root == true && sc.run_as_user == 0) {
     Add(Invalid(path + ".runAsUser", "0", "must not be 0 when runAsNonRoot is true"));
   }
@@ -949,7 +968,9 @@ void Validator::PodSecurity(const PodSecurityContext& sc, const std::string& pat
 
 }  // namespace
 
-FieldErrors ValidatePod(const Pod& pod) { return Validator(pod).Run(); }
+FieldErrors ValidatePod(const Pod& pod) {
+  return Validator(pod).Run();
+}
 
 FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle) {
   FieldErrors errs;
@@ -994,7 +1015,9 @@ bool IsCIdentifier(std::string_view s) {
   return true;
 }
 
-bool IsEnvVarName(std::string_view s) { return EnvVarNameMessages(s).empty(); }
+bool IsEnvVarName(std::string_view s) {
+  return EnvVarNameMessages(s).empty();
+}
 
 bool IsHttpToken(std::string_view s) {
   // RFC 7230 section 3.2.6: token = 1*tchar.

@@ -21,7 +21,9 @@ std::vector<std::string> Lines(const FieldErrors& errs) {
   return out;
 }
 
-std::vector<std::string> Check(const Pod& pod) { return Lines(ValidatePod(pod)); }
+std::vector<std::string> Check(const Pod& pod) {
+  return Lines(ValidatePod(pod));
+}
 
 Container MakeContainer(std::string name, std::string image = "busybox") {
   Container c;
@@ -59,7 +61,9 @@ Probe MakeProbe(Handler h) {
   return p;
 }
 
-LifecycleHandler Hook(Handler h) { return LifecycleHandler{std::move(h), std::nullopt}; }
+LifecycleHandler Hook(Handler h) {
+  return LifecycleHandler{std::move(h), std::nullopt};
+}
 
 const char* const kLabelMsg =
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
@@ -125,12 +129,16 @@ TEST(ValidateNames, HttpToken) {
   EXPECT_FALSE(IsHttpToken("X Reason"));
   EXPECT_FALSE(IsHttpToken("X:Reason"));
   EXPECT_FALSE(IsHttpToken("X\"Y"));
-  EXPECT_FALSE(IsHttpToken("R\xc3\xa9" "ason"));
+  EXPECT_FALSE(
+      IsHttpToken("R\xc3\xa9"
+                  "ason"));
 }
 
 // --- Whole pods ---------------------------------------------------------------
 
-TEST(ValidatePod, MinimalPodIsValid) { EXPECT_THAT(Check(MinimalPod()), IsEmpty()); }
+TEST(ValidatePod, MinimalPodIsValid) {
+  EXPECT_THAT(Check(MinimalPod()), IsEmpty());
+}
 
 // Everything podvisor supports at once: an init, a sidecar with probes and
 // hooks (S1 vocabulary), volumes, resources and security settings.
@@ -316,8 +324,9 @@ TEST(ValidatePod, S7_1_ProbesAndHooksForbiddenOnInitContainers) {
   app.readiness_probe = init.readiness_probe;
   app.startup_probe = init.startup_probe;
   pod.spec.init_containers = {init, sidecar};
-  const std::string why = ": Forbidden: may not be set for init containers without "
-                          "restartPolicy=Always";
+  const std::string why =
+      ": Forbidden: may not be set for init containers without "
+      "restartPolicy=Always";
   EXPECT_THAT(Check(pod), ElementsAre("spec.initContainers[0].lifecycle" + why,
                                       "spec.initContainers[0].livenessProbe" + why,
                                       "spec.initContainers[0].readinessProbe" + why,
@@ -509,12 +518,12 @@ TEST(ValidatePod, EnvNamesAndValueFrom) {
       "a valid environment variable name must consist of alphabetic characters, digits, '_', "
       "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
       "'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
-  EXPECT_THAT(Check(pod),
-              ElementsAre(e + "[0].name: Required value",
-                          e + "[1].name: Invalid value: \"1ABC\": " + msg,
-                          e + "[2].name: Invalid value: \"..dots\": must not start with '..'",
-                          e + "[3].valueFrom: Forbidden: podvisor has no API server to resolve "
-                              "valueFrom; use value"));
+  EXPECT_THAT(
+      Check(pod),
+      ElementsAre(e + "[0].name: Required value", e + "[1].name: Invalid value: \"1ABC\": " + msg,
+                  e + "[2].name: Invalid value: \"..dots\": must not start with '..'",
+                  e + "[3].valueFrom: Forbidden: podvisor has no API server to resolve "
+                      "valueFrom; use value"));
 }
 
 TEST(ValidatePod, ContainerPorts) {
@@ -564,12 +573,14 @@ TEST(ValidatePod, Resources) {
   r.requests.cpu = Quantity::FromValue(2);
   r.limits.cpu = Quantity::FromValue(1);
   r.requests.memory = Quantity::FromValue(-1);
-  r.limits.other = {{"gpu", Quantity::FromValue(1)},
-                    {"example.com/dev", Quantity::FromMilli(1500)},
-                    {"ephemeral-storage", Quantity::FromValue(1 << 30, Quantity::Format::kBinarySI)}};
-  r.requests.other = {{"example.com/dev", Quantity::FromValue(1)},
-                      {"example.com/fpga", Quantity::FromValue(1)},
-                      {"ephemeral-storage", Quantity::FromValue(int64_t{2} << 30, Quantity::Format::kBinarySI)}};
+  r.limits.other = {
+      {"gpu", Quantity::FromValue(1)},
+      {"example.com/dev", Quantity::FromMilli(1500)},
+      {"ephemeral-storage", Quantity::FromValue(1 << 30, Quantity::Format::kBinarySI)}};
+  r.requests.other = {
+      {"example.com/dev", Quantity::FromValue(1)},
+      {"example.com/fpga", Quantity::FromValue(1)},
+      {"ephemeral-storage", Quantity::FromValue(int64_t{2} << 30, Quantity::Format::kBinarySI)}};
   const std::string res = "spec.containers[0].resources";
   EXPECT_THAT(
       Check(pod),
@@ -626,16 +637,15 @@ TEST(ValidatePod, Volumes) {
           v + "[4].hostPath.type: Unsupported value: \"Pipe\": supported values: \"\", "
               "\"BlockDevice\", \"CharDevice\", \"Directory\", \"DirectoryOrCreate\", \"File\", "
               "\"FileOrCreate\", \"Socket\"",
-          v + "[4].name: Duplicate value: \"both\"",
-          v + "[5].hostPath.path: Required value"));
+          v + "[4].name: Duplicate value: \"both\"", v + "[5].hostPath.path: Required value"));
 }
 
 TEST(ValidatePod, VolumeMounts) {
   Pod pod = MinimalPod();
   pod.spec.volumes = {{"data", EmptyDirVolumeSource{}, {}, {}}};
   pod.spec.containers[0].volume_mounts = {
-      {"data", "/data", false, ""},      {"missing", "/data", false, ""},
-      {"", "relative", false, ""},       {"data", "", false, "/abs"},
+      {"data", "/data", false, ""},         {"missing", "/data", false, ""},
+      {"", "relative", false, ""},          {"data", "", false, "/abs"},
       {"data", "/sub", false, "a/../../b"},
   };
   const std::string m = "spec.containers[0].volumeMounts";
