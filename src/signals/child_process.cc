@@ -56,7 +56,9 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   return *this;
 }
 
-ChildProcess::~ChildProcess() { Reset(); }
+ChildProcess::~ChildProcess() {
+  Reset();
+}
 
 void ChildProcess::Reset() {
   if (pidfd_.valid() && !committed_) (void)KillAndReap();
@@ -92,7 +94,8 @@ Result<ExitInfo> ChildProcess::KillAndReap() {
 
   siginfo_t info = {};
   for (;;) {
-    if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED) == 0) {
+    if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED) ==
+        0) {
       break;
     }
     if (errno == EINTR) continue;

@@ -77,8 +77,9 @@ class ChildProcess {
   // close the pidfd.
   void Commit() { committed_ = true; }
 
-  // Gives the process up entirely: returns the pidfd, empties the handle,
-  // kills nothing. The caller becomes responsible for the process.
+  // Gives the process up entirely: returns the pidfd, empties the handle
+  // (read pid() first), kills nothing. The caller becomes responsible for
+  // the process.
   Fd Release();
 
   // What the destructor does to an uncommitted child, on demand and with

@@ -17,8 +17,8 @@
 namespace podvisor::signals {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::HasNoChildren;
+using ::testing::HasSubstr;
 using testing::IsRunningChild;
 using testing::WaitReadable;
 
@@ -31,7 +31,8 @@ ChildProcess SpawnSleep() {
 // True when `pid` is no longer our child: neither running nor a zombie.
 bool IsGoneForGood(pid_t pid) {
   siginfo_t info = {};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == -1 && errno == ECHILD;
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == -1 &&
+         errno == ECHILD;
 }
 
 TEST(ChildProcess, DestructorKillsAndReapsUncommittedChild) {

@@ -28,7 +28,9 @@ ExitInfo ExitInfo::FromSiginfo(const siginfo_t& info) {
   }
 }
 
-int ExitInfo::KubernetesExitCode() const { return exited() ? code : 128 + signal; }
+int ExitInfo::KubernetesExitCode() const {
+  return exited() ? code : 128 + signal;
+}
 
 std::string ExitInfo::ToString() const {
   if (exited()) return "exited with code " + std::to_string(code);

@@ -22,8 +22,8 @@ const char* ExitKindName(ExitKind kind);
 struct ExitInfo {
   pid_t pid = 0;
   ExitKind kind = ExitKind::kExited;
-  int code = 0;         // exit code, when kind == kExited
-  int signal = 0;       // terminating signal, when kind == kKilled
+  int code = 0;    // exit code, when kind == kExited
+  int signal = 0;  // terminating signal, when kind == kKilled
   bool core_dumped = false;
 
   static ExitInfo Exited(pid_t pid, int code) { return {pid, ExitKind::kExited, code, 0, false}; }

@@ -24,6 +24,8 @@ Status PidfdSendSignal(int pidfd, int signo) {
   return Ok();
 }
 
-bool IsNoSuchProcess(const Error& error) { return error.code() == ESRCH; }
+bool IsNoSuchProcess(const Error& error) {
+  return error.code() == ESRCH;
+}
 
 }  // namespace podvisor::signals

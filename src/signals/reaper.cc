@@ -31,19 +31,22 @@ Result<std::optional<ExitInfo>> WaitOnce(idtype_t idtype, id_t id, int options, 
 
 Status SetChildSubreaper() {
   if (::getpid() == 1) return Ok();
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) return Error::FromErrno("PR_SET_CHILD_SUBREAPER");
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    return Error::FromErrno("PR_SET_CHILD_SUBREAPER");
   return Ok();
 }
 
 Status ClearChildSubreaper() {
   if (::getpid() == 1) return Ok();
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) < 0) return Error::FromErrno("clearing PR_SET_CHILD_SUBREAPER");
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) < 0)
+    return Error::FromErrno("clearing PR_SET_CHILD_SUBREAPER");
   return Ok();
 }
 
 Result<bool> IsChildSubreaper() {
   int flag = 0;
-  if (::prctl(PR_GET_CHILD_SUBREAPER, &flag, 0, 0, 0) < 0) return Error::FromErrno("PR_GET_CHILD_SUBREAPER");
+  if (::prctl(PR_GET_CHILD_SUBREAPER, &flag, 0, 0, 0) < 0)
+    return Error::FromErrno("PR_GET_CHILD_SUBREAPER");
   return flag != 0;
 }
 
@@ -80,7 +83,9 @@ Status Reaper::Track(ChildProcess& child, ExitHandler on_exit) {
   return Ok();
 }
 
-bool Reaper::Unwatch(pid_t pid) { return handlers_.erase(pid) != 0; }
+bool Reaper::Unwatch(pid_t pid) {
+  return handlers_.erase(pid) != 0;
+}
 
 Result<size_t> Reaper::Dispatch() {
   size_t reaped = 0;

@@ -182,11 +182,17 @@ TEST(Reaper, HandlerMayWatchTheNextProcess) {
   std::vector<ExitInfo> exits;
   ChildProcess successor;
   ChildProcess first = MustSpawn({.argv = {"/bin/true"}});
-  ASSERT_TRUE(reaper.Track(first, [&](const ExitInfo& e) {
-                      exits.push_back(e);
-                      successor = MustSpawn({.argv = {"/bin/false"}});
-                      EXPECT_TRUE(reaper.Track(successor, [&](const ExitInfo& e2) { exits.push_back(e2); }).ok());
-                    }).ok());
+  ASSERT_TRUE(
+      reaper
+          .Track(
+              first,
+              [&](const ExitInfo& e) {
+                exits.push_back(e);
+                successor = MustSpawn({.argv = {"/bin/false"}});
+                EXPECT_TRUE(
+                    reaper.Track(successor, [&](const ExitInfo& e2) { exits.push_back(e2); }).ok());
+              })
+          .ok());
   ASSERT_TRUE(WaitReadable(first.pidfd()));
   ASSERT_TRUE(reaper.Dispatch().ok());
   ASSERT_TRUE(successor.valid());
@@ -250,7 +256,8 @@ TEST(ReaperAndChildProcess, UncommittedChildReapedByTheReaperFirstIsHarmless) {
   auto late = child.KillAndReap();
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code(), ECHILD) << late.error().message();
-  EXPECT_EQ(late.error().message(), "waiting for pid " + std::to_string(pid) + ": ECHILD (No child processes)");
+  EXPECT_EQ(late.error().message(),
+            "waiting for pid " + std::to_string(pid) + ": ECHILD (No child processes)");
   EXPECT_TRUE(HasNoChildren());
 }
 
@@ -313,7 +320,8 @@ TEST(Subreaper, OrphanedGrandchildIsReparentedAndReaped) {
     std::optional<ExitInfo> shell_exit;
     std::optional<ExitInfo> orphan_exit;
     pid_t orphan_parent = 0;
-    if (!reaper.Track(*shell, [&](const ExitInfo& e) { shell_exit = e; }).ok()) return "track failed";
+    if (!reaper.Track(*shell, [&](const ExitInfo& e) { shell_exit = e; }).ok())
+      return "track failed";
     reaper.SetOrphanHandler([&](const ExitInfo& e) {
       orphan_exit = e;
       orphan_parent = ParentOf(e.pid);  // still a zombie: /proc/<pid> is there
@@ -324,7 +332,8 @@ TEST(Subreaper, OrphanedGrandchildIsReparentedAndReaped) {
       if (!reaper.Dispatch().ok()) return "dispatch failed";
     }
     if (!shell_exit->success()) return "shell " + shell_exit->ToString();
-    if (orphan_exit->pid != grandchild) return "orphan " + std::to_string(orphan_exit->pid) + " is not the grandchild";
+    if (orphan_exit->pid != grandchild)
+      return "orphan " + std::to_string(orphan_exit->pid) + " is not the grandchild";
     if (orphan_parent != ::getpid()) return "orphan was not reparented to us";
     if (!HasNoChildren()) return "children left behind";
     return "grandchild " + orphan_exit->ToString();
@@ -349,7 +358,8 @@ TEST(Subreaper, ReapAllCollectsTheOrphanedGrandchild) {
     if (!WaitReadable(shell->pidfd()) || !WaitReadable(pinned->get())) return "timed out";
     auto reaped = ReapAll();
     if (!reaped.ok()) return reaped.error().message();
-    std::vector<ExitInfo> expected{ExitInfo::Exited(shell->pid(), 0), ExitInfo::Exited(grandchild, 0)};
+    std::vector<ExitInfo> expected{ExitInfo::Exited(shell->pid(), 0),
+                                   ExitInfo::Exited(grandchild, 0)};
     std::set<pid_t> pids;
     for (const ExitInfo& e : *reaped) pids.insert(e.pid);
     if (pids != std::set<pid_t>{shell->pid(), grandchild}) return "reaped the wrong set of pids";

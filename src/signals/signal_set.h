@@ -36,7 +36,9 @@ class SignalSet {
   // "SIGINT SIGTERM", or "(none)".
   std::string ToString() const;
 
-  friend bool operator==(const SignalSet& a, const SignalSet& b) { return a.Members() == b.Members(); }
+  friend bool operator==(const SignalSet& a, const SignalSet& b) {
+    return a.Members() == b.Members();
+  }
 
  private:
   sigset_t set_;

@@ -63,7 +63,8 @@ Result<std::vector<signalfd_siginfo>> SignalFd::Read() {
     // signalfd, but it would mean "nothing more" if it did.
     if (n == 0) break;
     size_t count = static_cast<size_t>(n) / sizeof(signalfd_siginfo);
-    records.insert(records.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(count));
+    records.insert(records.end(), buffer.begin(),
+                   buffer.begin() + static_cast<std::ptrdiff_t>(count));
   }
   return records;
 }

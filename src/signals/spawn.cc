@@ -38,7 +38,16 @@ struct CloneArgs {
 };
 
 // What a failing child writes into the error pipe.
-enum class ChildStage : int32_t { kSetsid, kSetpgid, kStdin, kStdout, kStderr, kChdir, kPreExec, kExec };
+enum class ChildStage : int32_t {
+  kSetsid,
+  kSetpgid,
+  kStdin,
+  kStdout,
+  kStderr,
+  kChdir,
+  kPreExec,
+  kExec
+};
 
 struct ChildReport {
   ChildStage stage;
@@ -86,7 +95,8 @@ struct ChildPlan {
   // Redirections in two passes, so that any permutation works (stdout_fd=2
   // with stderr_fd=1, or stdin_fd=1): first duplicate every source above 2,
   // then dup2 the copies into place. The copies are close-on-exec.
-  constexpr ChildStage kStdioStage[3] = {ChildStage::kStdin, ChildStage::kStdout, ChildStage::kStderr};
+  constexpr ChildStage kStdioStage[3] = {ChildStage::kStdin, ChildStage::kStdout,
+                                         ChildStage::kStderr};
   int copies[3];
   for (int i = 0; i < 3; ++i) {
     int source = plan.stdio[i];
@@ -225,8 +235,10 @@ Result<ChildProcess> Spawn(const SpawnOptions& options) {
   std::sort(keep_fds.begin(), keep_fds.end());
   keep_fds.erase(std::unique(keep_fds.begin(), keep_fds.end()), keep_fds.end());
   for (int fd : keep_fds) {
-    if (fd < 3) return Error("spawn: kept descriptor " + std::to_string(fd) + " is below 3", EINVAL);
-    if (::fcntl(fd, F_GETFD) < 0) return Error::FromErrno("spawn: kept descriptor " + std::to_string(fd));
+    if (fd < 3)
+      return Error("spawn: kept descriptor " + std::to_string(fd) + " is below 3", EINVAL);
+    if (::fcntl(fd, F_GETFD) < 0)
+      return Error::FromErrno("spawn: kept descriptor " + std::to_string(fd));
   }
 
   // The char* arrays execve wants, pointing into `options`, which outlives
@@ -290,7 +302,10 @@ Result<ChildProcess> Spawn(const SpawnOptions& options) {
     clone_errno = errno;
   }
   if (options.clone_method == CloneMethod::kFork ||
-      (options.clone_method == CloneMethod::kAuto && pid < 0 && clone_errno == ENOSYS)) {
+      (options.clone_method == CloneMethod::kAuto && pid < 0 &&
+       (clone_errno == ENOSYS || clone_errno == EPERM))) {
+    // With CLONE_PIDFD as the only flag, clone3 fails with ENOSYS or EPERM
+    // only when the kernel lacks it or a seccomp filter refuses it.
     pid = ::fork();
     clone_errno = errno;
     forked = true;

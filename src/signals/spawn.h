@@ -3,7 +3,7 @@
 // The child is created with clone3(CLONE_PIDFD), so its pidfd exists from
 // the first instant and no pid-reuse window opens; where clone3 is
 // unavailable (kernels before 5.3, or container seccomp profiles that
-// answer ENOSYS, as Docker's does) it falls back to fork + pidfd_open,
+// answer ENOSYS, as Docker's does, or EPERM) it falls back to fork + pidfd_open,
 // which is equally safe here because nobody but this single-threaded
 // process can reap the new child before pidfd_open runs.
 //
@@ -28,9 +28,9 @@
 namespace podvisor::signals {
 
 enum class CloneMethod {
-  kAuto,   // clone3(CLONE_PIDFD), falling back to fork + pidfd_open on ENOSYS
-  kClone3, // clone3 only
-  kFork,   // fork + pidfd_open only
+  kAuto,    // clone3(CLONE_PIDFD), falling back to fork + pidfd_open on ENOSYS/EPERM
+  kClone3,  // clone3 only
+  kFork,    // fork + pidfd_open only
 };
 
 // "auto", "clone3", "fork".

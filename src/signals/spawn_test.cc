@@ -19,12 +19,12 @@
 namespace podvisor::signals {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using testing::HasNoChildren;
+using ::testing::HasSubstr;
 using testing::MakePipe;
 using testing::Pipe;
 using testing::ReadAll;
+using ::testing::StartsWith;
 using testing::WaitReadable;
 
 struct RunResult {
@@ -103,15 +103,18 @@ TEST(Spawn, ExecOfGarbageIsEnoexec) {
 }
 
 TEST(Spawn, LooksUpBareNamesInTheChildsPath) {
-  RunResult run = RunCapturingStdout(
-      {.argv = {"echo", "found"}, .env = std::vector<std::string>{"PATH=/nonexistent::/usr/bin:/bin"}});
+  RunResult run =
+      RunCapturingStdout({.argv = {"echo", "found"},
+                          .env = std::vector<std::string>{"PATH=/nonexistent::/usr/bin:/bin"}});
   EXPECT_EQ(run.out, "found\n");
 }
 
 TEST(Spawn, BareNameNotFoundFailsWithoutForking) {
-  auto child = Spawn({.argv = {"podvisor-no-such-program"}, .env = std::vector<std::string>{"PATH=/usr/bin"}});
+  auto child = Spawn(
+      {.argv = {"podvisor-no-such-program"}, .env = std::vector<std::string>{"PATH=/usr/bin"}});
   ASSERT_FALSE(child.ok());
-  EXPECT_EQ(child.error().message(), "exec podvisor-no-such-program: ENOENT (No such file or directory)");
+  EXPECT_EQ(child.error().message(),
+            "exec podvisor-no-such-program: ENOENT (No such file or directory)");
 }
 
 TEST(ResolveProgram, SkipsEmptyEntriesAndNonExecutables) {
@@ -149,7 +152,8 @@ TEST(Spawn, WorkingDirectory) {
 TEST(Spawn, ChdirFailureIsReported) {
   auto child = Spawn({.argv = {"/bin/true"}, .cwd = "/nonexistent-podvisor-dir"});
   ASSERT_FALSE(child.ok());
-  EXPECT_EQ(child.error().message(), "chdir /nonexistent-podvisor-dir: ENOENT (No such file or directory)");
+  EXPECT_EQ(child.error().message(),
+            "chdir /nonexistent-podvisor-dir: ENOENT (No such file or directory)");
   EXPECT_TRUE(HasNoChildren());
 }
 
@@ -187,7 +191,8 @@ TEST(Spawn, SwappedStdoutAndStderr) {
 TEST(Spawn, StdinFromPipe) {
   Pipe in = MakePipe();
   Pipe out = MakePipe();
-  auto child = Spawn({.argv = {"/bin/cat"}, .stdin_fd = in.read.get(), .stdout_fd = out.write.get()});
+  auto child =
+      Spawn({.argv = {"/bin/cat"}, .stdin_fd = in.read.get(), .stdout_fd = out.write.get()});
   ASSERT_TRUE(child.ok()) << child.error().message();
   in.read.Reset();
   out.write.Reset();
@@ -200,6 +205,42 @@ TEST(Spawn, StdinFromPipe) {
 TEST(Spawn, DefaultStdinIsDevNull) {
   RunResult run = RunCapturingStdout({.argv = {"/bin/readlink", "/proc/self/fd/0"}});
   EXPECT_EQ(run.out, "/dev/null\n");
+}
+
+TEST(Spawn, InheritedStdoutIsOurs) {
+  Pipe pipe = MakePipe();
+  Fd saved_stdout(::fcntl(1, F_DUPFD_CLOEXEC, 3));
+  ASSERT_EQ(::dup2(pipe.write.get(), 1), 1);
+  auto child = Spawn({.argv = {"/bin/echo", "inherited"}, .stdout_fd = SpawnOptions::kInherit});
+  ::dup2(saved_stdout.get(), 1);
+  ASSERT_TRUE(child.ok()) << child.error().message();
+  pipe.write.Reset();
+  EXPECT_EQ(ReadAll(pipe.read.get()), "inherited\n");
+  ASSERT_TRUE(child->KillAndReap().ok());
+}
+
+TEST(Spawn, WorksWhenOurStandardDescriptorsAreClosed) {
+  // PID 1 may start without 0-1-2. The error pipe must then not land on
+  // 0-2 (the child's redirections would clobber it), and kInherit of a
+  // closed descriptor means /dev/null. Forked, to keep this binary's stdio.
+  std::string result = testing::RunInForkedProcess([]() -> std::string {
+    Pipe pipe = MakePipe();
+    ::close(0);
+    ::close(1);
+    ::close(2);
+    auto failed = Spawn({.argv = {"/bin/nope"}});
+    if (failed.ok()) return "exec of /bin/nope succeeded";
+    if (failed.error().code() != ENOENT) return failed.error().message();
+    auto child = Spawn({.argv = {"/bin/readlink", "/proc/self/fd/0"},
+                        .stdin_fd = SpawnOptions::kInherit,
+                        .stdout_fd = pipe.write.get()});
+    if (!child.ok()) return child.error().message();
+    pipe.write.Reset();
+    std::string out = ReadAll(pipe.read.get());
+    if (!child->KillAndReap().ok()) return "reap failed";
+    return out;
+  });
+  EXPECT_EQ(result, "/dev/null\n");
 }
 
 TEST(Spawn, RedirectingFromAClosedDescriptorFails) {
@@ -229,7 +270,8 @@ TEST(Spawn, LeakedDescriptorWithoutCloexecIsNotInherited) {
   // A descriptor some library opened without O_CLOEXEC.
   int leaky = ::fcntl(0, F_DUPFD, 150);
   ASSERT_GE(leaky, 150);
-  std::string script = "test -e /proc/self/fd/" + std::to_string(leaky) + " && echo leaked || echo closed";
+  std::string script =
+      "test -e /proc/self/fd/" + std::to_string(leaky) + " && echo leaked || echo closed";
   RunResult run = RunCapturingStdout({.argv = {"/bin/sh", "-c", script}});
   ::close(leaky);
   EXPECT_EQ(run.out, "closed\n");
@@ -252,7 +294,9 @@ std::pair<pid_t, pid_t> GroupAndSession(const std::string& stat) {
 
 TEST(Spawn, NewSessionMakesTheChildALeader) {
   Pipe pipe = MakePipe();
-  auto child = Spawn({.argv = {"/bin/cat", "/proc/self/stat"}, .stdout_fd = pipe.write.get(), .new_session = true});
+  auto child = Spawn({.argv = {"/bin/cat", "/proc/self/stat"},
+                      .stdout_fd = pipe.write.get(),
+                      .new_session = true});
   ASSERT_TRUE(child.ok()) << child.error().message();
   pipe.write.Reset();
   auto [pgrp, session] = GroupAndSession(ReadAll(pipe.read.get()));
@@ -263,8 +307,9 @@ TEST(Spawn, NewSessionMakesTheChildALeader) {
 
 TEST(Spawn, NewProcessGroupKeepsOurSession) {
   Pipe pipe = MakePipe();
-  auto child =
-      Spawn({.argv = {"/bin/cat", "/proc/self/stat"}, .stdout_fd = pipe.write.get(), .new_process_group = true});
+  auto child = Spawn({.argv = {"/bin/cat", "/proc/self/stat"},
+                      .stdout_fd = pipe.write.get(),
+                      .new_process_group = true});
   ASSERT_TRUE(child.ok()) << child.error().message();
   pipe.write.Reset();
   auto [pgrp, session] = GroupAndSession(ReadAll(pipe.read.get()));
@@ -303,7 +348,8 @@ TEST(Spawn, ChildStartsWithDefaultSignalState) {
   struct sigaction old_pipe = {};
   ::sigaction(SIGPIPE, &ignore, &old_pipe);
 
-  RunResult run = RunCapturingStdout({.argv = {"/bin/grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"}});
+  RunResult run =
+      RunCapturingStdout({.argv = {"/bin/grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"}});
 
   ::sigaction(SIGPIPE, &old_pipe, nullptr);
   ASSERT_TRUE(SetSignalMask(saved).ok());
@@ -311,7 +357,8 @@ TEST(Spawn, ChildStartsWithDefaultSignalState) {
 }
 
 TEST(Spawn, ForkFallbackBehavesLikeClone3) {
-  RunResult run = RunCapturingStdout({.argv = {"/bin/echo", "forked"}, .clone_method = CloneMethod::kFork});
+  RunResult run =
+      RunCapturingStdout({.argv = {"/bin/echo", "forked"}, .clone_method = CloneMethod::kFork});
   EXPECT_EQ(run.out, "forked\n");
   auto failed = Spawn({.argv = {"/bin/nope"}, .clone_method = CloneMethod::kFork});
   ASSERT_FALSE(failed.ok());
