@@ -1,0 +1,70 @@
+// The pod sandbox: the namespaces every container of the pod joins, held
+// open by a small process run from the podvisor binary itself
+// (`podvisor sandbox-init`, hidden), the way the kubelet's pause container
+// holds them.
+//
+//   network  own, with loopback up, unless hostNetwork (probes and httpGet
+//            hooks run from it, so localhost reaches the containers)
+//   ipc      own, unless hostIPC
+//   uts      own, hostname = spec.hostname or the pod name
+//   pid      own and shared by all containers only with
+//            shareProcessNamespace; its PID 1 is a tiny reaper (the holder's
+//            child), so orphans inside the pod are reaped there
+//
+// The holder dies with the supervisor (PR_SET_PDEATHSIG), so a SIGKILLed
+// supervisor never leaves a sandbox behind.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "signals/child_process.h"
+
+namespace podvisor::supervisor {
+
+struct SandboxOptions {
+  std::string hostname;
+  bool new_network = true;
+  bool new_ipc = true;
+  bool new_uts = true;
+  bool new_pid = false;  // shareProcessNamespace
+  std::filesystem::path podvisor_exe = "/proc/self/exe";
+};
+
+class Sandbox {
+ public:
+  // Starts the holder and waits (bounded) for it to report ready. Needs
+  // CAP_SYS_ADMIN; the caller decides what to do without it.
+  static Result<Sandbox> Create(const SandboxOptions& options);
+
+  // Namespace paths for the OCI config; nullopt = the host's.
+  std::optional<std::filesystem::path> network_ns() const;
+  std::optional<std::filesystem::path> ipc_ns() const;
+  std::optional<std::filesystem::path> uts_ns() const;
+  std::optional<std::filesystem::path> pid_ns() const;
+  pid_t holder_pid() const { return holder_.pid(); }
+
+  // Kills the holder (and with it the pid namespace's reaper) and reaps it.
+  void Destroy();
+
+  Sandbox(Sandbox&&) = default;
+  Sandbox& operator=(Sandbox&&) = default;
+  ~Sandbox() { Destroy(); }
+
+ private:
+  Sandbox(SandboxOptions options, signals::ChildProcess holder, pid_t pid_ns_init)
+      : options_(std::move(options)), holder_(std::move(holder)), pid_ns_init_(pid_ns_init) {}
+  std::filesystem::path NsPath(pid_t pid, const char* ns) const;
+
+  SandboxOptions options_;
+  signals::ChildProcess holder_;
+  pid_t pid_ns_init_ = 0;
+};
+
+// `podvisor sandbox-init --hostname H [--loopback] [--pid]`: the holder's
+// main, already inside its new namespaces (the spawner unshares them).
+int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid);
+
+}  // namespace podvisor::supervisor
