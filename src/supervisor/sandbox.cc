@@ -167,8 +167,7 @@ void Sandbox::Destroy() {
   if (!holder_.valid()) return;
   // The holder's death takes the reaper along (PDEATHSIG), and with the
   // reaper every process still in the pod's pid namespace.
-  (void)holder_.KillAndReap();
-  holder_.Reset();
+  (void)holder_.KillAndReap();  // empties the handle
 }
 
 }  // namespace podvisor::supervisor
