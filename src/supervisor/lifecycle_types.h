@@ -1,0 +1,235 @@
+// The vocabulary between the pure decision core (supervisor::Lifecycle) and
+// the shell that carries its decisions out: the events the shell reports and
+// the actions the core asks for.
+//
+// A container is named by its spec name (names are unique across the init
+// list and the regular list) and each run of it by its *instance*: the
+// container's restart count when that run was created. Every event names
+// the instance it is about, so a report that arrives after the core moved
+// on (an exit racing a restart, a probe result for a killed instance, a
+// timer that fired just as it was cancelled) is recognised as stale and
+// ignored.
+//
+// Every enum prints as a word and every event and action has a readable
+// ToString: logs and test failures depend on it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "common/clock.h"
+#include "pod/status.h"
+
+namespace podvisor::supervisor {
+
+// Status timestamps need the wall clock, everything else the monotonic one;
+// the shell reads both once per event.
+struct Now {
+  MonoTime mono;
+  WallTime wall;
+};
+
+enum class HookKind { kPostStart, kPreStop };
+std::string_view HookKindName(HookKind kind);  // "postStart", "preStop"
+
+enum class ProbeKind { kStartup, kReadiness, kLiveness };
+std::string_view ProbeKindName(ProbeKind kind);  // "startup", ...
+
+enum class RuntimeStep { kCreate, kStart };
+std::string_view RuntimeStepName(RuntimeStep step);  // "create", "start"
+
+enum class EventType { kNormal, kWarning };
+std::string_view EventTypeName(EventType type);  // "Normal", "Warning"
+
+enum class TimerKind {
+  kActiveDeadline,  // S3.5, pod-wide
+  kGraceBudget,     // S5.1/S5.5: the pod's termination budget ran out
+  kRestart,         // S4: a backoff ended; `instance` is the one to create
+  kKillBudget,      // S3.3/S8.2: one container's own kill budget ran out
+  kSigkill,         // S5.3/S5.5: escalate to SIGKILL
+};
+std::string_view TimerKindName(TimerKind kind);
+
+struct TimerId {
+  TimerKind kind = TimerKind::kActiveDeadline;
+  std::string container;  // empty for pod-wide timers
+  int instance = 0;
+  friend bool operator==(const TimerId&, const TimerId&) = default;
+};
+std::string ToString(const TimerId& id);
+
+// ---- Events: what happened -------------------------------------------------
+
+// The runtime's `create` of this instance succeeded.
+struct RuntimeCreated {
+  std::string container;
+  int instance = 0;
+  std::string container_id;  // shown as status containerID
+  friend bool operator==(const RuntimeCreated&, const RuntimeCreated&) = default;
+};
+
+// The container's init process runs (the runtime's `start` returned).
+struct RuntimeStarted {
+  std::string container;
+  int instance = 0;
+  friend bool operator==(const RuntimeStarted&, const RuntimeStarted&) = default;
+};
+
+// S2.3: the runtime failed to create or start the instance.
+struct RuntimeFailed {
+  std::string container;
+  int instance = 0;
+  RuntimeStep step = RuntimeStep::kCreate;
+  std::string message;
+  friend bool operator==(const RuntimeFailed&, const RuntimeFailed&) = default;
+};
+
+// The instance's init process was reaped. A death by signal n reports
+// exit_code 128+n and signal n, as the kubelet does.
+struct ContainerExited {
+  std::string container;
+  int instance = 0;
+  int exit_code = 0;
+  int signal = 0;
+  bool oom_killed = false;  // S9.5, from the cgroup's memory.events
+  std::string message;      // S11.3 termination message, if any
+  friend bool operator==(const ContainerExited&, const ContainerExited&) = default;
+};
+
+struct HookFinished {
+  std::string container;
+  int instance = 0;
+  HookKind kind = HookKind::kPostStart;
+  bool success = true;
+  std::string message;  // S8.4: the failure's output, truncated
+  friend bool operator==(const HookFinished&, const HookFinished&) = default;
+};
+
+// A change of a probe's stored result (S7.3): the probe runner applies the
+// thresholds and reports only changes.
+struct ProbeResult {
+  std::string container;
+  int instance = 0;
+  ProbeKind kind = ProbeKind::kReadiness;
+  bool success = true;
+  std::string message;
+  friend bool operator==(const ProbeResult&, const ProbeResult&) = default;
+};
+
+struct TimerFired {
+  TimerId id;
+  friend bool operator==(const TimerFired&, const TimerFired&) = default;
+};
+
+// S5/S6: control socket `stop`, `podvisor stop`, SIGTERM/SIGINT.
+struct StopRequested {
+  std::optional<std::string> reason;  // S6.1, validated by the caller
+  std::optional<Duration> grace;
+  friend bool operator==(const StopRequested&, const StopRequested&) = default;
+};
+
+using Event = std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited,
+                           HookFinished, ProbeResult, TimerFired, StopRequested>;
+std::string ToString(const Event& event);
+
+// ---- Actions: what the shell must do ---------------------------------------
+
+struct CreateContainer {
+  std::string container;
+  int instance = 0;
+  friend bool operator==(const CreateContainer&, const CreateContainer&) = default;
+};
+
+struct StartContainer {
+  std::string container;
+  int instance = 0;
+  friend bool operator==(const StartContainer&, const StartContainer&) = default;
+};
+
+// Runtime `delete` of an instance that exited or failed to start. The core
+// does not wait for it; the shell finishes outstanding deletes before it
+// exits.
+struct DeleteContainer {
+  std::string container;
+  int instance = 0;
+  friend bool operator==(const DeleteContainer&, const DeleteContainer&) = default;
+};
+
+// Deliver `signo` to the instance's init process (S5.9: via its pidfd).
+struct SignalContainer {
+  std::string container;
+  int instance = 0;
+  int signo = 0;
+  friend bool operator==(const SignalContainer&, const SignalContainer&) = default;
+};
+
+struct RunHook {
+  std::string container;
+  int instance = 0;
+  HookKind kind = HookKind::kPostStart;
+  std::optional<std::string> stop_reason;  // S6.2: preStop only, when one exists
+  friend bool operator==(const RunHook&, const RunHook&) = default;
+};
+
+// S5.6: end a hook still running when its container exited.
+struct CancelHook {
+  std::string container;
+  int instance = 0;
+  HookKind kind = HookKind::kPreStop;
+  friend bool operator==(const CancelHook&, const CancelHook&) = default;
+};
+
+struct StartProbes {
+  std::string container;
+  int instance = 0;
+  ProbeKind kind = ProbeKind::kReadiness;
+  friend bool operator==(const StartProbes&, const StartProbes&) = default;
+};
+
+struct StopProbes {
+  std::string container;
+  int instance = 0;
+  ProbeKind kind = ProbeKind::kReadiness;
+  friend bool operator==(const StopProbes&, const StopProbes&) = default;
+};
+
+// Arming an id that is already armed moves its deadline.
+struct ArmTimer {
+  TimerId id;
+  MonoTime deadline;
+  friend bool operator==(const ArmTimer&, const ArmTimer&) = default;
+};
+
+struct CancelTimer {
+  TimerId id;
+  friend bool operator==(const CancelTimer&, const CancelTimer&) = default;
+};
+
+// An entry for events.jsonl (INTERFACE.md "Events"); the shell stamps the time.
+struct Publish {
+  EventType type = EventType::kNormal;
+  std::string reason;  // Created, Started, Killing, BackOff, ...
+  std::string object;  // "pod" or "container/<name>"
+  std::string message;
+  friend bool operator==(const Publish&, const Publish&) = default;
+};
+
+// Every container is done; the supervisor may clean up and exit.
+struct PodEnded {
+  pod::PodPhase phase = pod::PodPhase::kSucceeded;
+  friend bool operator==(const PodEnded&, const PodEnded&) = default;
+};
+
+using Action = std::variant<CreateContainer, StartContainer, DeleteContainer, SignalContainer,
+                            RunHook, CancelHook, StartProbes, StopProbes, ArmTimer, CancelTimer,
+                            Publish, PodEnded>;
+std::string ToString(const Action& action);
+
+// "12.5s": a monotonic time as seconds since the clock's epoch (readable in
+// tests, where the fake clock starts at 0).
+std::string FormatMono(MonoTime t);
+std::string FormatDuration(Duration d);  // "10s", "2.5s"
+
+}  // namespace podvisor::supervisor
