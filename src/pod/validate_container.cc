@@ -1,0 +1,479 @@
+// Container checks of ValidatePod: image, restartPolicy vocabulary (S1),
+// env, ports, volume mounts, resources, lifecycle hooks with reasonDelivery
+// (S6.3), probes (S7.1), and the container and pod security contexts. The
+// Validator and the name rules they use are in validate_internal.h.
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/signal_names.h"
+#include "pod/validate.h"
+#include "pod/validate_internal.h"
+
+namespace podvisor::pod::internal {
+namespace {
+
+// Not an API limit: a header name longer than this is a mistake, and HTTP
+// servers commonly cap a whole header line at a few KiB.
+constexpr std::size_t kReasonHeaderMaxLength = 256;
+
+// Native resources are unprefixed or in the kubernetes.io domain; anything
+// else with a domain prefix is an extended resource (a device plugin's).
+bool IsNativeResource(std::string_view name) {
+  return name.find('/') == std::string_view::npos ||
+         name.find("kubernetes.io/") != std::string_view::npos;
+}
+
+}  // namespace
+
+void Validator::CheckContainer(const Container& c, const std::string& path, Role role) {
+  if (c.image.empty()) {
+    Add(Required(path + ".image"));
+  } else if (c.image.find_first_of(" \t\n\r\f\v") == 0 ||
+             c.image.find_last_of(" \t\n\r\f\v") == c.image.size() - 1) {
+    Add(Invalid(path + ".image", Q(c.image), "must not have leading or trailing whitespace"));
+  }
+  // S1 vocabulary: only an init-list entry may carry restartPolicy, and only
+  // "Always" (which makes it a sidecar).
+  if (c.restart_policy) {
+    if (role == Role::kRegular) {
+      Add(Forbidden(path + ".restartPolicy", "may not be set for non-init containers"));
+    } else if (role == Role::kInit) {
+      Add(Unsupported(path + ".restartPolicy", Q(RestartPolicyName(*c.restart_policy)),
+                      {"Always"}));
+    }
+  }
+  if (!c.working_dir.empty() && c.working_dir.front() != '/') {
+    Add(Invalid(path + ".workingDir", Q(c.working_dir), kAbsolutePathMsg));
+  }
+  if (c.termination_message_path.empty()) {
+    Add(Required(path + ".terminationMessagePath"));
+  } else if (c.termination_message_path.front() != '/') {
+    Add(Invalid(path + ".terminationMessagePath", Q(c.termination_message_path), kAbsolutePathMsg));
+  }
+  CheckEnv(c, path);
+  CheckPorts(c, path);
+  CheckResources(c.resources, path + ".resources");
+  CheckMounts(c, path);
+
+  PortNames ports;
+  for (const auto& p : c.ports)
+    if (!p.name.empty()) ports.insert(p.name);
+  if (role == Role::kInit) {
+    // S7.1: probes and hooks need a long-running container; a plain init
+    // container runs to completion.
+    const char* msg = "may not be set for init containers without restartPolicy=Always";
+    if (c.lifecycle) Add(Forbidden(path + ".lifecycle", msg));
+    if (c.liveness_probe) Add(Forbidden(path + ".livenessProbe", msg));
+    if (c.readiness_probe) Add(Forbidden(path + ".readinessProbe", msg));
+    if (c.startup_probe) Add(Forbidden(path + ".startupProbe", msg));
+  } else {
+    if (c.lifecycle) CheckLifecycle(*c.lifecycle, ports, path + ".lifecycle");
+    if (c.liveness_probe) {
+      CheckProbe(*c.liveness_probe, ProbeKind::kLiveness, ports, path + ".livenessProbe");
+    }
+    if (c.readiness_probe) {
+      CheckProbe(*c.readiness_probe, ProbeKind::kReadiness, ports, path + ".readinessProbe");
+    }
+    if (c.startup_probe) {
+      CheckProbe(*c.startup_probe, ProbeKind::kStartup, ports, path + ".startupProbe");
+    }
+  }
+  if (c.security_context) CheckContainerSecurity(*c.security_context, path + ".securityContext");
+
+  // runAsNonRoot with uid 0 is rejected by the kubelet at start; podvisor
+  // knows both values up front (unless the uid comes from the image).
+  const auto& psc = pod_.spec.security_context;
+  const auto& sc = c.security_context;
+  std::optional<bool> non_root;
+  std::optional<int64_t> uid;
+  if (psc) {
+    non_root = psc->run_as_non_root;
+    uid = psc->run_as_user;
+  }
+  if (sc && sc->run_as_non_root) non_root = sc->run_as_non_root;
+  if (sc && sc->run_as_user) uid = sc->run_as_user;
+  if (sc && non_root.value_or(false) && uid.value_or(-1) == 0) {
+    if (sc->run_as_user) {
+      Add(Invalid(path + ".securityContext.runAsUser", "0",
+                  "must not be 0 when runAsNonRoot is true"));
+    } else if (sc->run_as_non_root) {
+      Add(Invalid(path + ".securityContext.runAsNonRoot", "true",
+                  "cannot be true when runAsUser is 0"));
+    }
+  }
+}
+
+void Validator::CheckEnv(const Container& c, const std::string& path) {
+  for (std::size_t i = 0; i < c.env.size(); ++i) {
+    const EnvVar& e = c.env[i];
+    const std::string epath = Idx(path + ".env", i);
+    if (e.name.empty()) {
+      Add(Required(epath + ".name"));
+    } else {
+      AddEach(epath + ".name", Q(e.name), EnvVarNameMessages(e.name));
+    }
+    if (e.has_value_from) {
+      Add(Forbidden(epath + ".valueFrom",
+                    "podvisor has no API server to resolve valueFrom; use value"));
+    }
+  }
+}
+
+void Validator::CheckPorts(const Container& c, const std::string& path) {
+  static const std::vector<std::string> kProtocols = {"SCTP", "TCP", "UDP"};
+  PortNames names;
+  for (std::size_t i = 0; i < c.ports.size(); ++i) {
+    const ContainerPort& p = c.ports[i];
+    const std::string ppath = Idx(path + ".ports", i);
+    if (!p.name.empty()) {
+      Messages msgs = PortNameMessages(p.name);
+      AddEach(ppath + ".name", Q(p.name), msgs);
+      if (msgs.empty() && !names.insert(p.name).second) {
+        Add(Duplicate(ppath + ".name", Q(p.name)));
+      }
+    }
+    if (p.container_port == 0) {
+      Add(Required(ppath + ".containerPort"));
+    } else if (p.container_port < 1 || p.container_port > 65535) {
+      Add(Invalid(ppath + ".containerPort", N(p.container_port), kPortRangeMsg));
+    }
+    if (p.host_port && *p.host_port != 0 && (*p.host_port < 1 || *p.host_port > 65535)) {
+      Add(Invalid(ppath + ".hostPort", N(*p.host_port), kPortRangeMsg));
+    }
+    if (p.protocol.empty()) {
+      Add(Required(ppath + ".protocol"));
+    } else if (std::find(kProtocols.begin(), kProtocols.end(), p.protocol) == kProtocols.end()) {
+      Add(Unsupported(ppath + ".protocol", Q(p.protocol), kProtocols));
+    }
+  }
+}
+
+void Validator::CheckRelativePath(const std::string& value, const std::string& path) {
+  // validateLocalDescendingPath: stays below the directory it is joined to.
+  if (!value.empty() && value.front() == '/') {
+    Add(Invalid(path, Q(value), "must be a relative path"));
+  }
+  if (HasDotDotComponent(value)) Add(Invalid(path, Q(value), "must not contain '..'"));
+}
+
+void Validator::CheckMounts(const Container& c, const std::string& path) {
+  std::set<std::string, std::less<>> mount_points;
+  for (std::size_t i = 0; i < c.volume_mounts.size(); ++i) {
+    const VolumeMount& m = c.volume_mounts[i];
+    const std::string mpath = Idx(path + ".volumeMounts", i);
+    if (m.name.empty()) {
+      Add(Required(mpath + ".name"));
+    } else if (!volume_names_.contains(m.name)) {
+      Add(NotFound(mpath + ".name", Q(m.name)));
+    }
+    if (m.mount_path.empty()) {
+      Add(Required(mpath + ".mountPath"));
+    } else {
+      if (m.mount_path.front() != '/') {
+        Add(Invalid(mpath + ".mountPath", Q(m.mount_path), kAbsolutePathMsg));
+      }
+      if (!mount_points.insert(m.mount_path).second) {
+        Add(Invalid(mpath + ".mountPath", Q(m.mount_path), "must be unique"));
+      }
+    }
+    if (!m.sub_path.empty()) CheckRelativePath(m.sub_path, mpath + ".subPath");
+  }
+}
+
+void Validator::CheckLifecycle(const Lifecycle& lc, const PortNames& ports,
+                               const std::string& path) {
+  if (lc.post_start) {
+    CheckHandler(lc.post_start->handler, HandlerUse::kPostStart, ports, path + ".postStart");
+    CheckReasonDelivery(*lc.post_start, HandlerUse::kPostStart, path + ".postStart");
+  }
+  if (lc.pre_stop) {
+    CheckHandler(lc.pre_stop->handler, HandlerUse::kPreStop, ports, path + ".preStop");
+    CheckReasonDelivery(*lc.pre_stop, HandlerUse::kPreStop, path + ".preStop");
+  }
+  if (lc.stop_signal && !ParseKubernetesSignalName(*lc.stop_signal)) {
+    // The API server lists all 64 names; one example says the same.
+    Add(Invalid(path + ".stopSignal", Q(*lc.stop_signal),
+                "must be a Linux signal name such as \"SIGTERM\", \"SIGUSR1\" or "
+                "\"SIGRTMIN+1\""));
+  }
+}
+
+// S6.3. reasonDelivery is podvisor's extension of the preStop handler.
+void Validator::CheckReasonDelivery(const LifecycleHandler& lh, HandlerUse use,
+                                    const std::string& path) {
+  if (!lh.reason_delivery) return;
+  const ReasonDelivery& rd = *lh.reason_delivery;
+  const std::string rpath = path + ".reasonDelivery";
+  if (use != HandlerUse::kPreStop) {
+    Add(Forbidden(rpath, "may only be set on preStop hooks"));
+    return;
+  }
+  const Handler& h = lh.handler;
+  if (!h.exec && !h.http_get) {
+    Add(Forbidden(rpath, "may only be set for exec and httpGet handlers"));
+    return;
+  }
+  if (rd.env && rd.header) Add(Forbidden(rpath, "may not set both env and header"));
+  if (rd.env) {
+    if (!h.exec) Add(Forbidden(rpath + ".env", "may only be set for exec handlers"));
+    if (rd.env->empty()) {
+      Add(Required(rpath + ".env"));
+    } else if (!IsCIdentifier(*rd.env)) {
+      Add(Invalid(rpath + ".env", Q(*rd.env), kCIdentifierMsg));
+    }
+  }
+  if (rd.header) {
+    if (!h.http_get) Add(Forbidden(rpath + ".header", "may only be set for httpGet handlers"));
+    if (rd.header->empty()) {
+      Add(Required(rpath + ".header"));
+    } else {
+      if (rd.header->size() > kReasonHeaderMaxLength) {
+        Add(Invalid(rpath + ".header", Q(*rd.header), MaxLenMsg(kReasonHeaderMaxLength)));
+      }
+      if (!IsHttpToken(*rd.header)) Add(Invalid(rpath + ".header", Q(*rd.header), kHttpTokenMsg));
+    }
+  }
+}
+
+void Validator::CheckProbe(const Probe& p, ProbeKind kind, const PortNames& ports,
+                           const std::string& path) {
+  CheckHandler(p.handler, HandlerUse::kProbe, ports, path);
+  if (p.initial_delay_seconds < 0) {
+    Add(Invalid(path + ".initialDelaySeconds", N(p.initial_delay_seconds), kNegativeMsg));
+  }
+  // The API server accepts 0 because its defaulting turns an explicit 0 into
+  // the default; ApplyDefaults does the same, so a 0 left here would make the
+  // prober spin (period, timeout) or never decide (thresholds).
+  for (const auto& [field, value] : {std::pair{".timeoutSeconds", p.timeout_seconds},
+                                     std::pair{".periodSeconds", p.period_seconds},
+                                     std::pair{".successThreshold", p.success_threshold},
+                                     std::pair{".failureThreshold", p.failure_threshold}}) {
+    if (value < 1) {
+      Add(Invalid(path + field, N(value),
+                  value < 0 ? kNegativeMsg : "must be greater than or equal to 1"));
+    }
+  }
+  if (p.termination_grace_period_seconds) {
+    int64_t tgps = *p.termination_grace_period_seconds;
+    if (kind == ProbeKind::kReadiness) {
+      Add(Invalid(path + ".terminationGracePeriodSeconds", N(tgps),
+                  "must not be set for readinessProbes"));
+    } else if (tgps <= 0) {
+      Add(Invalid(path + ".terminationGracePeriodSeconds", N(tgps), "must be greater than 0"));
+    }
+  }
+  // S7.1: a liveness or startup result flips on the first success.
+  if (kind != ProbeKind::kReadiness && p.success_threshold >= 1 && p.success_threshold != 1) {
+    Add(Invalid(path + ".successThreshold", N(p.success_threshold), "must be 1"));
+  }
+}
+
+void Validator::CheckHandler(const Handler& h, HandlerUse use, const PortNames& ports,
+                             const std::string& path) {
+  const bool probe = use == HandlerUse::kProbe;
+  int count = 0;
+  bool any = false;
+  // One of exec/httpGet/tcpSocket/grpc/sleep, the API server's order; the
+  // first is validated, every further one is Forbidden.
+  auto take = [&](bool present, const char* name, bool allowed) {
+    if (!present) return false;
+    any = true;
+    if (!allowed) {
+      Add(Forbidden(path + "." + name,
+                    probe ? "may not be used in probes" : "may not be used in lifecycle hooks"));
+      return false;
+    }
+    if (count++ > 0) {
+      Add(Forbidden(path + "." + name, "may not specify more than 1 handler type"));
+      return false;
+    }
+    return true;
+  };
+  if (take(h.exec.has_value(), "exec", true) && h.exec->command.empty()) {
+    Add(Required(path + ".exec.command"));
+  }
+  if (take(h.http_get.has_value(), "httpGet", true)) {
+    const HttpGetAction& g = *h.http_get;
+    CheckPortRef(g.port, ports, path + ".httpGet.port");
+    if (g.scheme != "HTTP" && g.scheme != "HTTPS") {
+      Add(Unsupported(path + ".httpGet.scheme", Q(g.scheme), {"HTTP", "HTTPS"}));
+    }
+    for (const auto& header : g.http_headers) {
+      if (!IsHttpHeaderName(header.name)) {
+        Add(Invalid(path + ".httpGet.httpHeaders", Q(header.name), kHttpHeaderNameMsg));
+      }
+    }
+  }
+  if (take(h.tcp_socket.has_value(), "tcpSocket", true)) {
+    CheckPortRef(h.tcp_socket->port, ports, path + ".tcpSocket.port");
+  }
+  if (take(h.grpc.has_value(), "grpc", probe) && (h.grpc->port < 1 || h.grpc->port > 65535)) {
+    Add(Invalid(path + ".grpc.port", N(h.grpc->port), kPortRangeMsg));
+  }
+  // The hook's sleep counts against the pod's grace period (S5.1), so a
+  // longer one could never finish.
+  if (take(h.sleep.has_value(), "sleep", !probe) &&
+      (h.sleep->seconds < 0 || h.sleep->seconds > grace_)) {
+    Add(Invalid(
+        path + ".sleep", N(h.sleep->seconds),
+        "must be non-negative and less than terminationGracePeriodSeconds (" + N(grace_) + ")"));
+  }
+  if (!any) Add(Required(path, "must specify a handler type"));
+}
+
+void Validator::CheckPortRef(const IntOrString& port, const PortNames& ports,
+                             const std::string& path) {
+  if (!port.is_string) {
+    if (port.int_value < 1 || port.int_value > 65535) {
+      Add(Invalid(path, N(port.int_value), kPortRangeMsg));
+    }
+    return;
+  }
+  Messages msgs = PortNameMessages(port.string_value);
+  AddEach(path, Q(port.string_value), msgs);
+  // The prober resolves the name among the container's own ports; one that
+  // matches none could never be probed.
+  if (msgs.empty() && !ports.contains(port.string_value)) {
+    Add({FieldErrorType::kNotFound, path, Q(port.string_value),
+         "must name one of the container's ports"});
+  }
+}
+
+void Validator::CheckResourceEntry(const std::string& name, Quantity q, const std::string& path) {
+  if (name.find('/') == std::string::npos) {
+    if (name != "cpu" && name != "memory" && name != "ephemeral-storage" &&
+        !name.starts_with("hugepages-")) {
+      Add(Invalid(path, Q(name), "must be a standard resource type or fully qualified"));
+    }
+  } else {
+    AddEach(path, Q(name), QualifiedNameMessages(name));
+  }
+  if (q.milli() < 0) Add(Invalid(path, Q(q.ToString()), kNegativeMsg));
+  // Extended resources are counted devices: whole numbers only.
+  if (!IsNativeResource(name) && q.milli() % 1000 != 0) {
+    Add(Invalid(path, Q(q.ToString()), "must be an integer"));
+  }
+}
+
+void Validator::CheckResources(const ResourceRequirements& r, const std::string& path) {
+  auto entries = [](const ResourceList& l) {
+    std::vector<std::pair<std::string, Quantity>> out;
+    if (l.cpu) out.emplace_back("cpu", *l.cpu);
+    if (l.memory) out.emplace_back("memory", *l.memory);
+    for (const auto& [name, q] : l.other) out.emplace_back(name, q);
+    return out;
+  };
+  auto lookup = [](const ResourceList& l, const std::string& name) -> std::optional<Quantity> {
+    if (name == "cpu") return l.cpu;
+    if (name == "memory") return l.memory;
+    auto it = l.other.find(name);
+    return it == l.other.end() ? std::nullopt : std::optional<Quantity>(it->second);
+  };
+  const std::string lim_path = path + ".limits", req_path = path + ".requests";
+  bool cpu_or_memory = false, hugepages = false;
+  for (const auto& [name, q] : entries(r.limits)) {
+    CheckResourceEntry(name, q, Key(lim_path, name));
+    cpu_or_memory |= name == "cpu" || name == "memory";
+    hugepages |= name.starts_with("hugepages-");
+  }
+  for (const auto& [name, q] : entries(r.requests)) {
+    CheckResourceEntry(name, q, Key(req_path, name));
+    cpu_or_memory |= name == "cpu" || name == "memory";
+    hugepages |= name.starts_with("hugepages-");
+    // Devices and huge pages cannot be overcommitted: request == limit.
+    bool overcommit = IsNativeResource(name) && !name.starts_with("hugepages-");
+    if (auto limit = lookup(r.limits, name)) {
+      if (!overcommit && q != *limit) {
+        Add(Invalid(req_path, Q(q.ToString()),
+                    "must be equal to " + name + " limit of " + limit->ToString()));
+      } else if (q > *limit) {
+        Add(Invalid(req_path, Q(q.ToString()),
+                    "must be less than or equal to " + name + " limit of " + limit->ToString()));
+      }
+    } else if (!overcommit) {
+      Add(Required(lim_path, "Limit must be set for non overcommitable resources"));
+    }
+  }
+  if (hugepages && !cpu_or_memory) Add(Forbidden(path, "HugePages require cpu or memory"));
+}
+
+void Validator::CheckSeccomp(const SeccompProfile& sp, const std::string& path) {
+  if (sp.type.empty()) {
+    Add(Required(path + ".type", "type is required when seccompProfile is set"));
+  } else if (sp.type != "Localhost" && sp.type != "RuntimeDefault" && sp.type != "Unconfined") {
+    Add(Unsupported(path + ".type", Q(sp.type), {"Localhost", "RuntimeDefault", "Unconfined"}));
+  }
+  const std::string lpath = path + ".localhostProfile";
+  if (sp.type == "Localhost") {
+    if (!sp.localhost_profile || sp.localhost_profile->empty()) {
+      Add(Required(lpath, "must be set when seccomp type is Localhost"));
+    } else {
+      CheckRelativePath(*sp.localhost_profile, lpath);
+    }
+  } else if (sp.localhost_profile) {
+    Add(Invalid(lpath, Q(*sp.localhost_profile), "can only be set when seccomp type is Localhost"));
+  }
+}
+
+void Validator::CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
+                         const std::string& path) {
+  if (user && (*user < 0 || *user > kMaxId)) {
+    Add(Invalid(path + ".runAsUser", N(*user), kIdRangeMsg));
+  }
+  if (group && (*group < 0 || *group > kMaxId)) {
+    Add(Invalid(path + ".runAsGroup", N(*group), kIdRangeMsg));
+  }
+}
+
+void Validator::CheckContainerSecurity(const SecurityContext& sc, const std::string& path) {
+  CheckIds(sc.run_as_user, sc.run_as_group, path);
+  if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
+  if (sc.capabilities) {
+    for (const auto& [list, name] : {std::pair{&sc.capabilities->add, ".capabilities.add"},
+                                     std::pair{&sc.capabilities->drop, ".capabilities.drop"}}) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        if (!IsCapabilityName((*list)[i])) {
+          Add(Invalid(Idx(path + name, i), Q((*list)[i]),
+                      "must be a Linux capability name such as 'NET_ADMIN' or 'CAP_NET_ADMIN', "
+                      "or 'ALL'"));
+        }
+      }
+    }
+  }
+  // no_new_privs cannot coexist with a privileged container, and with
+  // CAP_SYS_ADMIN the container could lift it again.
+  if (sc.allow_privilege_escalation == false) {
+    if (sc.privileged == true) {
+      Add(Invalid(path, {},
+                  "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
+    }
+    if (sc.capabilities) {
+      for (const auto& cap : sc.capabilities->add) {
+        if (cap == "CAP_SYS_ADMIN" || cap == "SYS_ADMIN") {
+          Add(Invalid(path, {},
+                      "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+                      "CAP_SYS_ADMIN"));
+        }
+      }
+    }
+  }
+}
+
+void Validator::CheckPodSecurity(const PodSecurityContext& sc, const std::string& path) {
+  CheckIds(sc.run_as_user, sc.run_as_group, path);
+  for (std::size_t i = 0; i < sc.supplemental_groups.size(); ++i) {
+    int64_t gid = sc.supplemental_groups[i];
+    if (gid < 0 || gid > kMaxId) {
+      Add(Invalid(Idx(path + ".supplementalGroups", i), N(gid), kIdRangeMsg));
+    }
+  }
+  if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
+  if (sc.run_as_non_root == true && sc.run_as_user == 0) {
+    Add(Invalid(path + ".runAsUser", "0", "must not be 0 when runAsNonRoot is true"));
+  }
+}
+
+}  // namespace podvisor::pod::internal
