@@ -1,0 +1,131 @@
+#include "oci/process_env.h"
+
+#include <algorithm>
+
+namespace podvisor::oci {
+
+// A line-by-line port of k8s.io/kubernetes/third_party/forked/golang/expansion:
+// after each '$' the next byte decides: '$' is an escaped operator, '(' starts
+// a reference that ends at the first ')', anything else is copied verbatim
+// with the '$'. An unterminated "$(" is copied as is.
+std::string ExpandVars(std::string_view input,
+                       const std::function<std::optional<std::string>(std::string_view)>& lookup) {
+  std::string out;
+  out.reserve(input.size());
+  std::size_t checkpoint = 0;
+  for (std::size_t cursor = 0; cursor < input.size(); ++cursor) {
+    if (input[cursor] != '$' || cursor + 1 >= input.size()) continue;
+    out.append(input.substr(checkpoint, cursor - checkpoint));
+    std::string_view rest = input.substr(cursor + 1);
+    std::size_t advance = 1;
+    if (rest[0] == '$') {
+      out.push_back('$');
+    } else if (rest[0] == '(') {
+      std::size_t close = rest.find(')', 1);
+      if (close == std::string_view::npos) {
+        out.append("$(");
+      } else {
+        std::string_view name = rest.substr(1, close - 1);
+        std::optional<std::string> value = lookup(name);
+        if (value) {
+          out.append(*value);
+        } else {
+          out.append("$(").append(name).append(")");
+        }
+        advance = close + 1;
+      }
+    } else {
+      out.push_back('$');
+      out.push_back(rest[0]);
+    }
+    cursor += advance;
+    checkpoint = cursor + 1;
+  }
+  if (checkpoint < input.size()) out.append(input.substr(checkpoint));
+  return out;
+}
+
+void SetEnv(EnvList& env, std::string name, std::string value) {
+  auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
+  if (it != env.end()) {
+    it->second = std::move(value);
+  } else {
+    env.emplace_back(std::move(name), std::move(value));
+  }
+}
+
+std::optional<std::string> LookupEnv(const EnvList& env, std::string_view name) {
+  for (const auto& [key, value] : env) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+EnvList BuildContainerEnv(const ImageConfig& image, const pod::Container& container,
+                          std::string_view hostname) {
+  EnvList env;
+  SetEnv(env, "PATH", std::string(kDefaultPath));
+  SetEnv(env, "HOSTNAME", std::string(hostname));
+  for (const std::string& entry : image.env) {
+    std::size_t eq = entry.find('=');  // ParseImageConfig guarantees one
+    SetEnv(env, entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  // Each value sees the variables defined before it, the container's own
+  // earlier ones taking precedence over the image's (they replaced them).
+  for (const pod::EnvVar& var : container.env) {
+    std::string value =
+        ExpandVars(var.value, [&env](std::string_view name) { return LookupEnv(env, name); });
+    SetEnv(env, var.name, std::move(value));
+  }
+  return env;
+}
+
+Result<std::vector<std::string>> BuildProcessArgs(const ImageConfig& image,
+                                                  const pod::Container& container,
+                                                  const EnvList& env) {
+  auto expand = [&env](const std::string& s) {
+    return ExpandVars(s, [&env](std::string_view name) { return LookupEnv(env, name); });
+  };
+  std::vector<std::string> args;
+  if (!container.command.empty()) {
+    for (const auto& s : container.command) args.push_back(expand(s));
+    for (const auto& s : container.args) args.push_back(expand(s));
+  } else if (!container.args.empty()) {
+    args = image.entrypoint;
+    for (const auto& s : container.args) args.push_back(expand(s));
+  } else {
+    args = image.entrypoint;
+    args.insert(args.end(), image.cmd.begin(), image.cmd.end());
+  }
+  if (args.empty()) {
+    return Error("no command: the container sets neither command nor args and image \"" +
+                 container.image + "\" has no Entrypoint or Cmd");
+  }
+  return args;
+}
+
+Result<std::string> BuildWorkingDir(const ImageConfig& image, const pod::Container& container) {
+  if (!container.working_dir.empty()) {
+    if (container.working_dir[0] != '/') {
+      return Error("workingDir: \"" + container.working_dir + "\" must be an absolute path");
+    }
+    return container.working_dir;
+  }
+  if (!image.working_dir.empty()) {
+    if (image.working_dir[0] != '/') {
+      return Error("image \"" + container.image + "\" WorkingDir \"" + image.working_dir +
+                   "\" must be an absolute path");
+    }
+    return image.working_dir;
+  }
+  return std::string("/");
+}
+
+std::vector<std::string> EnvStrings(const EnvList& env) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  return out;
+}
+
+}  // namespace podvisor::oci

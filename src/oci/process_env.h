@@ -1,0 +1,61 @@
+// What a container runs and with which environment, by Kubernetes' rules:
+//  - `command` replaces the image Entrypoint and `args` replaces Cmd; a
+//    command without args ignores Cmd; args without command run
+//    Entrypoint + args.
+//  - The environment is the image Env overlaid by the container's env
+//    (same name: the container's value, in the image's position).
+//  - `$(VAR)` in env values, command and args expands from the environment
+//    built so far (Kubernetes' expansion.Expand): `$$` is a literal `$`, so
+//    `$$(VAR)` gives `$(VAR)`; an unknown `$(VAR)` is left as written.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "oci/image.h"
+#include "pod/model.h"
+
+namespace podvisor::oci {
+
+// An ordered environment: (name, value) pairs, names unique.
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// The PATH containerd gives an image that has none.
+inline constexpr std::string_view kDefaultPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Kubernetes' expansion.Expand with a lookup that returns nullopt for an
+// unknown name.
+std::string ExpandVars(std::string_view input,
+                       const std::function<std::optional<std::string>(std::string_view)>& lookup);
+
+// Sets `name` in `env`, replacing in place when present.
+void SetEnv(EnvList& env, std::string name, std::string value);
+std::optional<std::string> LookupEnv(const EnvList& env, std::string_view name);
+
+// The container environment: PATH (default) and HOSTNAME first, then the
+// image Env, then the container's env with $(VAR) expanded against
+// everything before it. Image and container may override PATH and HOSTNAME.
+EnvList BuildContainerEnv(const ImageConfig& image, const pod::Container& container,
+                          std::string_view hostname);
+
+// process.args by the command/args rules above, with $(VAR) expanded in the
+// container's command and args (not in the image's Entrypoint/Cmd, which
+// Kubernetes never touches). Error when nothing is left to run.
+Result<std::vector<std::string>> BuildProcessArgs(const ImageConfig& image,
+                                                  const pod::Container& container,
+                                                  const EnvList& env);
+
+// process.cwd: workingDir, else the image WorkingDir, else "/". Must be
+// absolute (the OCI spec requires it; runc refuses a relative cwd).
+Result<std::string> BuildWorkingDir(const ImageConfig& image, const pod::Container& container);
+
+// "NAME=value" strings for config.json.
+std::vector<std::string> EnvStrings(const EnvList& env);
+
+}  // namespace podvisor::oci

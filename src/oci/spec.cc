@@ -1,0 +1,138 @@
+#include "oci/spec.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/fd.h"
+#include "oci/capabilities.h"
+#include "oci/spec_internal.h"
+
+namespace podvisor::oci {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxHostnameLength = 63;
+
+// Container fields a single-node supervisor cannot honour, refused here
+// rather than silently dropped.
+Status CheckUnsupportedFields(const pod::Pod& pod, const pod::Container& container,
+                              const std::string& field) {
+  if (!pod.spec.host_network) {
+    for (std::size_t i = 0; i < container.ports.size(); ++i) {
+      const auto& p = container.ports[i];
+      if (p.host_port && *p.host_port != 0) {
+        return Error(field + ".ports[" + std::to_string(i) +
+                     "].hostPort: podvisor does not forward ports into the pod network; use "
+                     "hostNetwork: true");
+      }
+    }
+  }
+  return Ok();
+}
+
+}  // namespace
+
+std::string ContainerFieldPath(const pod::Pod& pod, const pod::Container& container) {
+  const auto& init = pod.spec.init_containers;
+  for (std::size_t i = 0; i < init.size(); ++i) {
+    if (&init[i] == &container) return "spec.initContainers[" + std::to_string(i) + "]";
+  }
+  const auto& regular = pod.spec.containers;
+  for (std::size_t i = 0; i < regular.size(); ++i) {
+    if (&regular[i] == &container) return "spec.containers[" + std::to_string(i) + "]";
+  }
+  return "container \"" + container.name + "\"";
+}
+
+std::string PodHostname(const pod::Pod& pod, const std::string& node_hostname) {
+  if (pod.spec.host_network) return node_hostname;
+  if (!pod.spec.hostname.empty()) return pod.spec.hostname;
+  std::string name = pod.metadata.name;
+  if (name.size() > kMaxHostnameLength) {
+    name.resize(kMaxHostnameLength);
+    while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  }
+  return name;
+}
+
+bool IsPrivileged(const pod::Container& container) {
+  return container.security_context && container.security_context->privileged.value_or(false);
+}
+
+bool HasReadOnlyRoot(const pod::Container& container) {
+  return container.security_context &&
+         container.security_context->read_only_root_filesystem.value_or(false);
+}
+
+Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container,
+                            const Image& image, const ContainerConfigInput& input) {
+  std::string field = ContainerFieldPath(pod, container);
+  internal::SpecContext ctx{pod,   container, image, input, field,
+                            PodHostname(pod, input.node_hostname),
+                            /*privileged=*/false, /*read_only_root=*/false, /*capabilities=*/{}};
+  ctx.privileged = IsPrivileged(container);
+  ctx.read_only_root = HasReadOnlyRoot(container);
+  if (Status s = CheckUnsupportedFields(pod, container, field); !s) return s.take_error();
+  if (input.root_path.empty()) return Error(field + ": no root path given for the container");
+
+  if (ctx.privileged) {
+    // Kubernetes: a privileged container has every capability; add/drop
+    // are still checked for valid names.
+    auto checked = ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
+                                       internal::SecurityField(ctx, "capabilities"));
+    if (!checked) return checked.take_error();
+    ctx.capabilities = AllCapabilities();
+  } else {
+    auto caps = ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
+                                    internal::SecurityField(ctx, "capabilities"));
+    if (!caps) return caps.take_error();
+    ctx.capabilities = std::move(*caps);
+  }
+
+  auto process = internal::BuildProcess(ctx);
+  if (!process) return process.take_error();
+  auto mounts = internal::BuildMounts(ctx);
+  if (!mounts) return mounts.take_error();
+  auto linux = internal::BuildLinux(ctx);
+  if (!linux) return linux.take_error();
+
+  json config{{"ociVersion", "1.0.2"},
+              {"process", std::move(*process)},
+              {"root", {{"path", input.root_path.string()}, {"readonly", ctx.read_only_root}}},
+              {"mounts", std::move(*mounts)},
+              {"linux", std::move(*linux)},
+              {"annotations",
+               {{"io.kubernetes.pod.name", pod.metadata.name},
+                {"io.kubernetes.pod.namespace", pod.metadata.namespace_name},
+                {"io.kubernetes.container.name", container.name}}}};
+  // runc refuses a hostname without a UTS namespace of the container's
+  // own or the pod's; hostNetwork pods use the host's.
+  if (!pod.spec.host_network) config["hostname"] = ctx.hostname;
+  return config;
+}
+
+Status WriteConfigFile(const json& config, const std::filesystem::path& file) {
+  std::string text = config.dump(2) + "\n";
+  std::filesystem::path tmp = file;
+  tmp += ".tmp";
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd) return Error::FromErrno("creating " + tmp.string());
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::FromErrno("writing " + tmp.string());
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return Error::FromErrno("syncing " + tmp.string());
+  fd.Reset();
+  if (::rename(tmp.c_str(), file.c_str()) != 0) return Error::FromErrno("renaming " + tmp.string());
+  return Ok();
+}
+
+}  // namespace podvisor::oci

@@ -1,0 +1,88 @@
+// OCI runtime-spec 1.0.2 config.json for one container instance.
+//
+// The supervisor describes the instance (ContainerConfigInput: where its
+// root, volumes and pod files are, which namespaces to join, its cgroup,
+// the node's memory) and GenerateConfig turns pod + container + image into
+// the config. Generation is pure apart from reading the image's
+// /etc/passwd, /etc/group and a Localhost seccomp profile: it mounts and
+// creates nothing (rootfs.h and volumes.h do). A field podvisor cannot
+// honour is an error naming the field, never silently dropped. The JSON is
+// deterministic (object keys sorted, lists in a fixed order).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "oci/image.h"
+#include "pod/model.h"
+
+namespace podvisor::oci {
+
+// Namespaces of the pod sandbox to join by path ("/proc/<pid>/ns/net" or a
+// pinned bind mount). Empty: network/ipc/uts get a namespace of their own
+// (hostNetwork/hostIPC/hostPID: the host's, whatever is given here); pid is
+// joined only for shareProcessNamespace, where a path is required.
+struct NamespacePaths {
+  std::string network;
+  std::string ipc;
+  std::string uts;
+  std::string pid;
+};
+
+// A host device node handed to privileged containers (linux.devices).
+struct HostDevice {
+  std::string path;  // "/dev/sda"
+  char type = 'c';   // 'c' or 'b'
+  int64_t major = 0;
+  int64_t minor = 0;
+  uint32_t file_mode = 0;  // permission bits
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+struct ContainerConfigInput {
+  std::filesystem::path bundle;  // the pod bundle: images/, seccomp/
+  std::filesystem::path root_path;  // root.path: the instance's merged overlay
+  std::filesystem::path volumes_dir;  // emptyDir volume <v> is <volumes_dir>/<v>
+  std::filesystem::path termination_message_file;  // S11.3, per instance
+  std::filesystem::path etc_hosts;
+  std::filesystem::path etc_hostname;
+  std::filesystem::path etc_resolv_conf;
+  // The pod's /dev/shm (a tmpfs shared through the pod IPC namespace).
+  // Empty: a private 64 MiB tmpfs. Ignored for hostIPC (the host's /dev/shm).
+  std::filesystem::path pod_shm_dir;
+  NamespacePaths namespaces;
+  std::string cgroups_path;  // linux.cgroupsPath, e.g. "/podvisor/web/app"
+  int64_t node_memory_bytes = 0;  // S10.3
+  std::string node_hostname;  // what hostNetwork pods see as hostname
+  std::optional<int64_t> pids_limit;  // linux.resources.pids.limit
+  std::vector<HostDevice> host_devices;  // linux.devices of privileged containers
+};
+
+// "spec.containers[1]" or "spec.initContainers[0]": the prefix of every
+// error about `container`, which must be an element of pod.spec.
+std::string ContainerFieldPath(const pod::Pod& pod, const pod::Container& container);
+
+// The pod's hostname: spec.hostname, else the pod name cut to 63
+// characters (trailing '-' and '.' removed, as the kubelet does); the
+// node's hostname for hostNetwork pods.
+std::string PodHostname(const pod::Pod& pod, const std::string& node_hostname);
+
+Result<nlohmann::json> GenerateConfig(const pod::Pod& pod, const pod::Container& container,
+                                      const Image& image, const ContainerConfigInput& input);
+
+// The privileged and read-only-root decisions of a container (container
+// securityContext only; Kubernetes has no pod-level form of these).
+bool IsPrivileged(const pod::Container& container);
+bool HasReadOnlyRoot(const pod::Container& container);
+
+// Writes `config` to `file` atomically (temp file + rename), 0600.
+Status WriteConfigFile(const nlohmann::json& config, const std::filesystem::path& file);
+
+}  // namespace podvisor::oci

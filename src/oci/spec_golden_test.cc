@@ -1,0 +1,240 @@
+// Golden config.json files: each pod below is generated and compared with
+// testdata/golden/<name>.json structurally (nlohmann equality, so key order
+// and whitespace do not matter). PODVISOR_UPDATE_GOLDEN=1 rewrites them;
+// review the diff before committing. The goldens hold this host's
+// architecture (x86_64) seccomp names and libcap's capability list.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "oci/spec.h"
+
+namespace podvisor::oci {
+namespace {
+
+using nlohmann::json;
+using pod::Quantity;
+
+constexpr int64_t kGi = 1024LL * 1024 * 1024;
+
+std::filesystem::path TestData() {
+  const char* dir = std::getenv("PODVISOR_OCI_TESTDATA");
+  return dir ? std::filesystem::path(dir) : std::filesystem::path("src/oci/testdata");
+}
+
+Quantity Q(std::string_view text) { return *Quantity::Parse(text); }
+
+pod::Container MakeContainer(std::string name, std::string image) {
+  pod::Container c;
+  c.name = std::move(name);
+  c.image = std::move(image);
+  return c;
+}
+
+ContainerConfigInput MakeInput(const pod::Pod& pod, const pod::Container& c) {
+  std::string dir = "/run/podvisor/" + pod.metadata.name;
+  ContainerConfigInput in;
+  in.bundle = TestData() / "bundle";
+  in.root_path = dir + "/containers/" + c.name + "/0/rootfs";
+  in.volumes_dir = dir + "/volumes";
+  in.termination_message_file = dir + "/containers/" + c.name + "/0/termination-log";
+  in.etc_hosts = dir + "/etc/hosts";
+  in.etc_hostname = dir + "/etc/hostname";
+  in.etc_resolv_conf = dir + "/etc/resolv.conf";
+  in.pod_shm_dir = dir + "/shm";
+  in.namespaces = {"/proc/4242/ns/net", "/proc/4242/ns/ipc", "/proc/4242/ns/uts", ""};
+  in.cgroups_path = "/podvisor/" + pod.metadata.name + "/" + c.name;
+  in.node_memory_bytes = 8 * kGi;
+  in.node_hostname = "node-1";
+  return in;
+}
+
+// busybox, no image.json: command + args with $(VAR), env referencing
+// earlier env and escapes, Burstable resources, emptyDir + hostPath with
+// subPath and readOnly, pod namespaces joined by path, pids limit.
+pod::Pod BasicPod() {
+  pod::Pod p;
+  p.metadata.name = "web";
+  pod::Container c = MakeContainer("app", "busybox");
+  c.command = {"/bin/sh", "-c"};
+  c.args = {"echo $(GREETING) from $(HOSTNAME) in $(DATA_DIR); echo $$(GREETING) $(UNDEFINED)"};
+  c.env = {{"DATA_DIR", "/data", false},
+           {"GREETING", "hello-$(DATA_DIR)", false},
+           {"PATH", "/bin:/sbin", false}};
+  c.working_dir = "/data";
+  c.resources.requests.cpu = Q("250m");
+  c.resources.requests.memory = Q("64Mi");
+  c.resources.limits.cpu = Q("500m");
+  c.resources.limits.memory = Q("128Mi");
+  c.volume_mounts = {{"scratch", "/data", false, ""},
+                     {"host-logs", "/data/logs", true, "web"},
+                     {"scratch", "/cache", false, "cache/dir"}};
+  p.spec.containers = {c};
+  pod::Volume scratch{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}};
+  pod::Volume logs{"host-logs", std::nullopt, pod::HostPathVolumeSource{"/var/log/pods", "DirectoryOrCreate"}, {}};
+  p.spec.volumes = {scratch, logs};
+  return p;
+}
+
+// The "app" image (Entrypoint, Cmd, Env, WorkingDir, User "app:staff"):
+// args only -> Entrypoint + args; user from the image's passwd/group with
+// its member groups; Localhost seccomp in Docker's format; a sidecar with
+// the image's Cmd; Guaranteed resources with huge pages.
+pod::Pod ImagePod() {
+  pod::Pod p;
+  p.metadata.name = "api";
+  p.metadata.namespace_name = "prod";
+  p.spec.hostname = "api-host";
+  pod::PodSecurityContext psc;
+  psc.supplemental_groups = {5000, 29};
+  psc.seccomp_profile = pod::SeccompProfile{"Localhost", "docker-style.json"};
+  p.spec.security_context = psc;
+  pod::Container app = MakeContainer("server", "app");
+  app.args = {"--port", "$(PORT)", "--home=$(APP_HOME)"};
+  app.env = {{"PORT", "9090", false}, {"LANG", "en_US.UTF-8", false}};
+  app.resources.limits.cpu = Q("2");
+  app.resources.limits.memory = Q("1Gi");
+  app.resources.limits.other["hugepages-2Mi"] = Q("64Mi");
+  app.resources.requests = app.resources.limits;  // what API defaulting gives
+  pod::Container sidecar = MakeContainer("log-shipper", "app");
+  sidecar.restart_policy = pod::RestartPolicy::kAlways;
+  sidecar.command = {"/app/bin/shipper"};  // command without args: the image Cmd is ignored
+  sidecar.resources.limits.cpu = Q("100m");
+  sidecar.resources.limits.memory = Q("64Mi");
+  sidecar.resources.requests = sidecar.resources.limits;
+  p.spec.init_containers = {sidecar};
+  p.spec.containers = {app};
+  return p;
+}
+
+// Locked down: runAsUser/runAsGroup/runAsNonRoot at pod level overridden
+// per container, readOnlyRootFilesystem, drop ALL + add NET_BIND_SERVICE,
+// allowPrivilegeEscalation false, Unconfined seccomp, a custom
+// terminationMessagePath, a Memory emptyDir at /dev/shm, shared pid ns.
+pod::Pod LockedDownPod() {
+  pod::Pod p;
+  p.metadata.name = "locked";
+  p.spec.share_process_namespace = true;
+  pod::PodSecurityContext psc;
+  psc.run_as_user = 2000;
+  psc.run_as_group = 3000;
+  psc.run_as_non_root = true;
+  p.spec.security_context = psc;
+  pod::Container c = MakeContainer("worker", "busybox");
+  c.command = {"/bin/worker"};
+  pod::SecurityContext sc;
+  sc.run_as_user = 33;  // www in the image: its gid 33 is overridden by the pod's runAsGroup
+  sc.read_only_root_filesystem = true;
+  sc.allow_privilege_escalation = false;
+  sc.capabilities = pod::Capabilities{{"net_bind_service"}, {"ALL"}};
+  sc.seccomp_profile = pod::SeccompProfile{"Unconfined", std::nullopt};
+  c.security_context = sc;
+  c.termination_message_path = "/tmp/status/message";
+  c.volume_mounts = {{"shm", "/dev/shm", false, ""}};
+  p.spec.containers = {c};
+  pod::EmptyDirVolumeSource mem{"Memory", Q("32Mi")};
+  p.spec.volumes = {{"shm", mem, std::nullopt, {}}};
+  return p;
+}
+
+// Privileged on the host's network and IPC: every capability, no seccomp,
+// no masked paths, rw sysfs, host devices, the node's hostname; caps added
+// on top are checked but change nothing.
+pod::Pod PrivilegedPod() {
+  pod::Pod p;
+  p.metadata.name = "node-agent";
+  p.spec.host_network = true;
+  p.spec.host_ipc = true;
+  p.spec.host_pid = true;
+  pod::Container c = MakeContainer("agent", "busybox");
+  c.command = {"/bin/agent"};
+  pod::SecurityContext sc;
+  sc.privileged = true;
+  sc.capabilities = pod::Capabilities{{"SYS_ADMIN"}, {}};
+  c.security_context = sc;
+  c.ports = {{"metrics", 9100, 9100, "TCP", ""}};
+  p.spec.containers = {c};
+  return p;
+}
+
+// RuntimeDefault with extra capabilities: the cap-conditional syscalls
+// (mount & co. with CAP_SYS_ADMIN, ptrace helpers with CAP_SYS_PTRACE)
+// appear and clone is no longer filtered; CAP_KILL dropped.
+pod::Pod CapsPod() {
+  pod::Pod p;
+  p.metadata.name = "debugger";
+  pod::Container c = MakeContainer("gdb", "busybox");
+  c.command = {"/bin/sh"};
+  pod::SecurityContext sc;
+  sc.capabilities = pod::Capabilities{{"SYS_ADMIN", "CAP_SYS_PTRACE"}, {"KILL", "cap_mknod"}};
+  sc.seccomp_profile = pod::SeccompProfile{"RuntimeDefault", std::nullopt};
+  c.security_context = sc;
+  p.spec.containers = {c};
+  return p;
+}
+
+struct GoldenCase {
+  std::string name;
+  pod::Pod (*make)();
+  std::string container;  // name
+  void (*tweak)(ContainerConfigInput&) = nullptr;
+};
+
+void PrintTo(const GoldenCase& gc, std::ostream* os) { *os << gc.name; }
+
+const pod::Container& Find(const pod::Pod& p, const std::string& name) {
+  for (const auto& c : p.spec.init_containers) if (c.name == name) return c;
+  for (const auto& c : p.spec.containers) if (c.name == name) return c;
+  throw std::runtime_error("no container " + name);
+}
+
+class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(Golden, MatchesFile) {
+  const GoldenCase& gc = GetParam();
+  pod::Pod p = gc.make();
+  const pod::Container& c = Find(p, gc.container);
+  auto image = LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  if (gc.tweak) gc.tweak(in);
+  auto config = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(config) << config.error().message();
+
+  std::filesystem::path file = TestData() / "golden" / (gc.name + ".json");
+  if (std::getenv("PODVISOR_UPDATE_GOLDEN")) {
+    std::ofstream(file) << config->dump(2) << "\n";
+    GTEST_SKIP() << "rewrote " << file;
+  }
+  std::ifstream in_file(file);
+  ASSERT_TRUE(in_file) << "missing " << file << " (run with PODVISOR_UPDATE_GOLDEN=1)";
+  json expected = json::parse(in_file, nullptr, false);
+  ASSERT_FALSE(expected.is_discarded()) << file << " is not JSON";
+  EXPECT_EQ(*config, expected) << "differences (JSON patch from golden to generated):\n"
+                               << json::diff(expected, *config).dump(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, Golden,
+    ::testing::Values(
+        GoldenCase{"basic", BasicPod, "app", [](ContainerConfigInput& in) { in.pids_limit = 256; }},
+        GoldenCase{"image-defaults", ImagePod, "server"},
+        GoldenCase{"sidecar-command-only", ImagePod, "log-shipper"},
+        GoldenCase{"locked-down", LockedDownPod, "worker",
+                   [](ContainerConfigInput& in) { in.namespaces.pid = "/proc/4242/ns/pid"; }},
+        GoldenCase{"privileged-host", PrivilegedPod, "agent",
+                   [](ContainerConfigInput& in) {
+                     in.host_devices = {{"/dev/kmsg", 'c', 1, 11, 0644, 0, 0},
+                                        {"/dev/sda", 'b', 8, 0, 0660, 0, 6}};
+                   }},
+        GoldenCase{"extra-capabilities", CapsPod, "gdb"}),
+    [](const ::testing::TestParamInfo<GoldenCase>& info) {
+      std::string n = info.param.name;
+      for (char& ch : n) if (ch == '-') ch = '_';
+      return n;
+    });
+
+}  // namespace
+}  // namespace podvisor::oci

@@ -1,0 +1,153 @@
+// The "mounts" list: the runtime's system mounts (runc's default spec),
+// then the pod files (/etc/hosts, /etc/hostname, /etc/resolv.conf), the
+// termination-message file (S11.3) and the volumes, ordered so that a
+// mount never hides one made inside it.
+#include <algorithm>
+
+#include "oci/spec_internal.h"
+
+namespace podvisor::oci::internal {
+namespace {
+
+using nlohmann::json;
+
+json Mount(std::string_view destination, std::string_view type, std::string_view source,
+           std::vector<std::string> options) {
+  return json{{"destination", destination},
+              {"type", type},
+              {"source", source},
+              {"options", std::move(options)}};
+}
+
+// Bind mounts as the kubelet asks for them: recursive, private propagation.
+json Bind(std::string_view destination, const std::filesystem::path& source, bool read_only) {
+  return Mount(destination, "bind", source.string(),
+               {"rbind", "rprivate", read_only ? "ro" : "rw"});
+}
+
+std::vector<json> SystemMounts(const SpecContext& ctx) {
+  const char* sys_mode = ctx.privileged ? "rw" : "ro";
+  std::vector<json> mounts = {
+      Mount("/proc", "proc", "proc", {"nosuid", "noexec", "nodev"}),
+      Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}),
+      Mount("/dev/pts", "devpts", "devpts",
+            {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}),
+  };
+  if (ctx.pod.spec.host_ipc) {
+    mounts.push_back(Bind("/dev/shm", "/dev/shm", false));
+  } else if (!ctx.input.pod_shm_dir.empty()) {
+    mounts.push_back(Bind("/dev/shm", ctx.input.pod_shm_dir, false));
+  } else {
+    mounts.push_back(Mount("/dev/shm", "tmpfs", "shm",
+                           {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}));
+  }
+  mounts.push_back(Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
+  mounts.push_back(Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", sys_mode}));
+  // "cgroup": runc mounts cgroup2 or the v1 hierarchies, whichever the host has.
+  mounts.push_back(Mount("/sys/fs/cgroup", "cgroup", "cgroup",
+                         {"nosuid", "noexec", "nodev", "relatime", sys_mode}));
+  return mounts;
+}
+
+// A subPath must stay below the volume (validation checks this too; it is
+// re-checked here because the result becomes a host path).
+Result<std::filesystem::path> JoinSubPath(const std::filesystem::path& base,
+                                          const std::string& sub_path, const std::string& field) {
+  if (sub_path.empty()) return base;
+  std::filesystem::path rel(sub_path);
+  if (rel.is_absolute()) return Error(field + ": must be a relative path");
+  for (const auto& part : rel) {
+    if (part == "..") return Error(field + ": must not contain '..'");
+  }
+  return (base / rel).lexically_normal();
+}
+
+Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
+  std::vector<json> mounts;
+  const auto& volume_mounts = ctx.container.volume_mounts;
+  for (std::size_t i = 0; i < volume_mounts.size(); ++i) {
+    const pod::VolumeMount& vm = volume_mounts[i];
+    std::string field = ctx.field + ".volumeMounts[" + std::to_string(i) + "]";
+    auto volume = std::find_if(ctx.pod.spec.volumes.begin(), ctx.pod.spec.volumes.end(),
+                               [&](const pod::Volume& v) { return v.name == vm.name; });
+    if (volume == ctx.pod.spec.volumes.end()) {
+      return Error(field + ".name: Not found: \"" + vm.name + "\"");
+    }
+    if (vm.mount_path.empty() || vm.mount_path[0] != '/') {
+      return Error(field + ".mountPath: \"" + vm.mount_path + "\" must be an absolute path");
+    }
+    std::filesystem::path base;
+    if (volume->empty_dir) {
+      // emptyDir, on disk or tmpfs: one host directory shared by the pod's
+      // containers (volumes.h mounts the tmpfs there for medium Memory).
+      base = ctx.input.volumes_dir / volume->name;
+    } else if (volume->host_path) {
+      base = volume->host_path->path;
+    } else {
+      std::string kinds;
+      for (const auto& k : volume->unsupported_sources) kinds += (kinds.empty() ? "" : ", ") + k;
+      return Error(field + ": volume \"" + vm.name + "\" is of a kind podvisor cannot provide" +
+                   (kinds.empty() ? std::string() : " (" + kinds + ")"));
+    }
+    auto source = JoinSubPath(base, vm.sub_path, field + ".subPath");
+    if (!source) return source.take_error();
+    mounts.push_back(Bind(std::filesystem::path(vm.mount_path).lexically_normal().string(),
+                          *source, vm.read_only));
+  }
+  return mounts;
+}
+
+std::size_t Depth(const json& mount) {
+  std::filesystem::path p(mount["destination"].get<std::string>());
+  std::size_t n = 0;
+  for (const auto& part : p) {
+    if (part != "/" && !part.empty()) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<json> BuildMounts(const SpecContext& ctx) {
+  std::vector<json> system = SystemMounts(ctx);
+  std::vector<json> added;
+  // The pod files follow readOnlyRootFilesystem as containerd does.
+  bool etc_ro = ctx.read_only_root;
+  added.push_back(Bind("/etc/hosts", ctx.input.etc_hosts, etc_ro));
+  added.push_back(Bind("/etc/hostname", ctx.input.etc_hostname, etc_ro));
+  added.push_back(Bind("/etc/resolv.conf", ctx.input.etc_resolv_conf, etc_ro));
+  const std::string& tm_path = ctx.container.termination_message_path;
+  if (!tm_path.empty()) {
+    if (tm_path[0] != '/') {
+      return Error(ctx.field + ".terminationMessagePath: \"" + tm_path + "\" must be an absolute path");
+    }
+    added.push_back(Bind(tm_path, ctx.input.termination_message_file, false));
+  }
+  auto volumes = VolumeMounts(ctx);
+  if (!volumes) return volumes.take_error();
+  added.insert(added.end(), volumes->begin(), volumes->end());
+
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    for (std::size_t j = i + 1; j < added.size(); ++j) {
+      if (added[i]["destination"] == added[j]["destination"]) {
+        return Error(ctx.field + ": two mounts at " + added[i]["destination"].dump());
+      }
+    }
+  }
+  // A volume mounted where a system mount would be replaces it (e.g. a
+  // Memory emptyDir at /dev/shm), as containerd does.
+  std::erase_if(system, [&](const json& m) {
+    return std::any_of(added.begin(), added.end(),
+                       [&](const json& a) { return a["destination"] == m["destination"]; });
+  });
+  // Parents before children: /data before /data/logs, whatever the
+  // manifest order (a stable sort keeps it otherwise).
+  std::stable_sort(added.begin(), added.end(),
+                   [](const json& a, const json& b) { return Depth(a) < Depth(b); });
+  json mounts = json::array();
+  for (auto& m : system) mounts.push_back(std::move(m));
+  for (auto& m : added) mounts.push_back(std::move(m));
+  return mounts;
+}
+
+}  // namespace podvisor::oci::internal
