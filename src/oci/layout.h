@@ -5,6 +5,8 @@
 //   DIR/<pod>/volumes/<volume>/                   emptyDir volumes (tmpfs for medium Memory)
 //   DIR/<pod>/shm/                                the pod's /dev/shm when it has its own IPC namespace
 //   DIR/<pod>/runtime/                            the OCI runtime's --root
+//   DIR/<pod>/ns/{net,ipc,uts,pid}                the pod sandbox's namespaces, pinned by
+//                                                 bind mounts (as ip-netns does), joined by path
 //   DIR/<pod>/containers/<container>/<instance>/  one runtime bundle per container instance:
 //       config.json, termination-log, upper/ work/ (overlay), rootfs/ (its merged root)
 //
@@ -39,6 +41,11 @@ class PodLayout {
   std::filesystem::path ShmDir() const { return dir_ / "shm"; }
   std::filesystem::path RuntimeRoot() const { return dir_ / "runtime"; }
   std::filesystem::path ContainersDir() const { return dir_ / "containers"; }
+  std::filesystem::path NamespaceDir() const { return dir_ / "ns"; }
+  // `kind`: "net", "ipc", "uts" or "pid" (the /proc/<pid>/ns/ names).
+  std::filesystem::path NamespaceFile(std::string_view kind) const {
+    return NamespaceDir() / std::string(kind);
+  }
 
   // The runtime bundle directory (--bundle) of one container instance.
   std::filesystem::path InstanceDir(std::string_view container, int instance) const {

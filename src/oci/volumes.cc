@@ -170,7 +170,8 @@ Status CleanupPod(const PodLayout& layout) {
   std::error_code ec;
   if (!std::filesystem::exists(layout.dir(), ec)) return Ok();
   if (Status s = UnmountAllUnder(layout.dir()); !s) return s.error().Wrap("cleaning up " + layout.dir().string());
-  for (const auto& dir : {layout.ContainersDir(), layout.VolumesDir(), layout.EtcDir(), layout.ShmDir()}) {
+  for (const auto& dir : {layout.ContainersDir(), layout.VolumesDir(), layout.EtcDir(),
+                          layout.ShmDir(), layout.NamespaceDir()}) {
     std::filesystem::remove_all(dir, ec);
     if (ec) return Error("removing " + dir.string() + ": " + ec.message(), ec.value());
   }

@@ -45,7 +45,8 @@ Status MountPodShm(const PodLayout& layout);
 
 // Unmounts everything podvisor mounted under the pod directory (overlays,
 // tmpfs volumes, shm; MNT_DETACH as the last resort) and removes the
-// directories oci/ created: containers/, volumes/, etc/, shm/. Refuses to
+// directories of layout.h below it: containers/, volumes/, etc/, shm/ and
+// ns/ (its pinned namespaces are unmounted with the rest). Refuses to
 // delete anything while a mount is left below it. Idempotent. The pod
 // directory itself (control socket, events, runtime root) belongs to the
 // supervisor.

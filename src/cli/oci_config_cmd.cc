@@ -1,0 +1,137 @@
+// `podvisor oci-config BUNDLE CONTAINER`: prints the OCI runtime config
+// podvisor would generate for the first instance of CONTAINER, with the
+// paths `podvisor run` would use (state dir, cgroup parent, the pod's
+// pinned namespaces). Reads the bundle and this host's memory size,
+// hostname and (for privileged containers) devices; creates nothing.
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "oci/devices.h"
+#include "oci/image.h"
+#include "oci/layout.h"
+#include "oci/spec.h"
+#include "pod/defaults.h"
+#include "pod/parse.h"
+#include "pod/validate.h"
+
+namespace podvisor::cli {
+namespace {
+
+struct OciConfigOptions {
+  std::string bundle;
+  std::string container;
+  std::string state_dir = "/run/podvisor";
+  std::string cgroup_parent = "/podvisor";
+  int instance = 0;
+};
+
+int64_t NodeMemoryBytes() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return 0;
+  return static_cast<int64_t>(info.totalram) * info.mem_unit;
+}
+
+std::string NodeHostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+int RunOciConfig(const OciConfigOptions& opts) {
+  std::filesystem::path bundle(opts.bundle);
+  auto parsed = pod::ParseManifestFile(bundle);
+  if (!parsed) {
+    std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());
+    return parsed.error().code() != 0 ? kExitHost : kExitUsage;
+  }
+  pod::Pod& pod = parsed->pod;
+  pod::ApplyDefaults(pod);
+  pod::FieldErrors errors = std::move(parsed->errors);
+  for (auto& e : pod::ValidatePod(pod)) errors.push_back(std::move(e));
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
+    std::fprintf(stderr, "podvisor: pod \"%s\" is invalid (see `podvisor validate`)\n",
+                 pod.metadata.name.c_str());
+    return kExitUsage;
+  }
+
+  const pod::Container* container = nullptr;
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& c : *list) {
+      if (c.name == opts.container) container = &c;
+    }
+  }
+  if (!container) {
+    std::fprintf(stderr, "podvisor: pod \"%s\" has no container \"%s\"\n", pod.metadata.name.c_str(),
+                 opts.container.c_str());
+    return kExitUsage;
+  }
+  auto image = oci::LoadImage(bundle, container->image);
+  if (!image) {
+    std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
+    return kExitHost;
+  }
+
+  oci::PodLayout layout(opts.state_dir, pod.metadata.name);
+  oci::ContainerConfigInput in;
+  in.bundle = bundle;
+  in.root_path = layout.WritableRoot(container->name, opts.instance, image->rootfs).merged;
+  in.volumes_dir = layout.VolumesDir();
+  in.termination_message_file = layout.TerminationMessageFile(container->name, opts.instance);
+  in.etc_hosts = layout.HostsFile();
+  in.etc_hostname = layout.HostnameFile();
+  in.etc_resolv_conf = layout.ResolvConfFile();
+  if (!pod.spec.host_ipc) in.pod_shm_dir = layout.ShmDir();
+  if (!pod.spec.host_network) {
+    in.namespaces.network = layout.NamespaceFile("net");
+    in.namespaces.uts = layout.NamespaceFile("uts");
+  }
+  if (!pod.spec.host_ipc) in.namespaces.ipc = layout.NamespaceFile("ipc");
+  if (pod.spec.share_process_namespace.value_or(false)) in.namespaces.pid = layout.NamespaceFile("pid");
+  in.cgroups_path = opts.cgroup_parent + "/" + pod.metadata.name + "/" + container->name;
+  in.node_memory_bytes = NodeMemoryBytes();
+  in.node_hostname = NodeHostname();
+  if (oci::IsPrivileged(*container)) {
+    auto devices = oci::ScanHostDevices();
+    if (!devices) {
+      std::fprintf(stderr, "podvisor: %s\n", devices.error().message().c_str());
+      return kExitHost;
+    }
+    in.host_devices = std::move(*devices);
+  }
+
+  auto config = oci::GenerateConfig(pod, *container, *image, in);
+  if (!config) {
+    std::fprintf(stderr, "podvisor: %s\n", config.error().message().c_str());
+    return kExitUsage;
+  }
+  std::printf("%s\n", config->dump(2).c_str());
+  return kExitSucceeded;
+}
+
+}  // namespace
+
+void AddOciConfigCommand(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<OciConfigOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "oci-config", "Print the OCI runtime config podvisor would generate for a container");
+  cmd->add_option("BUNDLE", opts->bundle, "The pod bundle directory")->required();
+  cmd->add_option("CONTAINER", opts->container, "The container (init, sidecar or regular)")
+      ->required();
+  cmd->add_option("--state-dir", opts->state_dir, "State directory, as for `run`")
+      ->capture_default_str();
+  cmd->add_option("--cgroup-parent", opts->cgroup_parent, "Cgroup parent, as for `run`")
+      ->capture_default_str();
+  cmd->add_option("--instance", opts->instance, "Instance (restart count) of the container")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([opts, &exit_code] { exit_code = RunOciConfig(*opts); });
+}
+
+}  // namespace podvisor::cli
