@@ -1,6 +1,7 @@
 #include "cgroups/mode.h"
 
 #include <linux/magic.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -32,6 +33,36 @@ TEST(CgroupMode, DescribesTheV2Mount) {
   EXPECT_EQ(DescribeCgroups(info), "unified (cgroup2 at /sys/fs/cgroup, controllers: cpu memory)");
   info.controllers.clear();
   EXPECT_EQ(DescribeCgroups(info), "unified (cgroup2 at /sys/fs/cgroup, controllers: none)");
+}
+
+}  // namespace
+}  // namespace podvisor::cgroups
+
+#include "cgroups/cleanup.h"
+
+namespace podvisor::cgroups {
+namespace {
+
+TEST(CgroupCleanup, FindsTheMountedHierarchies) {
+  // Every Linux host podvisor runs on mounts at least one cgroup hierarchy.
+  auto mounts = CgroupMounts();
+  ASSERT_FALSE(mounts.empty());
+  for (const auto& m : mounts) EXPECT_TRUE(std::filesystem::is_directory(m)) << m;
+}
+
+TEST(CgroupCleanup, RemovesOnlyEmptyDirectoriesItWasAskedFor) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
+  auto mounts = CgroupMounts();
+  std::string top = "podvisor-test-" + std::to_string(getpid());
+  std::vector<std::filesystem::path> made;
+  for (const auto& m : mounts) {
+    std::error_code ec;
+    if (std::filesystem::create_directories(m / top / "pod", ec)) made.push_back(m);
+  }
+  if (made.empty()) GTEST_SKIP() << "no writable cgroup hierarchy";
+  EXPECT_EQ(RemoveEmptyCgroupDirs("/" + top + "/pod"), static_cast<int>(made.size() * 2));
+  for (const auto& m : made) EXPECT_FALSE(std::filesystem::exists(m / top)) << m;
+  EXPECT_EQ(RemoveEmptyCgroupDirs("/../etc"), 0);
 }
 
 }  // namespace
