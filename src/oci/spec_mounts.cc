@@ -49,6 +49,14 @@ std::vector<json> SystemMounts(const SpecContext& ctx) {
   return mounts;
 }
 
+// "/data/./x/" -> "/data/x": one spelling per destination, so duplicates
+// are caught and depth ordering is right.
+std::string CleanDestination(const std::string& path) {
+  std::string clean = std::filesystem::path(path).lexically_normal().string();
+  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+  return clean;
+}
+
 // A subPath must stay below the volume (validation checks this too; it is
 // re-checked here because the result becomes a host path).
 Result<std::filesystem::path> JoinSubPath(const std::filesystem::path& base,
@@ -91,8 +99,7 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
     }
     auto source = JoinSubPath(base, vm.sub_path, field + ".subPath");
     if (!source) return source.take_error();
-    mounts.push_back(Bind(std::filesystem::path(vm.mount_path).lexically_normal().string(),
-                          *source, vm.read_only));
+    mounts.push_back(Bind(CleanDestination(vm.mount_path), *source, vm.read_only));
   }
   return mounts;
 }
@@ -121,7 +128,7 @@ Result<json> BuildMounts(const SpecContext& ctx) {
     if (tm_path[0] != '/') {
       return Error(ctx.field + ".terminationMessagePath: \"" + tm_path + "\" must be an absolute path");
     }
-    added.push_back(Bind(tm_path, ctx.input.termination_message_file, false));
+    added.push_back(Bind(CleanDestination(tm_path), ctx.input.termination_message_file, false));
   }
   auto volumes = VolumeMounts(ctx);
   if (!volumes) return volumes.take_error();
