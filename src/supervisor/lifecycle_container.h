@@ -92,6 +92,9 @@ struct ContainerRecord {
   bool restart_timer_armed = false;
 
   bool IsSidecar() const { return role == ContainerRole::kSidecar; }
+  // The instance a restart creates: a new number only if the current one
+  // existed (a failed create is retried under its own number).
+  int NextInstance() const { return terminated ? instance + 1 : instance; }
   std::string Object() const { return "container/" + spec.name; }
 };
 

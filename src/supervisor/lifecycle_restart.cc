@@ -181,16 +181,14 @@ void Lifecycle::ScheduleRestart(Container& c, Now now) {
   c.backoff_delay = delay;
   c.restart_at = at;
   c.restart_timer_armed = true;
-  const int next_instance = c.terminated ? c.instance + 1 : c.instance;
-  Emit(ArmTimer{TimerId{TimerKind::kRestart, c.spec.name, next_instance}, at});
+  Emit(ArmTimer{TimerId{TimerKind::kRestart, c.spec.name, c.NextInstance()}, at});
   AnnounceFor(c, EventType::kWarning, "BackOff",
               "Back-off " + FormatDuration(delay) + " restarting failed container " + c.spec.name);
 }
 
 void Lifecycle::OnRestartTimer(Container& c, int instance) {
   if (c.state != RunState::kBackOff || !c.restart_timer_armed) return;
-  const int next_instance = c.terminated ? c.instance + 1 : c.instance;
-  if (instance != next_instance) return;
+  if (instance != c.NextInstance()) return;
   c.restart_timer_armed = false;
   BeginNextInstance(c);
   CreateInstance(c);

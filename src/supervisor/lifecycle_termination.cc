@@ -247,7 +247,7 @@ void Lifecycle::BeginTermination(TerminationCause cause, std::optional<std::stri
         if (!(c.IsSidecar() && c.restart_at < termination_.budget_end)) {
           c.state = RunState::kExited;
           c.restart_timer_armed = false;
-          Emit(CancelTimer{TimerId{TimerKind::kRestart, c.spec.name, c.instance + 1}});
+          Emit(CancelTimer{TimerId{TimerKind::kRestart, c.spec.name, c.NextInstance()}});
         }
         break;
     }
@@ -321,7 +321,7 @@ void Lifecycle::OnGraceBudgetExpired(Now now) {
       case RunState::kBackOff:
         c.state = RunState::kExited;
         c.restart_timer_armed = false;
-        Emit(CancelTimer{TimerId{TimerKind::kRestart, c.spec.name, c.instance + 1}});
+        Emit(CancelTimer{TimerId{TimerKind::kRestart, c.spec.name, c.NextInstance()}});
         break;
       case RunState::kCreating:
         c.state = RunState::kAbandoned;

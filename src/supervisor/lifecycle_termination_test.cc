@@ -200,6 +200,18 @@ TEST(LifecycleTermination, S5_7_NoRegularOrInitRestartDuringTermination) {
                                     "0s Delete(app#0)", "0s PodEnded(Failed)"));
 }
 
+TEST(LifecycleTermination, S5_7_PendingRestartAfterACreateErrorIsCancelled) {
+  Harness h(MakePod({}, {C("app")}));
+  h.manual_runtime = {"app"};
+  h.Start();
+  h.Feed(RuntimeFailed{"app", 0, RuntimeStep::kCreate, "no image"});  // immediate retry
+  h.Feed(RuntimeFailed{"app", 0, RuntimeStep::kCreate, "no image"});  // 10 s backoff
+  ASSERT_TRUE(h.TimerDeadline(TimerId{TimerKind::kRestart, "app", 0}));
+  h.Stop();
+  EXPECT_FALSE(h.TimerDeadline(TimerId{TimerKind::kRestart, "app", 0}));
+  EXPECT_TRUE(h.lc().Ended());
+}
+
 TEST(LifecycleTermination, S5_7_SidecarExitingBeforeItsStopSignalIsRestarted) {
   Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways, /*grace=*/10));
   h.Start();
