@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "oci/capabilities.h"
 #include "oci/devices.h"
 #include "oci/image.h"
 #include "oci/layout.h"
@@ -97,6 +98,7 @@ int RunOciConfig(const OciConfigOptions& opts) {
   in.cgroups_path = opts.cgroup_parent + "/" + pod.metadata.name + "/" + container->name;
   in.node_memory_bytes = NodeMemoryBytes();
   in.node_hostname = NodeHostname();
+  in.available_capabilities = oci::CurrentBoundingCapabilities();
   if (oci::IsPrivileged(*container)) {
     auto devices = oci::ScanHostDevices();
     if (!devices) {

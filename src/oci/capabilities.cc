@@ -53,6 +53,16 @@ std::vector<std::string> AllCapabilities() {
   return caps;
 }
 
+std::vector<std::string> CurrentBoundingCapabilities() {
+  std::vector<std::string> caps;
+  for (cap_value_t v = 0; v <= CAP_LAST_CAP; ++v) {
+    if (cap_get_bound(v) != 1) continue;
+    if (auto name = NameOf(v)) caps.push_back(*name);
+  }
+  std::sort(caps.begin(), caps.end());
+  return caps;
+}
+
 Result<std::string> CanonicalCapabilityName(std::string_view name) {
   std::string upper = Upper(name);
   if (upper.rfind("CAP_", 0) != 0) upper = "CAP_" + upper;
@@ -70,9 +80,19 @@ Result<std::string> CanonicalCapabilityName(std::string_view name) {
 }
 
 Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext* security,
-                                                     std::string_view field) {
+                                                     std::string_view field,
+                                                     const std::vector<std::string>* available) {
+  std::vector<std::string> all = available ? *available : AllCapabilities();
+  auto is_available = [&](const std::string& cap) {
+    return std::find(all.begin(), all.end(), cap) != all.end();
+  };
   std::vector<std::string> defaults = DefaultCapabilities();
-  std::set<std::string> caps(defaults.begin(), defaults.end());
+  std::set<std::string> caps;
+  // A default missing from this host's bounding set is left out rather than
+  // failing every container; an explicit add of it is an error below.
+  for (const auto& cap : defaults) {
+    if (is_available(cap)) caps.insert(cap);
+  }
   if (!security || !security->capabilities) return std::vector<std::string>(caps.begin(), caps.end());
   const pod::Capabilities& c = *security->capabilities;
 
@@ -90,12 +110,17 @@ Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext*
   };
   std::vector<std::string> add, drop;
   if (Status s = check(c.add, "add", add); !s) return s.take_error();
+  for (std::size_t i = 0, j = 0; i < c.add.size(); ++i) {
+    if (IsAll(c.add[i])) continue;
+    if (!is_available(add[j])) {
+      return Error(std::string(field) + ".add[" + std::to_string(i) + "]: " + add[j] +
+                   " is not in podvisor's own bounding set on this host, so no container can have it");
+    }
+    ++j;
+  }
   if (Status s = check(c.drop, "drop", drop); !s) return s.take_error();
 
-  if (std::any_of(c.add.begin(), c.add.end(), IsAll)) {
-    std::vector<std::string> all = AllCapabilities();
-    caps.insert(all.begin(), all.end());
-  }
+  if (std::any_of(c.add.begin(), c.add.end(), IsAll)) caps.insert(all.begin(), all.end());
   if (std::any_of(c.drop.begin(), c.drop.end(), IsAll)) caps.clear();
   caps.insert(add.begin(), add.end());
   for (const auto& name : drop) caps.erase(name);

@@ -22,12 +22,21 @@ std::vector<std::string> DefaultCapabilities();
 // one), sorted: what a privileged container gets.
 std::vector<std::string> AllCapabilities();
 
+// The capabilities in this process's bounding set (PR_CAPBSET_READ), sorted:
+// all a container started by podvisor can possibly get. containerd's
+// privileged containers get exactly these ("all current capabilities");
+// in a sandbox that dropped some, AllCapabilities() would make runc fail.
+std::vector<std::string> CurrentBoundingCapabilities();
+
 // "net_admin" / "CAP_NET_ADMIN" -> "CAP_NET_ADMIN"; error for unknown names.
 Result<std::string> CanonicalCapabilityName(std::string_view name);
 
 // The resulting set, sorted. `field` prefixes error messages
-// ("spec.containers[0].securityContext.capabilities").
+// ("spec.containers[0].securityContext.capabilities"). `available` (null:
+// AllCapabilities()) is what "ALL" means; adding a capability outside it is
+// an error, as the runtime could not grant it.
 Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext* security,
-                                                     std::string_view field);
+                                                     std::string_view field,
+                                                     const std::vector<std::string>* available = nullptr);
 
 }  // namespace podvisor::oci

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "oci/capabilities.h"
+#include "oci/devices.h"
 #include "oci/instance.h"
 #include "oci/mounts.h"
 #include "oci/runtime_locator.h"
@@ -93,9 +94,17 @@ class RuncTest : public ::testing::Test {
 
   ContainerConfigInput Input(const pod::Pod& pod) {
     ContainerConfigInput in = PodInputFromLayout(*layout_, pod);
+    for (const auto& c : pod.spec.containers) {
+      if (IsPrivileged(c)) {
+        auto devices = ScanHostDevices();
+        EXPECT_TRUE(devices);
+        if (devices) in.host_devices = *devices;
+      }
+    }
     in.bundle = bundle_;
     in.node_memory_bytes = 8 * kGi;
     in.node_hostname = "node";
+    in.available_capabilities = CurrentBoundingCapabilities();
     // No cgroupsPath: runc then uses /<id>, which `delete` removes; a
     // podvisor parent would be left in every v1 hierarchy of this host.
     return in;
@@ -237,6 +246,28 @@ TEST_F(RuncTest, OverlayRootsOfOneImageAreIsolatedAndReadOnlyRootIsEnforced) {
   ASSERT_TRUE(RemoveContainerInstance(*layout_, "writer", 0));
   EXPECT_FALSE(std::filesystem::exists(layout_->InstanceDir("writer", 0)));
   EXPECT_TRUE(RemoveContainerInstance(*layout_, "writer", 0)) << "idempotent";
+}
+
+TEST_F(RuncTest, PrivilegedContainerHasEveryCapabilityNoSeccompAndHostDevices) {
+  pod::Pod pod;
+  pod.metadata.name = "rt";
+  pod::Container c = Shell("priv", "busybox",
+                           "grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; "
+                           "test -c /dev/kmsg && echo kmsg; "
+                           "touch /sys/fs/cgroup/x 2>/dev/null; mkdir /proc/acpi/x 2>/dev/null; echo done");
+  pod::SecurityContext sc;
+  sc.privileged = true;
+  c.security_context = sc;
+  pod.spec.containers = {c};
+  ASSERT_TRUE(PreparePodFiles(pod, *layout_, "node"));
+  int code = -1;
+  std::string out = Run(pod, pod.spec.containers[0], &code);
+  EXPECT_EQ(code, 0) << out;
+  // Every capability podvisor itself has (a sandboxed host may lack some).
+  EXPECT_NE(out.find("CapEff:\t" + CapMask(CurrentBoundingCapabilities())), std::string::npos) << out;
+  EXPECT_NE(out.find("Seccomp:\t0"), std::string::npos) << out;
+  EXPECT_NE(out.find("NoNewPrivs:\t0"), std::string::npos) << out;
+  EXPECT_NE(out.find("kmsg"), std::string::npos) << "host devices: " << out;
 }
 
 }  // namespace

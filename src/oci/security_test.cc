@@ -59,6 +59,25 @@ TEST(Capabilities, AddAllThenDropRemovesFromEverything) {
   EXPECT_TRUE(Contains(*caps, "CAP_SYS_ADMIN"));
 }
 
+TEST(Capabilities, AllMeansWhatThisHostCanGrant) {
+  std::vector<std::string> available = {"CAP_CHOWN", "CAP_KILL", "CAP_NET_ADMIN", "CAP_SETUID"};
+  auto all = Caps({"ALL"}, {});
+  EXPECT_EQ(*ComputeCapabilities(&all, "f", &available), available);
+  auto none = Caps({}, {});
+  EXPECT_EQ(*ComputeCapabilities(&none, "f", &available),
+            (std::vector<std::string>{"CAP_CHOWN", "CAP_KILL", "CAP_SETUID"}))
+      << "defaults the host lacks are left out";
+  auto missing = Caps({"NET_ADMIN", "SYS_RESOURCE"}, {});
+  auto err = ComputeCapabilities(&missing, "sc.capabilities", &available);
+  ASSERT_FALSE(err);
+  EXPECT_EQ(err.error().message().rfind("sc.capabilities.add[1]: CAP_SYS_RESOURCE is not in", 0), 0u)
+      << err.error().message();
+  auto bounding = CurrentBoundingCapabilities();
+  auto known = AllCapabilities();
+  EXPECT_FALSE(bounding.empty());
+  EXPECT_TRUE(std::includes(known.begin(), known.end(), bounding.begin(), bounding.end()));
+}
+
 TEST(Capabilities, AllKnowsTheModernOnes) {
   auto all = AllCapabilities();
   EXPECT_GE(all.size(), 38u);

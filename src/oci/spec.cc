@@ -78,19 +78,14 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
   if (Status s = CheckUnsupportedFields(pod, container, field); !s) return s.take_error();
   if (input.root_path.empty()) return Error(field + ": no root path given for the container");
 
-  if (ctx.privileged) {
-    // Kubernetes: a privileged container has every capability; add/drop
-    // are still checked for valid names.
-    auto checked = ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
-                                       internal::SecurityField(ctx, "capabilities"));
-    if (!checked) return checked.take_error();
-    ctx.capabilities = AllCapabilities();
-  } else {
-    auto caps = ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
-                                    internal::SecurityField(ctx, "capabilities"));
-    if (!caps) return caps.take_error();
-    ctx.capabilities = std::move(*caps);
-  }
+  const std::vector<std::string> available =
+      input.available_capabilities ? *input.available_capabilities : AllCapabilities();
+  auto caps = ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
+                                  internal::SecurityField(ctx, "capabilities"), &available);
+  if (!caps) return caps.take_error();
+  // Kubernetes: a privileged container has every capability (containerd:
+  // all the runtime itself has); add/drop were still checked above.
+  ctx.capabilities = ctx.privileged ? available : std::move(*caps);
 
   auto process = internal::BuildProcess(ctx);
   if (!process) return process.take_error();

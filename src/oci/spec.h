@@ -63,6 +63,10 @@ struct ContainerConfigInput {
   std::string node_hostname;  // what hostNetwork pods see as hostname
   std::optional<int64_t> pids_limit;  // linux.resources.pids.limit
   std::vector<HostDevice> host_devices;  // linux.devices of privileged containers
+  // What "all capabilities" means (privileged, add: [ALL]):
+  // CurrentBoundingCapabilities() in production; nullopt = AllCapabilities()
+  // (deterministic, for golden tests).
+  std::optional<std::vector<std::string>> available_capabilities;
 };
 
 // "spec.containers[1]" or "spec.initContainers[0]": the prefix of every
