@@ -69,8 +69,8 @@ int RunOciConfig(const OciConfigOptions& opts) {
     }
   }
   if (!container) {
-    std::fprintf(stderr, "podvisor: pod \"%s\" has no container \"%s\"\n", pod.metadata.name.c_str(),
-                 opts.container.c_str());
+    std::fprintf(stderr, "podvisor: pod \"%s\" has no container \"%s\"\n",
+                 pod.metadata.name.c_str(), opts.container.c_str());
     return kExitUsage;
   }
   auto image = oci::LoadImage(bundle, container->image);
@@ -94,7 +94,8 @@ int RunOciConfig(const OciConfigOptions& opts) {
     in.namespaces.uts = layout.NamespaceFile("uts");
   }
   if (!pod.spec.host_ipc) in.namespaces.ipc = layout.NamespaceFile("ipc");
-  if (pod.spec.share_process_namespace.value_or(false)) in.namespaces.pid = layout.NamespaceFile("pid");
+  if (pod.spec.share_process_namespace.value_or(false))
+    in.namespaces.pid = layout.NamespaceFile("pid");
   in.cgroups_path = opts.cgroup_parent + "/" + pod.metadata.name + "/" + container->name;
   in.node_memory_bytes = NodeMemoryBytes();
   in.node_hostname = NodeHostname();

@@ -16,7 +16,9 @@ std::string Upper(std::string_view s) {
   return out;
 }
 
-bool IsAll(std::string_view name) { return Upper(name) == "ALL"; }
+bool IsAll(std::string_view name) {
+  return Upper(name) == "ALL";
+}
 
 // libcap's cap_to_name() returns a decimal number for a value it has no
 // name for; those are not capabilities podvisor can ask a runtime for.
@@ -33,10 +35,9 @@ std::optional<std::string> NameOf(cap_value_t value) {
 
 std::vector<std::string> DefaultCapabilities() {
   std::vector<std::string> caps = {
-      "CAP_AUDIT_WRITE", "CAP_CHOWN",   "CAP_DAC_OVERRIDE",     "CAP_FOWNER",
-      "CAP_FSETID",      "CAP_KILL",    "CAP_MKNOD",            "CAP_NET_BIND_SERVICE",
-      "CAP_NET_RAW",     "CAP_SETFCAP", "CAP_SETGID",           "CAP_SETPCAP",
-      "CAP_SETUID",      "CAP_SYS_CHROOT"};
+      "CAP_AUDIT_WRITE", "CAP_CHOWN",   "CAP_DAC_OVERRIDE",     "CAP_FOWNER",    "CAP_FSETID",
+      "CAP_KILL",        "CAP_MKNOD",   "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",   "CAP_SETFCAP",
+      "CAP_SETGID",      "CAP_SETPCAP", "CAP_SETUID",           "CAP_SYS_CHROOT"};
   std::sort(caps.begin(), caps.end());
   return caps;
 }
@@ -93,7 +94,8 @@ Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext*
   for (const auto& cap : defaults) {
     if (is_available(cap)) caps.insert(cap);
   }
-  if (!security || !security->capabilities) return std::vector<std::string>(caps.begin(), caps.end());
+  if (!security || !security->capabilities)
+    return std::vector<std::string>(caps.begin(), caps.end());
   const pod::Capabilities& c = *security->capabilities;
 
   auto check = [&](const std::vector<std::string>& names, const char* list,
@@ -102,7 +104,8 @@ Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext*
       if (IsAll(names[i])) continue;
       auto canonical = CanonicalCapabilityName(names[i]);
       if (!canonical) {
-        return canonical.error().Wrap(std::string(field) + "." + list + "[" + std::to_string(i) + "]");
+        return canonical.error().Wrap(std::string(field) + "." + list + "[" + std::to_string(i) +
+                                      "]");
       }
       out.push_back(*canonical);
     }
@@ -113,8 +116,9 @@ Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext*
   for (std::size_t i = 0, j = 0; i < c.add.size(); ++i) {
     if (IsAll(c.add[i])) continue;
     if (!is_available(add[j])) {
-      return Error(std::string(field) + ".add[" + std::to_string(i) + "]: " + add[j] +
-                   " is not in podvisor's own bounding set on this host, so no container can have it");
+      return Error(
+          std::string(field) + ".add[" + std::to_string(i) + "]: " + add[j] +
+          " is not in podvisor's own bounding set on this host, so no container can have it");
     }
     ++j;
   }

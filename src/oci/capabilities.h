@@ -35,8 +35,8 @@ Result<std::string> CanonicalCapabilityName(std::string_view name);
 // ("spec.containers[0].securityContext.capabilities"). `available` (null:
 // AllCapabilities()) is what "ALL" means; adding a capability outside it is
 // an error, as the runtime could not grant it.
-Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext* security,
-                                                     std::string_view field,
-                                                     const std::vector<std::string>* available = nullptr);
+Result<std::vector<std::string>> ComputeCapabilities(
+    const pod::SecurityContext* security, std::string_view field,
+    const std::vector<std::string>* available = nullptr);
 
 }  // namespace podvisor::oci

@@ -11,7 +11,8 @@ namespace podvisor::oci {
 Result<std::vector<HostDevice>> ScanHostDevices(const std::filesystem::path& dev_dir) {
   std::vector<HostDevice> devices;
   std::error_code ec;
-  std::filesystem::recursive_directory_iterator it(dev_dir, std::filesystem::directory_options::skip_permission_denied, ec);
+  std::filesystem::recursive_directory_iterator it(
+      dev_dir, std::filesystem::directory_options::skip_permission_denied, ec);
   if (ec) return Error("listing " + dev_dir.string() + ": " + ec.message(), ec.value());
   for (; it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) return Error("listing " + dev_dir.string() + ": " + ec.message(), ec.value());
@@ -26,7 +27,8 @@ Result<std::vector<HostDevice>> ScanHostDevices(const std::filesystem::path& dev
     if (::lstat(p.c_str(), &st) != 0) continue;  // vanished meanwhile
     if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) continue;
     devices.push_back({p.string(), S_ISCHR(st.st_mode) ? 'c' : 'b',
-                       static_cast<int64_t>(major(st.st_rdev)), static_cast<int64_t>(minor(st.st_rdev)),
+                       static_cast<int64_t>(major(st.st_rdev)),
+                       static_cast<int64_t>(minor(st.st_rdev)),
                        static_cast<uint32_t>(st.st_mode & 07777), st.st_uid, st.st_gid});
   }
   std::sort(devices.begin(), devices.end(),

@@ -45,11 +45,11 @@ Status DecodeConfig(const json& doc, ImageConfig& out) {
   if (it == doc.end() || it->is_null()) return Ok();
   if (!it->is_object()) return Error("config: must be an object");
   const json& config = *it;
-  for (auto status : {ReadStringList(config, "Entrypoint", out.entrypoint),
-                      ReadStringList(config, "Cmd", out.cmd), ReadStringList(config, "Env", out.env),
-                      ReadString(config, "WorkingDir", out.working_dir),
-                      ReadString(config, "User", out.user),
-                      ReadString(config, "StopSignal", out.stop_signal)}) {
+  for (auto status :
+       {ReadStringList(config, "Entrypoint", out.entrypoint),
+        ReadStringList(config, "Cmd", out.cmd), ReadStringList(config, "Env", out.env),
+        ReadString(config, "WorkingDir", out.working_dir), ReadString(config, "User", out.user),
+        ReadString(config, "StopSignal", out.stop_signal)}) {
     if (!status) return status;
   }
   for (std::size_t i = 0; i < out.env.size(); ++i) {
@@ -86,14 +86,15 @@ Result<Image> LoadImage(const std::filesystem::path& bundle, std::string_view re
   image.rootfs = *dir / "rootfs";
   std::error_code ec;
   if (!std::filesystem::is_directory(image.rootfs, ec)) {
-    return Error("image \"" + image.reference + "\": " + image.rootfs.string() +
-                     " is not a directory",
-                 ec ? ec.value() : ENOENT);
+    return Error(
+        "image \"" + image.reference + "\": " + image.rootfs.string() + " is not a directory",
+        ec ? ec.value() : ENOENT);
   }
   std::filesystem::path config_file = *dir / "image.json";
   if (!std::filesystem::exists(config_file, ec)) return image;
   std::ifstream in(config_file);
-  if (!in) return Error::FromErrno("image \"" + image.reference + "\": reading " + config_file.string());
+  if (!in)
+    return Error::FromErrno("image \"" + image.reference + "\": reading " + config_file.string());
   std::stringstream text;
   text << in.rdbuf();
   auto config = ParseImageConfig(text.str(), config_file);
@@ -105,7 +106,9 @@ Result<Image> LoadImage(const std::filesystem::path& bundle, std::string_view re
 Result<int> EffectiveStopSignal(const pod::Container& container, const ImageConfig& image) {
   if (container.lifecycle && container.lifecycle->stop_signal) {
     auto signo = ParseKubernetesSignalName(*container.lifecycle->stop_signal);
-    if (!signo) return Error("lifecycle.stopSignal: unknown signal \"" + *container.lifecycle->stop_signal + "\"");
+    if (!signo)
+      return Error("lifecycle.stopSignal: unknown signal \"" + *container.lifecycle->stop_signal +
+                   "\"");
     return *signo;
   }
   if (!image.stop_signal.empty()) {

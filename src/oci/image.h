@@ -28,9 +28,9 @@ struct ImageConfig {
 };
 
 struct Image {
-  std::string reference;        // as written in the pod
-  std::filesystem::path dir;    // BUNDLE/images/<ref>, or the absolute ref
-  std::filesystem::path rootfs; // dir/rootfs
+  std::string reference;         // as written in the pod
+  std::filesystem::path dir;     // BUNDLE/images/<ref>, or the absolute ref
+  std::filesystem::path rootfs;  // dir/rootfs
   ImageConfig config;
 };
 

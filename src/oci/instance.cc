@@ -22,13 +22,14 @@ ContainerConfigInput PodInputFromLayout(const PodLayout& layout, const pod::Pod&
   return in;
 }
 
-Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout, const std::string& node_hostname,
-                       const HostEtcFiles& host) {
+Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout,
+                       const std::string& node_hostname, const HostEtcFiles& host) {
   std::string hostname = PodHostname(pod, node_hostname);
   if (Status s = WritePodEtcFiles(layout, hostname, pod.spec.host_network, host); !s) {
     return s.error().Wrap("pod " + pod.metadata.name);
   }
-  if (Status s = PreparePodVolumes(pod, layout.VolumesDir()); !s) return s.error().Wrap("pod " + pod.metadata.name);
+  if (Status s = PreparePodVolumes(pod, layout.VolumesDir()); !s)
+    return s.error().Wrap("pod " + pod.metadata.name);
   if (!pod.spec.host_ipc) {
     if (Status s = MountPodShm(layout); !s) return s.error().Wrap("pod " + pod.metadata.name);
   }
@@ -45,8 +46,9 @@ Status CreateTerminationMessageFile(const std::filesystem::path& file) {
   return Ok();
 }
 
-Result<PreparedInstance> Prepare(const pod::Pod& pod, const pod::Container& container, const Image& image,
-                                 const PodLayout& layout, int instance, ContainerConfigInput& input) {
+Result<PreparedInstance> Prepare(const pod::Pod& pod, const pod::Container& container,
+                                 const Image& image, const PodLayout& layout, int instance,
+                                 ContainerConfigInput& input) {
   PreparedInstance out;
   out.bundle_dir = layout.InstanceDir(container.name, instance);
   out.config_file = layout.ConfigFile(container.name, instance);
@@ -55,7 +57,8 @@ Result<PreparedInstance> Prepare(const pod::Pod& pod, const pod::Container& cont
   if (Status s = MakeDirs(out.bundle_dir, 0700); !s) return s.take_error();
   if (Status s = MountWritableRoot(out.root); !s) return s.take_error();
   if (Status s = PrepareSubPaths(pod, container, input.volumes_dir); !s) return s.take_error();
-  if (Status s = CreateTerminationMessageFile(out.termination_message_file); !s) return s.take_error();
+  if (Status s = CreateTerminationMessageFile(out.termination_message_file); !s)
+    return s.take_error();
   input.root_path = out.root.merged;
   input.termination_message_file = out.termination_message_file;
   auto config = GenerateConfig(pod, container, image, input);
@@ -67,7 +70,8 @@ Result<PreparedInstance> Prepare(const pod::Pod& pod, const pod::Container& cont
 
 }  // namespace
 
-Result<PreparedInstance> PrepareContainerInstance(const pod::Pod& pod, const pod::Container& container,
+Result<PreparedInstance> PrepareContainerInstance(const pod::Pod& pod,
+                                                  const pod::Container& container,
                                                   const Image& image, const PodLayout& layout,
                                                   int instance, ContainerConfigInput input) {
   auto prepared = Prepare(pod, container, image, layout, instance, input);

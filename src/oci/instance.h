@@ -34,8 +34,8 @@ ContainerConfigInput PodInputFromLayout(const PodLayout& layout, const pod::Pod&
 
 // Writes the pod's /etc files, prepares every volume and mounts the pod's
 // /dev/shm (not for hostIPC pods). Idempotent.
-Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout, const std::string& node_hostname,
-                       const HostEtcFiles& host = {});
+Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout,
+                       const std::string& node_hostname, const HostEtcFiles& host = {});
 
 struct PreparedInstance {
   std::filesystem::path bundle_dir;   // pass as `--bundle` to the runtime
@@ -50,7 +50,8 @@ struct PreparedInstance {
 // container user can write it), generates and writes config.json. The
 // per-instance fields of `input` (root_path, termination_message_file) are
 // set here. On failure the instance is removed again.
-Result<PreparedInstance> PrepareContainerInstance(const pod::Pod& pod, const pod::Container& container,
+Result<PreparedInstance> PrepareContainerInstance(const pod::Pod& pod,
+                                                  const pod::Container& container,
                                                   const Image& image, const PodLayout& layout,
                                                   int instance, ContainerConfigInput input);
 

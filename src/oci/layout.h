@@ -3,8 +3,8 @@
 //
 //   DIR/<pod>/etc/{hosts,hostname,resolv.conf}   bind-mounted into every container
 //   DIR/<pod>/volumes/<volume>/                   emptyDir volumes (tmpfs for medium Memory)
-//   DIR/<pod>/shm/                                the pod's /dev/shm when it has its own IPC namespace
-//   DIR/<pod>/runtime/                            the OCI runtime's --root
+//   DIR/<pod>/shm/                                the pod's /dev/shm when it has its own IPC
+//   namespace DIR/<pod>/runtime/                            the OCI runtime's --root
 //   DIR/<pod>/ns/{net,ipc,uts,pid}                the pod sandbox's namespaces, pinned by
 //                                                 bind mounts (as ip-netns does), joined by path
 //   DIR/<pod>/containers/<container>/<instance>/  one runtime bundle per container instance:

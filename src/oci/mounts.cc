@@ -18,7 +18,8 @@ std::string Unescape(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     auto octal = [&](std::size_t k) { return s[k] >= '0' && s[k] <= '7'; };
     if (s[i] == '\\' && i + 3 < s.size() && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
-      out.push_back(static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0')));
+      out.push_back(
+          static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0')));
       i += 3;
     } else {
       out.push_back(s[i]);
@@ -43,7 +44,8 @@ Result<std::vector<std::string>> ListMountPoints() {
     // "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw"
     std::istringstream fields(line);
     std::string id, parent, devno, root, mount_point;
-    if (fields >> id >> parent >> devno >> root >> mount_point) points.push_back(Unescape(mount_point));
+    if (fields >> id >> parent >> devno >> root >> mount_point)
+      points.push_back(Unescape(mount_point));
   }
   return points;
 }
@@ -69,12 +71,14 @@ Result<std::vector<std::string>> MountPointsUnder(const std::filesystem::path& d
 
 bool IsMountPoint(const std::filesystem::path& path) {
   struct statx stx {};
-  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0) return false;
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0)
+    return false;
   if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) {
     return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
   }
   // Kernels before 5.8: a different device than the parent's.
-  struct stat self {}, parent {};
+  struct stat self {
+  }, parent{};
   if (::lstat(path.c_str(), &self) != 0) return false;
   if (::lstat((path / "..").c_str(), &parent) != 0) return false;
   return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
@@ -109,7 +113,8 @@ Status UnmountAllUnder(const std::filesystem::path& dir) {
   }
   auto left = MountPointsUnder(dir);
   if (!left) return left.take_error();
-  if (!left->empty()) return Error("still mounted under " + dir.string() + ": " + left->front(), EBUSY);
+  if (!left->empty())
+    return Error("still mounted under " + dir.string() + ": " + left->front(), EBUSY);
   return Ok();
 }
 
@@ -125,7 +130,8 @@ Status MakeDirs(const std::filesystem::path& dir, unsigned mode) {
   }
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return Error::FromErrno("creating directory " + dir.string());
-  if (!S_ISDIR(st.st_mode)) return Error("creating directory " + dir.string() + ": not a directory", ENOTDIR);
+  if (!S_ISDIR(st.st_mode))
+    return Error("creating directory " + dir.string() + ": not a directory", ENOTDIR);
   return Ok();
 }
 

@@ -8,8 +8,8 @@ namespace podvisor::oci {
 namespace {
 
 std::string Expand(std::string_view in) {
-  EnvList env = {{"VAR_A", "A"}, {"VAR_B", "B"}, {"VAR_C", "C"}, {"VAR_REF", "$(VAR_A)"},
-                 {"VAR_EMPTY", ""}};
+  EnvList env = {
+      {"VAR_A", "A"}, {"VAR_B", "B"}, {"VAR_C", "C"}, {"VAR_REF", "$(VAR_A)"}, {"VAR_EMPTY", ""}};
   return ExpandVars(in, [&](std::string_view n) { return LookupEnv(env, n); });
 }
 
@@ -114,8 +114,8 @@ TEST(ContainerEnv, DefaultPathWhenImageHasNone) {
 
 TEST(ContainerEnv, LaterVariablesSeeEarlierOnesOnlyInOrder) {
   pod::Container c = Container({}, {});
-  c.env = {{"A", "$(B)", false}, {"B", "b", false}, {"C", "$(A)-$(B)", false},
-           {"D", "$$(B)", false}};
+  c.env = {
+      {"A", "$(B)", false}, {"B", "b", false}, {"C", "$(A)-$(B)", false}, {"D", "$$(B)", false}};
   EnvList env = BuildContainerEnv(ImageConfig{}, c, "h");
   EXPECT_EQ(LookupEnv(env, "A"), "$(B)") << "B was not defined yet";
   EXPECT_EQ(LookupEnv(env, "C"), "$(B)-b");
@@ -135,9 +135,10 @@ TEST(WorkingDir, ContainerThenImageThenRoot) {
 }
 
 TEST(ImageConfigFile, ParsesTheHonouredFields) {
-  auto cfg = ParseImageConfig(R"({"config": {"Entrypoint": ["/e"], "Cmd": null, "Env": ["A=1", "B=x=y"],
+  auto cfg =
+      ParseImageConfig(R"({"config": {"Entrypoint": ["/e"], "Cmd": null, "Env": ["A=1", "B=x=y"],
       "WorkingDir": "/w", "User": "1000:1000", "StopSignal": "SIGINT", "Labels": {"x": "y"}}})",
-                              "image.json");
+                       "image.json");
   ASSERT_TRUE(cfg) << cfg.error().message();
   EXPECT_EQ(cfg->entrypoint, std::vector<std::string>{"/e"});
   EXPECT_TRUE(cfg->cmd.empty());

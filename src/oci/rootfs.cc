@@ -25,7 +25,8 @@ std::string EscapeOverlayPath(const std::filesystem::path& p) {
 }  // namespace
 
 std::string OverlayMountData(const WritableRootPaths& paths) {
-  return "lowerdir=" + EscapeOverlayPath(paths.lower) + ",upperdir=" + EscapeOverlayPath(paths.upper) +
+  return "lowerdir=" + EscapeOverlayPath(paths.lower) +
+         ",upperdir=" + EscapeOverlayPath(paths.upper) +
          ",workdir=" + EscapeOverlayPath(paths.work);
 }
 
@@ -42,8 +43,9 @@ Status MountWritableRoot(const WritableRootPaths& paths) {
     int err = errno;
     std::string hint;
     if (err == EINVAL && FilesystemType(paths.upper) == OVERLAYFS_SUPER_MAGIC) {
-      hint = " (the state directory is itself on overlayfs, which cannot be an upper layer; use "
-             "--state-dir on tmpfs or a disk filesystem)";
+      hint =
+          " (the state directory is itself on overlayfs, which cannot be an upper layer; use "
+          "--state-dir on tmpfs or a disk filesystem)";
     }
     return Error::FromErrno("mounting the overlay root " + paths.merged.string() + " over " +
                                 paths.lower.string() + hint,
@@ -58,7 +60,8 @@ Status RemoveWritableRoot(const WritableRootPaths& paths) {
   for (const auto* dir : {&paths.merged, &paths.work, &paths.upper}) {
     // Never recurse into something still mounted: that would delete the
     // content of whatever is mounted there.
-    if (IsMountPoint(*dir)) return Error("not removing " + dir->string() + ": still mounted", EBUSY);
+    if (IsMountPoint(*dir))
+      return Error("not removing " + dir->string() + ": still mounted", EBUSY);
     std::filesystem::remove_all(*dir, ec);
     if (ec) return Error("removing " + dir->string() + ": " + ec.message(), ec.value());
   }

@@ -26,8 +26,8 @@ namespace podvisor::oci {
 namespace {
 
 constexpr int64_t kGi = 1024LL * 1024 * 1024;
-constexpr const char* kApplets[] = {"sh", "id", "cat", "grep", "echo", "test", "touch", "cut",
-                                    "hostname", "ls", "mkdir", "head"};
+constexpr const char* kApplets[] = {"sh",    "id",  "cat",      "grep", "echo",  "test",
+                                    "touch", "cut", "hostname", "ls",   "mkdir", "head"};
 
 std::string ReadAll(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -54,7 +54,8 @@ class RuncTest : public ::testing::Test {
     auto runc = FindInPath("runc");
     if (!runc) GTEST_SKIP() << "runc not installed";
     runc_ = *runc;
-    if (::access("/bin/busybox", X_OK) != 0) GTEST_SKIP() << "busybox-static not installed (/bin/busybox)";
+    if (::access("/bin/busybox", X_OK) != 0)
+      GTEST_SKIP() << "busybox-static not installed (/bin/busybox)";
     char tmpl[] = "/tmp/podvisor-runc-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     tmp_ = tmpl;
@@ -87,8 +88,10 @@ class RuncTest : public ::testing::Test {
       std::filesystem::create_directories(rootfs / d);
     }
     std::filesystem::copy_file("/bin/busybox", rootfs / "bin/busybox");
-    for (const char* applet : kApplets) std::filesystem::create_symlink("busybox", rootfs / "bin" / applet);
-    std::ofstream(rootfs / "etc/passwd") << "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/:/bin/sh\n";
+    for (const char* applet : kApplets)
+      std::filesystem::create_symlink("busybox", rootfs / "bin" / applet);
+    std::ofstream(rootfs / "etc/passwd")
+        << "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/:/bin/sh\n";
     std::ofstream(rootfs / "etc/group") << "root:x:0:\napp:x:1000:\naudio:x:29:app\n";
   }
 
@@ -150,23 +153,28 @@ pod::Container Shell(std::string name, std::string image, std::string script) {
 TEST_F(RuncTest, RootContainerSeesDefaultCapsSeccompOomLimitsAndVolumes) {
   pod::Pod pod;
   pod.metadata.name = "rt";
-  pod::Container c = Shell("probe", "busybox",
-                           "id; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; "
-                           "echo oom=$(cat /proc/self/oom_score_adj); "
-                           "echo memlimit=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes); "
-                           "echo disk > /data/f && echo data=$(cat /data/f); "
-                           "echo mem > /mem/f && echo memfs=$(grep ' /mem ' /proc/mounts | cut -d' ' -f3); "
-                           "echo host > /host/f; echo hostname=$(hostname); "
-                           "echo bye > /dev/termination-log; "
-                           "mkdir /proc/nope 2>/dev/null || echo proc-ro");
+  pod::Container c =
+      Shell("probe", "busybox",
+            "id; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; "
+            "echo oom=$(cat /proc/self/oom_score_adj); "
+            "echo memlimit=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes); "
+            "echo disk > /data/f && echo data=$(cat /data/f); "
+            "echo mem > /mem/f && echo memfs=$(grep ' /mem ' /proc/mounts | cut -d' ' -f3); "
+            "echo host > /host/f; echo hostname=$(hostname); "
+            "echo bye > /dev/termination-log; "
+            "mkdir /proc/nope 2>/dev/null || echo proc-ro");
   c.resources.requests.memory = *pod::Quantity::Parse("32Mi");
   c.resources.limits.memory = *pod::Quantity::Parse("64Mi");
-  c.volume_mounts = {{"scratch", "/data", false, ""}, {"ram", "/mem", false, ""}, {"host", "/host", false, ""}};
+  c.volume_mounts = {
+      {"scratch", "/data", false, ""}, {"ram", "/mem", false, ""}, {"host", "/host", false, ""}};
   pod.spec.containers = {c};
   pod::EmptyDirVolumeSource ram{"Memory", *pod::Quantity::Parse("16Mi")};
   pod.spec.volumes = {{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}},
                       {"ram", ram, std::nullopt, {}},
-                      {"host", std::nullopt, pod::HostPathVolumeSource{(tmp_ / "hostdir").string(), "DirectoryOrCreate"}, {}}};
+                      {"host",
+                       std::nullopt,
+                       pod::HostPathVolumeSource{(tmp_ / "hostdir").string(), "DirectoryOrCreate"},
+                       {}}};
   ASSERT_TRUE(PreparePodFiles(pod, *layout_, "node"));
 
   int code = -1;
@@ -210,7 +218,9 @@ TEST_F(RuncTest, NonRootUserGroupsAndNoCapabilities) {
   int code = -1;
   std::string out = Run(pod, pod.spec.containers[0], &code);
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("uid=1000(app) gid=1000(app) groups=29(audio),1000(app),2000"), std::string::npos) << out;
+  EXPECT_NE(out.find("uid=1000(app) gid=1000(app) groups=29(audio),1000(app),2000"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("CapEff:\t0000000000000000"), std::string::npos) << "non-root: " << out;
   EXPECT_NE(out.find("CapBnd:\t" + CapMask({"CAP_NET_ADMIN"})), std::string::npos) << out;
   EXPECT_NE(out.find("tm-writable"), std::string::npos) << out;
@@ -220,11 +230,12 @@ TEST_F(RuncTest, OverlayRootsOfOneImageAreIsolatedAndReadOnlyRootIsEnforced) {
   pod::Pod pod;
   pod.metadata.name = "rt";
   pod::Container writer = Shell("writer", "busybox", "echo a > /written-by-writer && echo wrote");
-  pod::Container reader = Shell("reader", "busybox",
-                                "test -e /written-by-writer && echo visible || echo isolated");
+  pod::Container reader =
+      Shell("reader", "busybox", "test -e /written-by-writer && echo visible || echo isolated");
   pod::Container other = Shell("other-image", "registry.example/bb:1.36", "echo escaped-ok");
-  pod::Container ro = Shell("ro", "busybox", "touch /x 2>/dev/null && echo rw || echo ro; "
-                                             "echo tm > /dev/termination-log && echo tm-ok");
+  pod::Container ro = Shell("ro", "busybox",
+                            "touch /x 2>/dev/null && echo rw || echo ro; "
+                            "echo tm > /dev/termination-log && echo tm-ok");
   pod::SecurityContext sc;
   sc.read_only_root_filesystem = true;
   ro.security_context = sc;
@@ -238,7 +249,8 @@ TEST_F(RuncTest, OverlayRootsOfOneImageAreIsolatedAndReadOnlyRootIsEnforced) {
   EXPECT_NE(ro_out.find("ro\n"), std::string::npos) << ro_out;
   EXPECT_NE(ro_out.find("tm-ok"), std::string::npos) << ro_out;
   // The write went to the writer's upper layer, never to the image.
-  EXPECT_TRUE(std::filesystem::exists(layout_->InstanceDir("writer", 0) / "upper/written-by-writer"));
+  EXPECT_TRUE(
+      std::filesystem::exists(layout_->InstanceDir("writer", 0) / "upper/written-by-writer"));
   EXPECT_FALSE(std::filesystem::exists(bundle_ / "images/busybox/rootfs/written-by-writer"));
   // Removing an instance unmounts its overlay.
   auto root = layout_->WritableRoot("writer", 0, bundle_ / "images/busybox/rootfs");
@@ -251,10 +263,11 @@ TEST_F(RuncTest, OverlayRootsOfOneImageAreIsolatedAndReadOnlyRootIsEnforced) {
 TEST_F(RuncTest, PrivilegedContainerHasEveryCapabilityNoSeccompAndHostDevices) {
   pod::Pod pod;
   pod.metadata.name = "rt";
-  pod::Container c = Shell("priv", "busybox",
-                           "grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; "
-                           "test -c /dev/kmsg && echo kmsg; "
-                           "touch /sys/fs/cgroup/x 2>/dev/null; mkdir /proc/acpi/x 2>/dev/null; echo done");
+  pod::Container c =
+      Shell("priv", "busybox",
+            "grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; "
+            "test -c /dev/kmsg && echo kmsg; "
+            "touch /sys/fs/cgroup/x 2>/dev/null; mkdir /proc/acpi/x 2>/dev/null; echo done");
   pod::SecurityContext sc;
   sc.privileged = true;
   c.security_context = sc;
@@ -264,7 +277,8 @@ TEST_F(RuncTest, PrivilegedContainerHasEveryCapabilityNoSeccompAndHostDevices) {
   std::string out = Run(pod, pod.spec.containers[0], &code);
   EXPECT_EQ(code, 0) << out;
   // Every capability podvisor itself has (a sandboxed host may lack some).
-  EXPECT_NE(out.find("CapEff:\t" + CapMask(CurrentBoundingCapabilities())), std::string::npos) << out;
+  EXPECT_NE(out.find("CapEff:\t" + CapMask(CurrentBoundingCapabilities())), std::string::npos)
+      << out;
   EXPECT_NE(out.find("Seccomp:\t0"), std::string::npos) << out;
   EXPECT_NE(out.find("NoNewPrivs:\t0"), std::string::npos) << out;
   EXPECT_NE(out.find("kmsg"), std::string::npos) << "host devices: " << out;

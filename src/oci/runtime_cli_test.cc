@@ -20,11 +20,10 @@ RuntimeCli Cli(bool no_pivot = false) {
 TEST(RuntimeCli, CreateUsesThePodsOwnRootAndLog) {
   auto cmd = Cli().Create("web.app.0", "/run/podvisor/web/bundles/app", "/run/app.pid");
   EXPECT_EQ(cmd.step, "create");
-  EXPECT_THAT(cmd.argv,
-              ElementsAre("/usr/sbin/runc", "--root", "/run/podvisor/web/runtime", "--log",
-                          "/run/podvisor/web/runtime.log", "--log-format", "json", "create",
-                          "--bundle", "/run/podvisor/web/bundles/app", "--pid-file",
-                          "/run/app.pid", "web.app.0"));
+  EXPECT_THAT(cmd.argv, ElementsAre("/usr/sbin/runc", "--root", "/run/podvisor/web/runtime",
+                                    "--log", "/run/podvisor/web/runtime.log", "--log-format",
+                                    "json", "create", "--bundle", "/run/podvisor/web/bundles/app",
+                                    "--pid-file", "/run/app.pid", "web.app.0"));
 }
 
 TEST(RuntimeCli, NoPivotForInitramfsRoots) {
@@ -53,7 +52,8 @@ TEST(RuntimeCli, ParsesState) {
 
 TEST(RuntimeCli, LastErrorFromTheRuntimeLog) {
   auto path = std::filesystem::path(::testing::TempDir()) / ("rt-log-" + std::to_string(getpid()));
-  std::ofstream(path) << R"({"level":"info","msg":"starting"})" << "\n"
+  std::ofstream(path) << R"({"level":"info","msg":"starting"})"
+                      << "\n"
                       << R"({"level":"error","msg":"exec: \"nope\": executable file not found"})"
                       << "\n";
   EXPECT_EQ(LastRuntimeError(path), "exec: \"nope\": executable file not found");

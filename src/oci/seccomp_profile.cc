@@ -15,10 +15,10 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kActions[] = {
-    "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",
-    "SCMP_ACT_ERRNO", "SCMP_ACT_TRACE", "SCMP_ACT_ALLOW", "SCMP_ACT_LOG"};
-constexpr std::string_view kOperators[] = {"SCMP_CMP_NE", "SCMP_CMP_LT", "SCMP_CMP_LE",
-                                           "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
+    "SCMP_ACT_KILL",  "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",
+    "SCMP_ACT_ERRNO", "SCMP_ACT_TRACE",        "SCMP_ACT_ALLOW",       "SCMP_ACT_LOG"};
+constexpr std::string_view kOperators[] = {"SCMP_CMP_NE",       "SCMP_CMP_LT", "SCMP_CMP_LE",
+                                           "SCMP_CMP_EQ",       "SCMP_CMP_GE", "SCMP_CMP_GT",
                                            "SCMP_CMP_MASKED_EQ"};
 constexpr std::string_view kFlags[] = {"SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG",
                                        "SECCOMP_FILTER_FLAG_SPEC_ALLOW"};
@@ -39,14 +39,22 @@ bool ArchKnown(std::string_view scmp_name) {
 
 std::string NativeArchName() {
   switch (seccomp_arch_native()) {
-    case SCMP_ARCH_X86_64: return "SCMP_ARCH_X86_64";
-    case SCMP_ARCH_X86: return "SCMP_ARCH_X86";
-    case SCMP_ARCH_AARCH64: return "SCMP_ARCH_AARCH64";
-    case SCMP_ARCH_ARM: return "SCMP_ARCH_ARM";
-    case SCMP_ARCH_PPC64LE: return "SCMP_ARCH_PPC64LE";
-    case SCMP_ARCH_S390X: return "SCMP_ARCH_S390X";
-    case SCMP_ARCH_RISCV64: return "SCMP_ARCH_RISCV64";
-    default: return "SCMP_ARCH_NATIVE";
+    case SCMP_ARCH_X86_64:
+      return "SCMP_ARCH_X86_64";
+    case SCMP_ARCH_X86:
+      return "SCMP_ARCH_X86";
+    case SCMP_ARCH_AARCH64:
+      return "SCMP_ARCH_AARCH64";
+    case SCMP_ARCH_ARM:
+      return "SCMP_ARCH_ARM";
+    case SCMP_ARCH_PPC64LE:
+      return "SCMP_ARCH_PPC64LE";
+    case SCMP_ARCH_S390X:
+      return "SCMP_ARCH_S390X";
+    case SCMP_ARCH_RISCV64:
+      return "SCMP_ARCH_RISCV64";
+    default:
+      return "SCMP_ARCH_NATIVE";
   }
 }
 
@@ -65,10 +73,12 @@ Result<bool> ConditionHolds(const json& cond, bool include, const std::vector<st
                             const std::string& native, std::string_view where) {
   if (!cond.is_object()) return Error(std::string(where) + ": must be an object");
   auto any_in = [](const json& list, auto pred) {
-    return std::any_of(list.begin(), list.end(), [&](const json& x) { return pred(x.get<std::string>()); });
+    return std::any_of(list.begin(), list.end(),
+                       [&](const json& x) { return pred(x.get<std::string>()); });
   };
   auto all_in = [](const json& list, auto pred) {
-    return std::all_of(list.begin(), list.end(), [&](const json& x) { return pred(x.get<std::string>()); });
+    return std::all_of(list.begin(), list.end(),
+                       [&](const json& x) { return pred(x.get<std::string>()); });
   };
   auto has_cap = [&](const std::string& c) {
     return std::find(caps.begin(), caps.end(), c) != caps.end();
@@ -104,7 +114,8 @@ Result<json> ConvertArg(const json& arg, std::string_view where) {
   }
   auto op = arg.find("op");
   if (op == arg.end() || !op->is_string() || !OneOf(kOperators, op->get<std::string>())) {
-    return Error(std::string(where) + ".op: must be one of SCMP_CMP_NE, _LT, _LE, _EQ, _GE, _GT, _MASKED_EQ");
+    return Error(std::string(where) +
+                 ".op: must be one of SCMP_CMP_NE, _LT, _LE, _EQ, _GE, _GT, _MASKED_EQ");
   }
   out["op"] = *op;
   return out;
@@ -116,7 +127,8 @@ Result<json> ConvertRule(const json& rule, const std::vector<std::string>& caps,
   for (const char* key : {"includes", "excludes"}) {
     auto it = rule.find(key);
     if (it == rule.end()) continue;
-    auto holds = ConditionHolds(*it, std::string(key) == "includes", caps, native, where + "." + key);
+    auto holds =
+        ConditionHolds(*it, std::string(key) == "includes", caps, native, where + "." + key);
     if (!holds) return holds.take_error();
     if (!*holds) return json();  // not for this container
   }
@@ -136,13 +148,16 @@ Result<json> ConvertRule(const json& rule, const std::vector<std::string>& caps,
   if (known.empty()) return json();  // nothing this architecture has
   json out{{"names", known}};
   auto action = rule.find("action");
-  if (action == rule.end() || !action->is_string() || !OneOf(kActions, action->get<std::string>())) {
-    return Error(where + ".action: must be one of SCMP_ACT_ALLOW, _ERRNO, _KILL, _KILL_PROCESS, "
-                         "_KILL_THREAD, _TRAP, _TRACE, _LOG");
+  if (action == rule.end() || !action->is_string() ||
+      !OneOf(kActions, action->get<std::string>())) {
+    return Error(where +
+                 ".action: must be one of SCMP_ACT_ALLOW, _ERRNO, _KILL, _KILL_PROCESS, "
+                 "_KILL_THREAD, _TRAP, _TRACE, _LOG");
   }
   out["action"] = *action;
   if (auto it = rule.find("errnoRet"); it != rule.end()) {
-    if (!it->is_number_integer() || it->get<int64_t>() < 0) return Error(where + ".errnoRet: must be a non-negative integer");
+    if (!it->is_number_integer() || it->get<int64_t>() < 0)
+      return Error(where + ".errnoRet: must be a non-negative integer");
     out["errnoRet"] = it->get<uint64_t>();
   }
   if (auto it = rule.find("args"); it != rule.end() && !it->is_null()) {
@@ -162,9 +177,12 @@ Result<json> ConvertRule(const json& rule, const std::vector<std::string>& caps,
 
 std::vector<std::string> SeccompArchitectures() {
   switch (seccomp_arch_native()) {
-    case SCMP_ARCH_X86_64: return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
-    case SCMP_ARCH_AARCH64: return {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"};
-    default: return {NativeArchName()};
+    case SCMP_ARCH_X86_64:
+      return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+    case SCMP_ARCH_AARCH64:
+      return {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"};
+    default:
+      return {NativeArchName()};
   }
 }
 
@@ -183,12 +201,14 @@ Result<json> ConvertSeccompProfile(const json& profile, const std::vector<std::s
   json out = json::object();
   auto def = profile.find("defaultAction");
   if (def == profile.end() || !def->is_string() || !OneOf(kActions, def->get<std::string>())) {
-    return fail("defaultAction: must be one of SCMP_ACT_ALLOW, _ERRNO, _KILL, _KILL_PROCESS, "
-                "_KILL_THREAD, _TRAP, _TRACE, _LOG");
+    return fail(
+        "defaultAction: must be one of SCMP_ACT_ALLOW, _ERRNO, _KILL, _KILL_PROCESS, "
+        "_KILL_THREAD, _TRAP, _TRACE, _LOG");
   }
   out["defaultAction"] = *def;
   if (auto it = profile.find("defaultErrnoRet"); it != profile.end()) {
-    if (!it->is_number_integer() || it->get<int64_t>() < 0) return fail("defaultErrnoRet: must be a non-negative integer");
+    if (!it->is_number_integer() || it->get<int64_t>() < 0)
+      return fail("defaultErrnoRet: must be a non-negative integer");
     out["defaultErrnoRet"] = it->get<uint64_t>();
   }
   const std::string native = NativeArchName();
@@ -201,13 +221,15 @@ Result<json> ConvertSeccompProfile(const json& profile, const std::vector<std::s
     // Docker form: take the entry for the host and its sub-architectures.
     if (!it->is_array()) return fail("archMap: must be an array");
     for (const json& entry : *it) {
-      if (!entry.is_object() || !entry.contains("architecture") || !entry["architecture"].is_string()) {
+      if (!entry.is_object() || !entry.contains("architecture") ||
+          !entry["architecture"].is_string()) {
         return fail("archMap: entries need an \"architecture\" string");
       }
       if (entry["architecture"] != native) continue;
       arches.push_back(native);
       if (auto sub = entry.find("subArchitectures"); sub != entry.end() && !sub->is_null()) {
-        if (Status s = CheckStringArray(*sub, "archMap.subArchitectures"); !s) return fail(s.error().message());
+        if (Status s = CheckStringArray(*sub, "archMap.subArchitectures"); !s)
+          return fail(s.error().message());
         for (const json& a : *sub) arches.push_back(a.get<std::string>());
       }
     }
@@ -250,16 +272,19 @@ Result<json> LoadLocalhostSeccompProfile(const std::filesystem::path& bundle,
                  "\": must be a path relative to BUNDLE/seccomp/");
   }
   for (const auto& part : rel) {
-    if (part == "..") return Error("localhostProfile \"" + std::string(relative) + "\": must not contain '..'");
+    if (part == "..")
+      return Error("localhostProfile \"" + std::string(relative) + "\": must not contain '..'");
   }
   std::error_code ec;
   std::filesystem::path dir = std::filesystem::weakly_canonical(bundle / "seccomp", ec);
   std::filesystem::path file = std::filesystem::weakly_canonical(bundle / "seccomp" / rel, ec);
-  if (ec) return Error("localhostProfile \"" + std::string(relative) + "\": " + ec.message(), ec.value());
+  if (ec)
+    return Error("localhostProfile \"" + std::string(relative) + "\": " + ec.message(), ec.value());
   // A symlink inside BUNDLE/seccomp may not lead out of it.
   auto inside = file.lexically_relative(dir);
   if (inside.empty() || *inside.begin() == "..") {
-    return Error("localhostProfile \"" + std::string(relative) + "\": resolves outside " + dir.string());
+    return Error("localhostProfile \"" + std::string(relative) + "\": resolves outside " +
+                 dir.string());
   }
   std::ifstream in(file);
   if (!in) return Error::FromErrno("localhostProfile: reading " + file.string());

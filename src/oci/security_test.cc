@@ -25,11 +25,11 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
 TEST(Capabilities, DefaultIsContainerdsFourteen) {
   auto caps = ComputeCapabilities(nullptr, "f");
   ASSERT_TRUE(caps);
-  EXPECT_EQ(*caps, (std::vector<std::string>{
-                       "CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
-                       "CAP_FSETID", "CAP_KILL", "CAP_MKNOD", "CAP_NET_BIND_SERVICE",
-                       "CAP_NET_RAW", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID",
-                       "CAP_SYS_CHROOT"}));
+  EXPECT_EQ(*caps,
+            (std::vector<std::string>{
+                "CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID",
+                "CAP_KILL", "CAP_MKNOD", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SETFCAP",
+                "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT"}));
 }
 
 TEST(Capabilities, AddAndDropAcceptAnySpelling) {
@@ -70,7 +70,8 @@ TEST(Capabilities, AllMeansWhatThisHostCanGrant) {
   auto missing = Caps({"NET_ADMIN", "SYS_RESOURCE"}, {});
   auto err = ComputeCapabilities(&missing, "sc.capabilities", &available);
   ASSERT_FALSE(err);
-  EXPECT_EQ(err.error().message().rfind("sc.capabilities.add[1]: CAP_SYS_RESOURCE is not in", 0), 0u)
+  EXPECT_EQ(err.error().message().rfind("sc.capabilities.add[1]: CAP_SYS_RESOURCE is not in", 0),
+            0u)
       << err.error().message();
   auto bounding = CurrentBoundingCapabilities();
   auto known = AllCapabilities();
@@ -152,7 +153,8 @@ TEST(Seccomp, CloneIsFilteredAndClone3ReturnsEnosysWithoutSysAdmin) {
   bool clone_filtered = false, clone3_enosys = false;
   for (const json& rule : p["syscalls"]) {
     if (rule["names"] == json({"clone"})) {
-      clone_filtered = rule["args"][0]["op"] == "SCMP_CMP_MASKED_EQ" && rule["args"][0]["valueTwo"] == 0;
+      clone_filtered =
+          rule["args"][0]["op"] == "SCMP_CMP_MASKED_EQ" && rule["args"][0]["valueTwo"] == 0;
     }
     if (rule["names"] == json({"clone3"})) clone3_enosys = rule["errnoRet"] == 38;
   }
@@ -173,7 +175,8 @@ TEST(Seccomp, ConvertsDockerFormatProfiles) {
   ASSERT_TRUE(out) << out.error().message();
   EXPECT_EQ((*out)["syscalls"].size(), 2u);
   EXPECT_EQ((*out)["syscalls"][0]["names"], json({"read"}));
-  EXPECT_EQ((*out)["syscalls"][1], json::parse(R"({"names": ["kill"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13})"));
+  EXPECT_EQ((*out)["syscalls"][1],
+            json::parse(R"({"names": ["kill"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13})"));
 #if defined(__x86_64__)
   EXPECT_EQ((*out)["architectures"], json({"SCMP_ARCH_X86_64", "SCMP_ARCH_X86"}));
 #endif
@@ -186,10 +189,13 @@ TEST(Seccomp, RejectsMalformedProfiles) {
   EXPECT_FALSE(bad(R"({"syscalls": []})"));
   EXPECT_FALSE(bad(R"({"defaultAction": "SCMP_ACT_MAYBE"})"));
   EXPECT_FALSE(bad(R"({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_PDP11"]})"));
-  EXPECT_FALSE(bad(R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["read"], "action": "NOPE"}]})"));
-  EXPECT_FALSE(bad(R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ERRNO", "args": [{"index": 9, "value": 1, "op": "SCMP_CMP_EQ"}]}]})"));
+  EXPECT_FALSE(bad(
+      R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["read"], "action": "NOPE"}]})"));
+  EXPECT_FALSE(bad(
+      R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ERRNO", "args": [{"index": 9, "value": 1, "op": "SCMP_CMP_EQ"}]}]})"));
   EXPECT_FALSE(bad(R"({"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "/x"})"));
-  auto msg = bad(R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": "read", "action": "SCMP_ACT_ALLOW"}]})");
+  auto msg = bad(
+      R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": "read", "action": "SCMP_ACT_ALLOW"}]})");
   ASSERT_FALSE(msg);
   EXPECT_EQ(msg.error().message(), "p.json: syscalls[0].names: must be an array of strings");
 }

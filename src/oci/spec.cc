@@ -70,9 +70,15 @@ bool HasReadOnlyRoot(const pod::Container& container) {
 Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container,
                             const Image& image, const ContainerConfigInput& input) {
   std::string field = ContainerFieldPath(pod, container);
-  internal::SpecContext ctx{pod,   container, image, input, field,
+  internal::SpecContext ctx{pod,
+                            container,
+                            image,
+                            input,
+                            field,
                             PodHostname(pod, input.node_hostname),
-                            /*privileged=*/false, /*read_only_root=*/false, /*capabilities=*/{}};
+                            /*privileged=*/false,
+                            /*read_only_root=*/false,
+                            /*capabilities=*/{}};
   ctx.privileged = IsPrivileged(container);
   ctx.read_only_root = HasReadOnlyRoot(container);
   if (Status s = CheckUnsupportedFields(pod, container, field); !s) return s.take_error();
@@ -80,8 +86,9 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
 
   const std::vector<std::string> available =
       input.available_capabilities ? *input.available_capabilities : AllCapabilities();
-  auto caps = ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
-                                  internal::SecurityField(ctx, "capabilities"), &available);
+  auto caps =
+      ComputeCapabilities(container.security_context ? &*container.security_context : nullptr,
+                          internal::SecurityField(ctx, "capabilities"), &available);
   if (!caps) return caps.take_error();
   // Kubernetes: a privileged container has every capability (containerd:
   // all the runtime itself has); add/drop were still checked above.

@@ -47,9 +47,9 @@ struct HostDevice {
 };
 
 struct ContainerConfigInput {
-  std::filesystem::path bundle;  // the pod bundle: images/, seccomp/
-  std::filesystem::path root_path;  // root.path: the instance's merged overlay
-  std::filesystem::path volumes_dir;  // emptyDir volume <v> is <volumes_dir>/<v>
+  std::filesystem::path bundle;                    // the pod bundle: images/, seccomp/
+  std::filesystem::path root_path;                 // root.path: the instance's merged overlay
+  std::filesystem::path volumes_dir;               // emptyDir volume <v> is <volumes_dir>/<v>
   std::filesystem::path termination_message_file;  // S11.3, per instance
   std::filesystem::path etc_hosts;
   std::filesystem::path etc_hostname;
@@ -58,10 +58,10 @@ struct ContainerConfigInput {
   // Empty: a private 64 MiB tmpfs. Ignored for hostIPC (the host's /dev/shm).
   std::filesystem::path pod_shm_dir;
   NamespacePaths namespaces;
-  std::string cgroups_path;  // linux.cgroupsPath, e.g. "/podvisor/web/app"
-  int64_t node_memory_bytes = 0;  // S10.3
-  std::string node_hostname;  // what hostNetwork pods see as hostname
-  std::optional<int64_t> pids_limit;  // linux.resources.pids.limit
+  std::string cgroups_path;              // linux.cgroupsPath, e.g. "/podvisor/web/app"
+  int64_t node_memory_bytes = 0;         // S10.3
+  std::string node_hostname;             // what hostNetwork pods see as hostname
+  std::optional<int64_t> pids_limit;     // linux.resources.pids.limit
   std::vector<HostDevice> host_devices;  // linux.devices of privileged containers
   // What "all capabilities" means (privileged, add: [ALL]):
   // CurrentBoundingCapabilities() in production; nullopt = AllCapabilities()

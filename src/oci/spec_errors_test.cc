@@ -43,14 +43,17 @@ class SpecErrors : public ::testing::Test {
     ASSERT_FALSE(config) << "expected an error for " << field;
     EXPECT_EQ(config.error().message().rfind(field, 0), 0u) << config.error().message();
     if (!fragment.empty()) {
-      EXPECT_NE(config.error().message().find(fragment), std::string::npos) << config.error().message();
+      EXPECT_NE(config.error().message().find(fragment), std::string::npos)
+          << config.error().message();
     }
   }
   pod::Pod pod_;
   ContainerConfigInput input_;
 };
 
-TEST_F(SpecErrors, BaselineGenerates) { EXPECT_TRUE(Generate()); }
+TEST_F(SpecErrors, BaselineGenerates) {
+  EXPECT_TRUE(Generate());
+}
 
 TEST_F(SpecErrors, TtyAndStdinCannotBeProvided) {
   C().tty = true;
@@ -101,7 +104,8 @@ TEST_F(SpecErrors, SeccompProfileChoices) {
   pod_.spec.security_context->seccomp_profile.reset();
   config = Generate();
   ASSERT_TRUE(config);
-  EXPECT_EQ((*config)["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO") << "unset = RuntimeDefault";
+  EXPECT_EQ((*config)["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO")
+      << "unset = RuntimeDefault";
 }
 
 TEST_F(SpecErrors, PrivilegeEscalationRulesOfTheApiServer) {

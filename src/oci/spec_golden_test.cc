@@ -24,7 +24,9 @@ std::filesystem::path TestData() {
   return dir ? std::filesystem::path(dir) : std::filesystem::path("src/oci/testdata");
 }
 
-Quantity Q(std::string_view text) { return *Quantity::Parse(text); }
+Quantity Q(std::string_view text) {
+  return *Quantity::Parse(text);
+}
 
 pod::Container MakeContainer(std::string name, std::string image) {
   pod::Container c;
@@ -73,7 +75,10 @@ pod::Pod BasicPod() {
                      {"scratch", "/cache", false, "cache/dir"}};
   p.spec.containers = {c};
   pod::Volume scratch{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}};
-  pod::Volume logs{"host-logs", std::nullopt, pod::HostPathVolumeSource{"/var/log/pods", "DirectoryOrCreate"}, {}};
+  pod::Volume logs{"host-logs",
+                   std::nullopt,
+                   pod::HostPathVolumeSource{"/var/log/pods", "DirectoryOrCreate"},
+                   {}};
   p.spec.volumes = {scratch, logs};
   return p;
 }
@@ -182,11 +187,15 @@ struct GoldenCase {
   void (*tweak)(ContainerConfigInput&) = nullptr;
 };
 
-void PrintTo(const GoldenCase& gc, std::ostream* os) { *os << gc.name; }
+void PrintTo(const GoldenCase& gc, std::ostream* os) {
+  *os << gc.name;
+}
 
 const pod::Container& Find(const pod::Pod& p, const std::string& name) {
-  for (const auto& c : p.spec.init_containers) if (c.name == name) return c;
-  for (const auto& c : p.spec.containers) if (c.name == name) return c;
+  for (const auto& c : p.spec.init_containers)
+    if (c.name == name) return c;
+  for (const auto& c : p.spec.containers)
+    if (c.name == name) return c;
   throw std::runtime_error("no container " + name);
 }
 
@@ -232,7 +241,8 @@ INSTANTIATE_TEST_SUITE_P(
         GoldenCase{"extra-capabilities", CapsPod, "gdb"}),
     [](const ::testing::TestParamInfo<GoldenCase>& info) {
       std::string n = info.param.name;
-      for (char& ch : n) if (ch == '-') ch = '_';
+      for (char& ch : n)
+        if (ch == '-') ch = '_';
       return n;
     });
 

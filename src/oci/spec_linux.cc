@@ -13,9 +13,9 @@ using nlohmann::json;
 
 // runc's default spec (`runc spec`), in its order.
 constexpr std::string_view kMaskedPaths[] = {
-    "/proc/acpi",         "/proc/asound",    "/proc/kcore",       "/proc/keys",
+    "/proc/acpi",          "/proc/asound",     "/proc/kcore",       "/proc/keys",
     "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-    "/sys/firmware",      "/proc/scsi"};
+    "/sys/firmware",       "/proc/scsi"};
 constexpr std::string_view kReadonlyPaths[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                                "/proc/sysrq-trigger"};
 
@@ -64,7 +64,8 @@ int64_t CpuShares(int64_t milli) {
 // the kernel's hugetlb.<size>.limit_in_bytes files).
 std::optional<std::string> HugePageSize(std::string_view resource) {
   std::string_view size = resource.substr(std::string_view("hugepages-").size());
-  for (auto [suffix, unit] : {std::pair{"Ki", "KB"}, std::pair{"Mi", "MB"}, std::pair{"Gi", "GB"}}) {
+  for (auto [suffix, unit] :
+       {std::pair{"Ki", "KB"}, std::pair{"Mi", "MB"}, std::pair{"Gi", "GB"}}) {
     if (size.size() > 2 && size.substr(size.size() - 2) == suffix) {
       return std::string(size.substr(0, size.size() - 2)) + unit;
     }
@@ -94,7 +95,8 @@ Result<json> BuildResources(const SpecContext& ctx) {
   if (ctx.input.pids_limit) resources["pids"] = json{{"limit", *ctx.input.pids_limit}};
 
   json hugepages = json::array();
-  for (const auto& [list, list_name] : {std::pair{&r.limits, "limits"}, std::pair{&r.requests, "requests"}}) {
+  for (const auto& [list, list_name] :
+       {std::pair{&r.limits, "limits"}, std::pair{&r.requests, "requests"}}) {
     for (const auto& [name, q] : list->other) {
       std::string where = field + "." + list_name + "[" + name + "]";
       if (name.rfind("hugepages-", 0) == 0) {
@@ -110,8 +112,9 @@ Result<json> BuildResources(const SpecContext& ctx) {
       // limits must be enforced or refused.
       if (name == "ephemeral-storage" && std::string_view(list_name) == "requests") continue;
       if (name == "ephemeral-storage") {
-        return Error(where + ": podvisor cannot enforce ephemeral-storage limits (the kubelet does "
-                             "it by eviction)");
+        return Error(where +
+                     ": podvisor cannot enforce ephemeral-storage limits (the kubelet does "
+                     "it by eviction)");
       }
       return Error(where + ": extended resources need a device plugin; podvisor has none");
     }
@@ -150,7 +153,8 @@ Result<json> BuildLinux(const SpecContext& ctx) {
   json devices = BuildDevices(ctx);
   if (!devices.empty()) linux["devices"] = std::move(devices);
   if (!ctx.privileged) {
-    linux["maskedPaths"] = std::vector<std::string>(std::begin(kMaskedPaths), std::end(kMaskedPaths));
+    linux["maskedPaths"] =
+        std::vector<std::string>(std::begin(kMaskedPaths), std::end(kMaskedPaths));
     linux["readonlyPaths"] =
         std::vector<std::string>(std::begin(kReadonlyPaths), std::end(kReadonlyPaths));
   }

@@ -126,7 +126,8 @@ Result<json> BuildMounts(const SpecContext& ctx) {
   const std::string& tm_path = ctx.container.termination_message_path;
   if (!tm_path.empty()) {
     if (tm_path[0] != '/') {
-      return Error(ctx.field + ".terminationMessagePath: \"" + tm_path + "\" must be an absolute path");
+      return Error(ctx.field + ".terminationMessagePath: \"" + tm_path +
+                   "\" must be an absolute path");
     }
     added.push_back(Bind(CleanDestination(tm_path), ctx.input.termination_message_file, false));
   }

@@ -50,8 +50,11 @@ Result<json> BuildProcess(const SpecContext& ctx) {
 
   // stdin/tty: the supervisor hands the runtime pipes and owns the output
   // (ARCHITECTURE.md); a terminal or an open stdin cannot be provided.
-  if (ctx.container.tty) return Error(ctx.field + ".tty: Unsupported value: true: podvisor gives containers pipes, not a terminal");
-  if (ctx.container.stdin) return Error(ctx.field + ".stdin: Unsupported value: true: podvisor attaches no stdin");
+  if (ctx.container.tty)
+    return Error(ctx.field +
+                 ".tty: Unsupported value: true: podvisor gives containers pipes, not a terminal");
+  if (ctx.container.stdin)
+    return Error(ctx.field + ".stdin: Unsupported value: true: podvisor attaches no stdin");
 
   json process{{"terminal", false},
                {"user", {{"uid", user->uid}, {"gid", user->gid}}},

@@ -121,11 +121,13 @@ Result<ProcessUser> ResolveUser(const UserRequest& request, std::string_view pas
   std::vector<PasswdEntry> passwd = ParsePasswd(passwd_text);
   std::vector<GroupEntry> groups = ParseGroup(group_text);
   auto user_by_uid = [&](uint32_t uid) -> const PasswdEntry* {
-    for (const auto& e : passwd) if (e.uid == uid) return &e;
+    for (const auto& e : passwd)
+      if (e.uid == uid) return &e;
     return nullptr;
   };
   auto user_by_name = [&](std::string_view name) -> const PasswdEntry* {
-    for (const auto& e : passwd) if (e.name == name) return &e;
+    for (const auto& e : passwd)
+      if (e.name == name) return &e;
     return nullptr;
   };
 

@@ -27,14 +27,31 @@ constexpr const char* kGroup =
 // UserRequest with chainable setters (designated initializers would need
 // every field under -Wmissing-field-initializers).
 struct Req : UserRequest {
-  Req& Uid(int64_t v) { run_as_user = v; return *this; }
-  Req& Gid(int64_t v) { run_as_group = v; return *this; }
-  Req& NonRoot(bool v) { run_as_non_root = v; return *this; }
-  Req& Supplemental(std::vector<int64_t> v) { supplemental_groups = std::move(v); return *this; }
-  Req& Image(std::string v) { image_user = std::move(v); return *this; }
+  Req& Uid(int64_t v) {
+    run_as_user = v;
+    return *this;
+  }
+  Req& Gid(int64_t v) {
+    run_as_group = v;
+    return *this;
+  }
+  Req& NonRoot(bool v) {
+    run_as_non_root = v;
+    return *this;
+  }
+  Req& Supplemental(std::vector<int64_t> v) {
+    supplemental_groups = std::move(v);
+    return *this;
+  }
+  Req& Image(std::string v) {
+    image_user = std::move(v);
+    return *this;
+  }
 };
 
-Result<ProcessUser> Resolve(UserRequest r) { return ResolveUser(r, kPasswd, kGroup); }
+Result<ProcessUser> Resolve(UserRequest r) {
+  return ResolveUser(r, kPasswd, kGroup);
+}
 
 TEST(User, ParsesPasswdAndGroupSkippingMalformedLines) {
   auto users = ParsePasswd(kPasswd);
@@ -87,7 +104,8 @@ TEST(User, NumericImageUserNeedNotExist) {
 TEST(User, UnknownImageUserOrGroupNameIsAnError) {
   auto u = Resolve(Req().Image("ghost"));
   ASSERT_FALSE(u);
-  EXPECT_EQ(u.error().message(), "image User \"ghost\": no user \"ghost\" in the image's /etc/passwd");
+  EXPECT_EQ(u.error().message(),
+            "image User \"ghost\": no user \"ghost\" in the image's /etc/passwd");
   auto g = Resolve(Req().Image("app:ghosts"));
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().message().find("no group \"ghosts\""), std::string::npos);

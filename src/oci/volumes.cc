@@ -18,7 +18,8 @@ namespace {
 
 constexpr int64_t kPodShmBytes = 64 * 1024 * 1024;
 
-Error VolumeError(const pod::Volume& v, const std::string& path, const std::string& what, int err = 0) {
+Error VolumeError(const pod::Volume& v, const std::string& path, const std::string& what,
+                  int err = 0) {
   return Error("volume \"" + v.name + "\": hostPath " + path + ": " + what, err);
 }
 
@@ -37,7 +38,8 @@ bool Inside(const std::filesystem::path& p, const std::filesystem::path& root) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
-Status MountTmpfs(const std::filesystem::path& dir, const std::string& options, const std::string& what) {
+Status MountTmpfs(const std::filesystem::path& dir, const std::string& options,
+                  const std::string& what) {
   if (IsMountPoint(dir)) {
     if (FilesystemType(dir) == TMPFS_MAGIC) return Ok();
     return Error(what + ": " + dir.string() + " is already a mount point of another kind", EBUSY);
@@ -53,21 +55,29 @@ Status MountTmpfs(const std::filesystem::path& dir, const std::string& options, 
 Status PrepareHostPath(const pod::Volume& volume) {
   const pod::HostPathVolumeSource& hp = *volume.host_path;
   const std::string& path = hp.path;
-  if (path.empty() || path[0] != '/') return VolumeError(volume, "\"" + path + "\"", "must be an absolute path");
+  if (path.empty() || path[0] != '/')
+    return VolumeError(volume, "\"" + path + "\"", "must be an absolute path");
   struct stat st {};
   bool exists = ::stat(path.c_str(), &st) == 0;
   int stat_errno = errno;
-  if (!exists && stat_errno != ENOENT) return VolumeError(volume, path, "cannot be checked", stat_errno);
+  if (!exists && stat_errno != ENOENT)
+    return VolumeError(volume, path, "cannot be checked", stat_errno);
 
   auto expect = [&](bool ok, const char* wanted) -> Status {
-    if (!exists) return VolumeError(volume, path, std::string("does not exist (type ") + hp.type + ")", ENOENT);
-    if (!ok) return VolumeError(volume, path, std::string("is ") + KindOf(st.st_mode) + ", not " + wanted + " (type " + hp.type + ")");
+    if (!exists)
+      return VolumeError(volume, path, std::string("does not exist (type ") + hp.type + ")",
+                         ENOENT);
+    if (!ok)
+      return VolumeError(
+          volume, path,
+          std::string("is ") + KindOf(st.st_mode) + ", not " + wanted + " (type " + hp.type + ")");
     return Ok();
   };
   if (hp.type.empty()) return Ok();
   if (hp.type == "DirectoryOrCreate") {
     if (exists) return expect(S_ISDIR(st.st_mode), "a directory");
-    if (Status s = MakeDirs(path, 0755); !s) return VolumeError(volume, path, s.error().message(), s.error().code());
+    if (Status s = MakeDirs(path, 0755); !s)
+      return VolumeError(volume, path, s.error().message(), s.error().code());
     return Ok();
   }
   if (hp.type == "FileOrCreate") {
@@ -77,7 +87,8 @@ Status PrepareHostPath(const pod::Volume& volume) {
     Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd) {
       if (errno == EEXIST) return PrepareHostPath(volume);
-      return VolumeError(volume, path, std::string("cannot be created: ") + std::strerror(errno), errno);
+      return VolumeError(volume, path, std::string("cannot be created: ") + std::strerror(errno),
+                         errno);
     }
     if (::fchmod(fd.get(), 0644) != 0) return VolumeError(volume, path, "chmod failed", errno);
     return Ok();
@@ -105,7 +116,8 @@ Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& v
   }
   if (ed.medium != "Memory") return Error(what + ": unsupported medium \"" + ed.medium + "\"");
   std::string options = "mode=0777";
-  std::optional<int64_t> size = ed.size_limit ? std::optional<int64_t>(ed.size_limit->value()) : default_memory_bytes;
+  std::optional<int64_t> size =
+      ed.size_limit ? std::optional<int64_t>(ed.size_limit->value()) : default_memory_bytes;
   if (size) options += ",size=" + std::to_string(*size);
   return MountTmpfs(dir, options, what);
 }
@@ -113,7 +125,8 @@ Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& v
 Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir) {
   pod::EffectiveResources eff = pod::ComputeEffectiveResources(pod.spec);
   std::optional<int64_t> pod_memory;
-  if (eff.every_container_has_memory_limit && eff.memory_limit) pod_memory = eff.memory_limit->value();
+  if (eff.every_container_has_memory_limit && eff.memory_limit)
+    pod_memory = eff.memory_limit->value();
   for (const pod::Volume& v : pod.spec.volumes) {
     Status s;
     if (v.host_path) {
@@ -163,13 +176,15 @@ Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
 
 Status MountPodShm(const PodLayout& layout) {
   if (Status s = MakeDirs(layout.ShmDir(), 01777); !s) return s.error().Wrap("pod /dev/shm");
-  return MountTmpfs(layout.ShmDir(), "mode=1777,size=" + std::to_string(kPodShmBytes), "pod /dev/shm");
+  return MountTmpfs(layout.ShmDir(), "mode=1777,size=" + std::to_string(kPodShmBytes),
+                    "pod /dev/shm");
 }
 
 Status CleanupPod(const PodLayout& layout) {
   std::error_code ec;
   if (!std::filesystem::exists(layout.dir(), ec)) return Ok();
-  if (Status s = UnmountAllUnder(layout.dir()); !s) return s.error().Wrap("cleaning up " + layout.dir().string());
+  if (Status s = UnmountAllUnder(layout.dir()); !s)
+    return s.error().Wrap("cleaning up " + layout.dir().string());
   for (const auto& dir : {layout.ContainersDir(), layout.VolumesDir(), layout.EtcDir(),
                           layout.ShmDir(), layout.NamespaceDir()}) {
     std::filesystem::remove_all(dir, ec);

@@ -36,7 +36,10 @@ class TempDir : public ::testing::Test {
 };
 
 pod::Volume HostPath(std::string name, std::string path, std::string type) {
-  return {std::move(name), std::nullopt, pod::HostPathVolumeSource{std::move(path), std::move(type)}, {}};
+  return {std::move(name),
+          std::nullopt,
+          pod::HostPathVolumeSource{std::move(path), std::move(type)},
+          {}};
 }
 
 using HostPathTypes = TempDir;
@@ -122,7 +125,9 @@ TEST_F(EmptyDir, DiskSizeLimitAndUnknownMediumAreRefused) {
   auto s = PrepareEmptyDir({"big", limited, std::nullopt, {}}, dir_, std::nullopt);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message().find("sizeLimit"), std::string::npos);
-  EXPECT_FALSE(PrepareEmptyDir({"x", pod::EmptyDirVolumeSource{"HugePages", std::nullopt}, std::nullopt, {}}, dir_, std::nullopt));
+  EXPECT_FALSE(
+      PrepareEmptyDir({"x", pod::EmptyDirVolumeSource{"HugePages", std::nullopt}, std::nullopt, {}},
+                      dir_, std::nullopt));
 }
 
 TEST_F(EmptyDir, SubPathsAreCreatedAndMayNotEscape) {
@@ -172,7 +177,8 @@ TEST_F(PodFiles, CleanupRemovesWhatOciCreatedAndIsIdempotent) {
   EXPECT_FALSE(std::filesystem::exists(layout.ContainersDir()));
   EXPECT_FALSE(std::filesystem::exists(layout.VolumesDir()));
   EXPECT_FALSE(std::filesystem::exists(layout.EtcDir()));
-  EXPECT_TRUE(std::filesystem::exists(layout.dir() / "events.jsonl")) << "the supervisor's files stay";
+  EXPECT_TRUE(std::filesystem::exists(layout.dir() / "events.jsonl"))
+      << "the supervisor's files stay";
   EXPECT_TRUE(CleanupPod(layout));
   EXPECT_TRUE(CleanupPod(PodLayout(dir_, "never-existed")));
 }
@@ -180,7 +186,8 @@ TEST_F(PodFiles, CleanupRemovesWhatOciCreatedAndIsIdempotent) {
 TEST(Layout, PathsFollowTheDocumentedTree) {
   PodLayout layout("/run/podvisor", "web");
   EXPECT_EQ(layout.ConfigFile("app", 2), "/run/podvisor/web/containers/app/2/config.json");
-  EXPECT_EQ(layout.TerminationMessageFile("app", 0), "/run/podvisor/web/containers/app/0/termination-log");
+  EXPECT_EQ(layout.TerminationMessageFile("app", 0),
+            "/run/podvisor/web/containers/app/0/termination-log");
   auto root = layout.WritableRoot("app", 1, "/b/images/busybox/rootfs");
   EXPECT_EQ(root.lower, "/b/images/busybox/rootfs");
   EXPECT_EQ(root.merged, "/run/podvisor/web/containers/app/1/rootfs");
@@ -203,7 +210,8 @@ TEST(Mounts, ListsMountPointsAndFindsRoot) {
 TEST(Devices, ScanFindsCharacterDevicesAndSkipsPts) {
   auto devices = ScanHostDevices();
   ASSERT_TRUE(devices) << devices.error().message();
-  auto null_dev = std::find_if(devices->begin(), devices->end(), [](const HostDevice& d) { return d.path == "/dev/null"; });
+  auto null_dev = std::find_if(devices->begin(), devices->end(),
+                               [](const HostDevice& d) { return d.path == "/dev/null"; });
   ASSERT_NE(null_dev, devices->end());
   EXPECT_EQ(null_dev->type, 'c');
   EXPECT_EQ(null_dev->major, 1);
