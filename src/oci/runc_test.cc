@@ -284,5 +284,27 @@ TEST_F(RuncTest, PrivilegedContainerHasEveryCapabilityNoSeccompAndHostDevices) {
   EXPECT_NE(out.find("kmsg"), std::string::npos) << "host devices: " << out;
 }
 
+TEST_F(RuncTest, LocalhostSeccompProfileFromTheBundleIsEnforced) {
+  std::filesystem::create_directories(bundle_ / "seccomp/profiles");
+  // Docker's format: allow everything but mkdir/mkdirat, which get EACCES.
+  std::ofstream(bundle_ / "seccomp/profiles/no-mkdir.json") << R"({
+    "defaultAction": "SCMP_ACT_ALLOW",
+    "archMap": [{"architecture": "SCMP_ARCH_X86_64", "subArchitectures": ["SCMP_ARCH_X86"]}],
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]})";
+  pod::Pod pod;
+  pod.metadata.name = "rt";
+  pod::Container c =
+      Shell("sc", "busybox", "grep '^Seccomp:' /proc/self/status; mkdir /tmp/d 2>&1; echo end");
+  pod::SecurityContext sc;
+  sc.seccomp_profile = pod::SeccompProfile{"Localhost", "profiles/no-mkdir.json"};
+  c.security_context = sc;
+  pod.spec.containers = {c};
+  ASSERT_TRUE(PreparePodFiles(pod, *layout_, "node"));
+  std::string out = Run(pod, pod.spec.containers[0]);
+  EXPECT_NE(out.find("Seccomp:\t2"), std::string::npos) << out;
+  EXPECT_NE(out.find("Permission denied"), std::string::npos) << out;
+  EXPECT_NE(out.find("end"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace podvisor::oci
