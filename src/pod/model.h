@@ -5,7 +5,8 @@
 // std::optional is a field the manifest may leave out and whose absence
 // means something different from any default (e.g. a container's own
 // restartPolicy); fields with an API default hold that default after
-// ApplyDefaults() (defaults.h).
+// ApplyDefaults() (defaults.h). Every struct compares member-wise with ==
+// (round-trip tests, change detection).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,7 @@ struct ObjectMeta {
   std::string uid;  // generated at run time when absent
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
 
 struct EnvVar {
@@ -47,6 +49,7 @@ struct EnvVar {
   // valueFrom is accepted by the API but needs a cluster; podvisor rejects it
   // in validation, so the parser only records that it was there.
   bool has_value_from = false;
+  friend bool operator==(const EnvVar&, const EnvVar&) = default;
 };
 
 struct ContainerPort {
@@ -55,6 +58,7 @@ struct ContainerPort {
   std::optional<int32_t> host_port;
   std::string protocol = "TCP";  // default
   std::string host_ip;
+  friend bool operator==(const ContainerPort&, const ContainerPort&) = default;
 };
 
 // requests/limits: the two resources podvisor enforces are typed; any other
@@ -64,11 +68,13 @@ struct ResourceList {
   std::optional<Quantity> memory;
   std::map<std::string, Quantity> other;
   bool empty() const { return !cpu && !memory && other.empty(); }
+  friend bool operator==(const ResourceList&, const ResourceList&) = default;
 };
 
 struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
+  friend bool operator==(const ResourceRequirements&, const ResourceRequirements&) = default;
 };
 
 struct VolumeMount {
@@ -76,15 +82,18 @@ struct VolumeMount {
   std::string mount_path;
   bool read_only = false;
   std::string sub_path;
+  friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
 };
 
 struct ExecAction {
   std::vector<std::string> command;
+  friend bool operator==(const ExecAction&, const ExecAction&) = default;
 };
 
 struct HttpHeader {
   std::string name;
   std::string value;
+  friend bool operator==(const HttpHeader&, const HttpHeader&) = default;
 };
 
 struct HttpGetAction {
@@ -93,26 +102,31 @@ struct HttpGetAction {
   std::string host;            // empty: the pod address
   std::string scheme = "HTTP";  // default; "HTTP" or "HTTPS"
   std::vector<HttpHeader> http_headers;
+  friend bool operator==(const HttpGetAction&, const HttpGetAction&) = default;
 };
 
 struct TcpSocketAction {
   IntOrString port;
   std::string host;
+  friend bool operator==(const TcpSocketAction&, const TcpSocketAction&) = default;
 };
 
 struct GrpcAction {
   int32_t port = 0;
   std::optional<std::string> service;
+  friend bool operator==(const GrpcAction&, const GrpcAction&) = default;
 };
 
 struct SleepAction {
   int64_t seconds = 0;
+  friend bool operator==(const SleepAction&, const SleepAction&) = default;
 };
 
 // S6.2: where a preStop hook receives the pod's termination reason.
 struct ReasonDelivery {
   std::optional<std::string> env;     // exec hooks; default KUBE_POD_TERM_REASON
   std::optional<std::string> header;  // httpGet hooks; default KUBE-POD-TERM-REASON
+  friend bool operator==(const ReasonDelivery&, const ReasonDelivery&) = default;
 };
 
 // One probe or hook handler. The API allows exactly one of these to be set;
@@ -123,17 +137,20 @@ struct Handler {
   std::optional<TcpSocketAction> tcp_socket;
   std::optional<GrpcAction> grpc;    // probes only
   std::optional<SleepAction> sleep;  // hooks only
+  friend bool operator==(const Handler&, const Handler&) = default;
 };
 
 struct LifecycleHandler {
   Handler handler;
   std::optional<ReasonDelivery> reason_delivery;  // preStop only (S6.2)
+  friend bool operator==(const LifecycleHandler&, const LifecycleHandler&) = default;
 };
 
 struct Lifecycle {
   std::optional<LifecycleHandler> post_start;
   std::optional<LifecycleHandler> pre_stop;
   std::optional<std::string> stop_signal;  // "SIGTERM", "SIGRTMIN+1", ...
+  friend bool operator==(const Lifecycle&, const Lifecycle&) = default;
 };
 
 struct Probe {
@@ -144,16 +161,19 @@ struct Probe {
   int32_t success_threshold = 1;
   int32_t failure_threshold = 3;
   std::optional<int64_t> termination_grace_period_seconds;
+  friend bool operator==(const Probe&, const Probe&) = default;
 };
 
 struct Capabilities {
   std::vector<std::string> add;
   std::vector<std::string> drop;
+  friend bool operator==(const Capabilities&, const Capabilities&) = default;
 };
 
 struct SeccompProfile {
   std::string type;  // RuntimeDefault | Unconfined | Localhost
   std::optional<std::string> localhost_profile;
+  friend bool operator==(const SeccompProfile&, const SeccompProfile&) = default;
 };
 
 struct SecurityContext {
@@ -165,6 +185,7 @@ struct SecurityContext {
   std::optional<bool> allow_privilege_escalation;
   std::optional<Capabilities> capabilities;
   std::optional<SeccompProfile> seccomp_profile;
+  friend bool operator==(const SecurityContext&, const SecurityContext&) = default;
 };
 
 // Pod-level security settings; container-level fields override them.
@@ -174,6 +195,7 @@ struct PodSecurityContext {
   std::optional<bool> run_as_non_root;
   std::vector<int64_t> supplemental_groups;
   std::optional<SeccompProfile> seccomp_profile;
+  friend bool operator==(const PodSecurityContext&, const PodSecurityContext&) = default;
 };
 
 enum class TerminationMessagePolicy { kFile, kFallbackToLogsOnError };
@@ -201,11 +223,13 @@ struct Container {
   std::string image_pull_policy;  // accepted and ignored: images are local
   bool stdin = false;
   bool tty = false;
+  friend bool operator==(const Container&, const Container&) = default;
 };
 
 struct EmptyDirVolumeSource {
   std::string medium;  // "" (disk) or "Memory" (tmpfs)
   std::optional<Quantity> size_limit;
+  friend bool operator==(const EmptyDirVolumeSource&, const EmptyDirVolumeSource&) = default;
 };
 
 struct HostPathVolumeSource {
@@ -213,6 +237,7 @@ struct HostPathVolumeSource {
   // "", DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice,
   // BlockDevice.
   std::string type;
+  friend bool operator==(const HostPathVolumeSource&, const HostPathVolumeSource&) = default;
 };
 
 struct Volume {
@@ -222,10 +247,12 @@ struct Volume {
   // Other volume kinds named in the manifest ("configMap", "secret", ...):
   // podvisor cannot provide them and validation rejects them by name.
   std::vector<std::string> unsupported_sources;
+  friend bool operator==(const Volume&, const Volume&) = default;
 };
 
 struct PodReadinessGate {
   std::string condition_type;
+  friend bool operator==(const PodReadinessGate&, const PodReadinessGate&) = default;
 };
 
 struct PodSpec {
@@ -244,6 +271,7 @@ struct PodSpec {
   ResourceList overhead;
   std::vector<PodReadinessGate> readiness_gates;
   std::optional<PodSecurityContext> security_context;
+  friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
 struct Pod {
@@ -251,6 +279,7 @@ struct Pod {
   std::string kind = "Pod";
   ObjectMeta metadata;
   PodSpec spec;
+  friend bool operator==(const Pod&, const Pod&) = default;
 };
 
 // Vocabulary of SEMANTICS.md: an init-list entry with restartPolicy Always.
