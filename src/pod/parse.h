@@ -8,6 +8,7 @@
 // is still returned so validation can report the rest.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string_view>
 
@@ -38,6 +39,16 @@ Result<ParseOutput> ParseManifestFile(const std::filesystem::path& path);
 
 // YAML text to JSON (exposed for tests and for the fuzzer).
 Result<nlohmann::json> YamlToJson(std::string_view text);
+
+// JSON text to a document, with the same guards as YamlToJson: nesting
+// depth, duplicate keys, errors with line and column.
+Result<nlohmann::json> ParseJsonText(std::string_view text);
+
+// Guards against pathological input: a Pod nests about 8 levels deep, so
+// anything past this is rejected before it reaches a recursive algorithm.
+constexpr int kMaxManifestDepth = 64;
+// Manifest files larger than this are refused unread.
+constexpr std::size_t kMaxManifestBytes = 4 * 1024 * 1024;
 
 // Decodes an already-parsed JSON document.
 ParseOutput DecodePod(const nlohmann::json& doc);
