@@ -194,17 +194,14 @@ class Decoder {
       TypeError("<manifest>", doc, "must be an object (a v1 Pod)");
       return;
     }
-    bool has_api_version = false, has_kind = false;
     Fields(doc, "", kPodIgnored,
            [&](const std::string& key, const json& value, const std::string& path) {
              if (key == "apiVersion") {
-               has_api_version = Decode(value, path, pod.api_version);
-               if (has_api_version && pod.api_version != "v1") {
+               if (Decode(value, path, pod.api_version) && pod.api_version != "v1") {
                  errors.push_back(Unsupported(path, QuoteValue(pod.api_version), {"v1"}));
                }
              } else if (key == "kind") {
-               has_kind = Decode(value, path, pod.kind);
-               if (has_kind && pod.kind != "Pod") {
+               if (Decode(value, path, pod.kind) && pod.kind != "Pod") {
                  errors.push_back(Unsupported(path, QuoteValue(pod.kind), {"Pod"}));
                }
              } else if (key == "metadata") {
@@ -216,9 +213,11 @@ class Decoder {
              }
              return true;
            });
-    if (!has_api_version && !doc.contains("apiVersion")) errors.push_back(Required("apiVersion"));
-    if (!has_kind && !doc.contains("kind")) errors.push_back(Required("kind"));
-    if (!doc.contains("spec") || doc["spec"].is_null()) errors.push_back(Required("spec"));
+    // null counts as absent, as everywhere else.
+    for (const char* required : {"apiVersion", "kind", "spec"}) {
+      auto it = doc.find(required);
+      if (it == doc.end() || it->is_null()) errors.push_back(Required(required));
+    }
   }
 
  private:

@@ -20,6 +20,7 @@
 #include "pod/defaults.h"
 #include "pod/parse.h"
 #include "pod/serialize.h"
+#include "pod/validate.h"
 
 namespace podvisor::pod {
 namespace {
@@ -788,6 +789,8 @@ status:
 TEST(ParseManifest, ApiVersionAndKindAreRequired) {
   ParseOutput out = Parse("metadata: {name: p}\nspec: {containers: [{name: c}]}\n");
   EXPECT_THAT(ErrorLines(out), ElementsAre("apiVersion: Required value", "kind: Required value"));
+  ParseOutput nulls = Parse("apiVersion: ~\nkind:\nspec: {containers: [{name: c}]}\n");
+  EXPECT_THAT(ErrorLines(nulls), ElementsAre("apiVersion: Required value", "kind: Required value"));
 }
 
 TEST(ParseManifest, ApiVersionAndKindMustBeV1Pod) {
@@ -956,6 +959,17 @@ TEST(ParseManifest, DamagedManifestsNeverCrash) {
         }
       }
     }
+  }
+}
+
+// Other folders' tests use these manifests as valid pods.
+TEST(ParseManifest, TestdataManifestsPassValidation) {
+  for (const char* name : {"every-field.yaml", "every-field.json", "job-with-sidecars.yaml"}) {
+    Pod pod = ParseTestData(name);
+    ApplyDefaults(pod);
+    std::vector<std::string> problems;
+    for (const FieldError& e : ValidatePod(pod)) problems.push_back(e.ToString());
+    EXPECT_THAT(problems, IsEmpty()) << name;
   }
 }
 
