@@ -13,8 +13,13 @@ int Main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
 
   int exit_code = kExitSucceeded;
+  AddRunCommand(app, exit_code);
+  AddControlCommands(app, exit_code);
+  AddLogCommands(app, exit_code);
   AddValidateCommand(app, exit_code);
   AddVersionCommand(app, exit_code);
+  AddOciConfigCommand(app, exit_code);
+  AddSandboxInitCommand(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -13,7 +13,12 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitHost = 3;
 
+void AddRunCommand(CLI::App& app, int& exit_code);
+void AddControlCommands(CLI::App& app, int& exit_code);  // status, stop, kill, list
+void AddLogCommands(CLI::App& app, int& exit_code);      // logs, events
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddVersionCommand(CLI::App& app, int& exit_code);
+void AddOciConfigCommand(CLI::App& app, int& exit_code);
+void AddSandboxInitCommand(CLI::App& app, int& exit_code);  // internal
 
 }  // namespace podvisor::cli

@@ -5,9 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "pod/defaults.h"
-#include "pod/parse.h"
-#include "pod/validate.h"
+#include "cli/pod_loading.h"
 
 namespace podvisor::cli {
 namespace {
@@ -23,44 +21,18 @@ std::string Plural(std::size_t n, const char* one, const char* many) {
 }
 
 int RunValidate(const ValidateOptions& opts) {
-  std::filesystem::path path(opts.path);
-  std::error_code ec;
-  bool is_bundle = std::filesystem::is_directory(path, ec);
-  auto parsed = pod::ParseManifestFile(path);
-  if (!parsed) {
-    std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());
-    // A file we could not read is a host problem; one we could read but
-    // not parse is the user's input.
-    return parsed.error().code() != 0 ? kExitHost : kExitUsage;
-  }
-  pod::ParseOutput& out = *parsed;
-  for (const auto& w : out.warnings) {
-    std::fprintf(stderr, "Warning: %s\n", w.ToString().c_str());
-  }
-  pod::ApplyDefaults(out.pod);
-  pod::FieldErrors errors = std::move(out.errors);
-  for (auto& e : pod::ValidatePod(out.pod)) errors.push_back(std::move(e));
-  if (!opts.skip_images) {
-    // A manifest inside a bundle resolves its images against that bundle.
-    std::filesystem::path bundle = is_bundle ? path : path.parent_path();
-    if (bundle.empty()) bundle = ".";
-    for (auto& e : pod::ValidateImages(out.pod, bundle)) errors.push_back(std::move(e));
-  }
-  if (!errors.empty()) {
-    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
-    std::fprintf(stderr, "podvisor: pod \"%s\" is invalid: %s\n", out.pod.metadata.name.c_str(),
-                 Plural(errors.size(), "problem", "problems").c_str());
-    return kExitUsage;
-  }
+  LoadedPod loaded = LoadPod(opts.path, !opts.skip_images);
+  if (!loaded.ok()) return loaded.exit_code;
+  const pod::Pod& pod = loaded.pod;
   if (!opts.quiet) {
     std::size_t sidecars = 0;
-    for (const auto& c : out.pod.spec.init_containers) sidecars += pod::IsSidecar(c) ? 1 : 0;
-    std::printf("pod/%s is valid: %s, %s, %s\n", out.pod.metadata.name.c_str(),
-                Plural(out.pod.spec.init_containers.size() - sidecars, "init container",
+    for (const auto& c : pod.spec.init_containers) sidecars += pod::IsSidecar(c) ? 1 : 0;
+    std::printf("pod/%s is valid: %s, %s, %s\n", pod.metadata.name.c_str(),
+                Plural(pod.spec.init_containers.size() - sidecars, "init container",
                        "init containers")
                     .c_str(),
                 Plural(sidecars, "sidecar", "sidecars").c_str(),
-                Plural(out.pod.spec.containers.size(), "container", "containers").c_str());
+                Plural(pod.spec.containers.size(), "container", "containers").c_str());
   }
   return kExitSucceeded;
 }

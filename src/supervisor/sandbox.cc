@@ -18,6 +18,8 @@
 #include "signals/spawn.h"
 
 namespace podvisor::supervisor {
+
+constexpr std::string_view kRootDir = "/";
 namespace {
 
 constexpr int kReadyTimeoutMs = 10'000;
@@ -111,7 +113,9 @@ Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
   spawn.stdout_fd = write_end.get();
   spawn.stderr_fd = signals::SpawnOptions::kInherit;
   spawn.env = std::vector<std::string>{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-  spawn.cwd = "/";
+  // Copy-assigned from a std::string: assigning the literal trips GCC 12's
+  // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
+  spawn.cwd = std::string(kRootDir);
   // Async-signal-safe: two system calls between fork and exec.
   spawn.pre_exec = [flags]() -> int {
     if (flags && ::unshare(flags) != 0) return errno;

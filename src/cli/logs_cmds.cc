@@ -1,0 +1,295 @@
+// `podvisor logs` and `podvisor events`: read the files the supervisor
+// writes (CRI logs, events.jsonl), so both work after the pod has ended;
+// -f follows them with inotify until the pod's control socket goes away.
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "common/fd.h"
+#include "pod/status.h"
+#include "supervisor/cri_log.h"
+
+namespace podvisor::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  return kExitFailed;
+}
+
+// Instance numbers with a log file ("<n>.log"), ascending.
+std::vector<int> LogInstances(const fs::path& dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.size() < 5 || name.substr(name.size() - 4) != ".log") continue;
+    std::string num = name.substr(0, name.size() - 4);
+    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
+    out.push_back(std::stoi(num));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Appends to `file` as they happen, byte ranges handed to `sink`; returns
+// when `stop_marker` (the pod's control socket) disappears.
+class Follower {
+ public:
+  bool Init(const fs::path& watch_dir, const fs::path& stop_marker) {
+    fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+    if (!fd_) return false;
+    ::inotify_add_watch(fd_.get(), watch_dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO);
+    ::inotify_add_watch(fd_.get(), stop_marker.parent_path().c_str(), IN_DELETE);
+    stop_marker_ = stop_marker;
+    return true;
+  }
+  // Blocks until something changed; false once the pod is gone.
+  bool Wait() {
+    std::error_code ec;
+    if (!fs::exists(stop_marker_, ec)) return false;
+    pollfd p{fd_.get(), POLLIN, 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    char buf[4096];
+    while (::read(fd_.get(), buf, sizeof buf) > 0) {
+    }
+    return true;
+  }
+
+ private:
+  Fd fd_;
+  fs::path stop_marker_;
+};
+
+std::string ReadFrom(const fs::path& file, std::uintmax_t& offset) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  offset += data.size();
+  return data;
+}
+
+struct LogPrinter {
+  bool timestamps = false;
+  std::string partial[2];
+  std::string pending;  // bytes after the last newline
+
+  void Print(const supervisor::LogLine& l) const {
+    if (timestamps) {
+      std::printf("%s %s\n", l.time.c_str(), l.content.c_str());
+    } else {
+      std::printf("%s\n", l.content.c_str());
+    }
+  }
+  void Feed(const std::string& bytes) {
+    pending += bytes;
+    std::size_t start = 0, nl;
+    while ((nl = pending.find('\n', start)) != std::string::npos) {
+      auto rec = supervisor::ParseCriRecord(std::string_view(pending).substr(start, nl - start));
+      start = nl + 1;
+      if (!rec) continue;
+      std::string& p = partial[rec->stream == supervisor::LogStream::kStdout ? 0 : 1];
+      p += rec->content;
+      if (!rec->partial) {
+        Print({rec->time, rec->stream, p});
+        p.clear();
+      }
+    }
+    pending.erase(0, start);
+    std::fflush(stdout);
+  }
+};
+
+struct LogsOptions {
+  std::vector<std::string> args;
+  bool follow = false, previous = false, timestamps = false;
+  int tail = -1;
+  std::string log_dir = kDefaultLogDir, state_dir = kDefaultStateDir;
+};
+
+int Logs(const LogsOptions& o) {
+  std::string pod_name, container;
+  if (o.args.size() == 2) {
+    pod_name = o.args[0];
+    container = o.args[1];
+  } else {
+    container = o.args.at(0);
+  }
+  auto pod = ChoosePod(o.log_dir, pod_name, false);
+  if (!pod) return Fail(pod.error().message());
+  fs::path dir = fs::path(o.log_dir) / *pod / container;
+  auto instances = LogInstances(dir);
+  if (instances.empty()) return Fail("no logs for container " + container + " of pod " + *pod + " in " + dir.string());
+  int instance = instances.back();
+  if (o.previous) {
+    if (instances.size() < 2) return Fail("previous terminated container \"" + container + "\" in pod \"" + *pod + "\" not found");
+    instance = instances[instances.size() - 2];
+  }
+  fs::path file = dir / (std::to_string(instance) + ".log");
+  auto lines = supervisor::ReadCriLog(file);
+  if (!lines) return Fail(lines.error().message());
+  std::size_t from = 0;
+  if (o.tail >= 0 && static_cast<std::size_t>(o.tail) < lines->size()) from = lines->size() - o.tail;
+  LogPrinter printer{o.timestamps, {}, {}};
+  for (std::size_t i = from; i < lines->size(); ++i) printer.Print((*lines)[i]);
+  std::fflush(stdout);
+  if (!o.follow || o.previous) return kExitSucceeded;
+
+  std::error_code ec;
+  std::uintmax_t offset = fs::file_size(file, ec);
+  Follower follower;
+  if (!follower.Init(dir, fs::path(o.state_dir) / *pod / "control.sock")) return Fail("inotify failed");
+  for (;;) {
+    printer.Feed(ReadFrom(file, offset));
+    // A restart starts a new file: follow the newest instance, as
+    // `kubectl logs -f` follows the new container.
+    auto now = LogInstances(dir);
+    if (!now.empty() && now.back() > instance) {
+      instance = now.back();
+      file = dir / (std::to_string(instance) + ".log");
+      offset = 0;
+      continue;
+    }
+    if (!follower.Wait()) {
+      printer.Feed(ReadFrom(file, offset));
+      return kExitSucceeded;
+    }
+  }
+}
+
+std::optional<WallTime> ParseTime(const std::string& text) {
+  std::tm tm{};
+  int nanos_digits = 0;
+  long long fraction = 0;
+  char frac[16] = {};
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%15[0-9]Z", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, frac) < 6) {
+    return std::nullopt;
+  }
+  nanos_digits = static_cast<int>(std::string(frac).size());
+  if (nanos_digits) fraction = std::atoll(frac);
+  for (int i = nanos_digits; i < 9; ++i) fraction *= 10;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return WallTime(std::chrono::seconds(::timegm(&tm))) +
+         std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds(fraction));
+}
+
+struct EventsOptions {
+  std::string pod;
+  std::string state_dir = kDefaultStateDir;
+  bool follow = false;
+  std::string output = "table";
+};
+
+int Events(const EventsOptions& o) {
+  auto pod = ChoosePod(o.state_dir, o.pod, false);
+  if (!pod) return Fail(pod.error().message());
+  fs::path file = fs::path(o.state_dir) / *pod / "events.jsonl";
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return Fail("no events for pod " + *pod + " (" + file.string() + ")");
+  bool header = false;
+  auto print_line = [&](const std::string& line) {
+    if (line.empty()) return;
+    if (o.output == "json") {
+      std::printf("%s\n", line.c_str());
+      return;
+    }
+    auto e = nlohmann::json::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.is_object()) return;
+    auto t = ParseTime(e.value("time", ""));
+    std::string seen = t ? pod::HumanDuration(std::chrono::system_clock::now() - *t) : "?";
+    std::vector<std::vector<std::string>> rows;
+    if (!header) rows.push_back({"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"});
+    header = true;
+    rows.push_back({seen, e.value("type", ""), e.value("reason", ""), e.value("object", ""),
+                    e.value("message", "")});
+    std::printf("%s", FormatTable(rows).c_str());
+  };
+  // A table wants aligned columns: read all first, then align once.
+  std::uintmax_t offset = 0;
+  std::string data = ReadFrom(file, offset);
+  if (o.output == "table") {
+    std::vector<std::vector<std::string>> rows{{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}};
+    std::size_t start = 0, nl;
+    while ((nl = data.find('\n', start)) != std::string::npos) {
+      auto e = nlohmann::json::parse(data.substr(start, nl - start), nullptr, false);
+      start = nl + 1;
+      if (e.is_discarded() || !e.is_object()) continue;
+      auto t = ParseTime(e.value("time", ""));
+      rows.push_back({t ? pod::HumanDuration(std::chrono::system_clock::now() - *t) : "?",
+                      e.value("type", ""), e.value("reason", ""), e.value("object", ""),
+                      e.value("message", "")});
+    }
+    std::printf("%s", FormatTable(rows).c_str());
+    header = true;
+    data.erase(0, start);
+  }
+  std::string pending = data;
+  auto flush = [&] {
+    std::size_t start = 0, nl;
+    while ((nl = pending.find('\n', start)) != std::string::npos) {
+      print_line(pending.substr(start, nl - start));
+      start = nl + 1;
+    }
+    pending.erase(0, start);
+    std::fflush(stdout);
+  };
+  flush();
+  if (!o.follow) return kExitSucceeded;
+  Follower follower;
+  if (!follower.Init(file.parent_path(), file.parent_path() / "control.sock")) return Fail("inotify failed");
+  while (follower.Wait()) {
+    pending += ReadFrom(file, offset);
+    flush();
+  }
+  pending += ReadFrom(file, offset);
+  flush();
+  return kExitSucceeded;
+}
+
+}  // namespace
+
+void AddLogCommands(CLI::App& app, int& exit_code) {
+  {
+    auto o = std::make_shared<LogsOptions>();
+    CLI::App* cmd = app.add_subcommand("logs", "Print a container's output (kubectl logs)");
+    cmd->add_option("ARGS", o->args, "[POD] CONTAINER")->required()->expected(1, 2);
+    cmd->add_flag("-f,--follow", o->follow, "keep printing new output until the pod ends");
+    cmd->add_flag("-p,--previous", o->previous, "the previous instance of the container");
+    cmd->add_flag("--timestamps", o->timestamps, "prefix each line with its RFC 3339 time");
+    cmd->add_option("--tail", o->tail, "only the last N lines")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--log-dir", o->log_dir, "as given to run")->capture_default_str();
+    cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
+    cmd->callback([o, &exit_code] { exit_code = Logs(*o); });
+  }
+  {
+    auto o = std::make_shared<EventsOptions>();
+    CLI::App* cmd = app.add_subcommand("events", "Print the pod's events (kubectl get events)");
+    cmd->add_option("POD", o->pod, "the pod (may be left out when there is one)");
+    cmd->add_flag("-f,--follow", o->follow, "keep printing new events until the pod ends");
+    cmd->add_option("-o,--output", o->output, "table or json (one object a line)")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
+    cmd->callback([o, &exit_code] { exit_code = Events(*o); });
+  }
+}
+
+}  // namespace podvisor::cli

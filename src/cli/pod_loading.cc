@@ -1,0 +1,123 @@
+#include "cli/pod_loading.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cli/commands.h"
+#include "pod/defaults.h"
+#include "pod/parse.h"
+#include "pod/validate.h"
+
+namespace podvisor::cli {
+namespace {
+
+// Probe and hook forms podvisor cannot perform yet, as field errors.
+void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
+  auto check_list = [&](const std::vector<pod::Container>& list, const char* list_name) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const pod::Container& c = list[i];
+      std::string base = std::string("spec.") + list_name + "[" + std::to_string(i) + "]";
+      auto probe = [&](const std::optional<pod::Probe>& p, const char* name) {
+        if (!p) return;
+        if (p->handler.grpc) {
+          errors.push_back(pod::Forbidden(base + "." + name + ".grpc",
+                                          "podvisor run does not perform gRPC probes yet"));
+        }
+        if (p->handler.http_get && p->handler.http_get->scheme == "HTTPS") {
+          errors.push_back(pod::Forbidden(base + "." + name + ".httpGet.scheme",
+                                          "podvisor run does not perform HTTPS probes yet"));
+        }
+      };
+      probe(c.startup_probe, "startupProbe");
+      probe(c.readiness_probe, "readinessProbe");
+      probe(c.liveness_probe, "livenessProbe");
+      if (c.lifecycle) {
+        for (auto [hook, name] : {std::pair{&c.lifecycle->post_start, "postStart"},
+                                  std::pair{&c.lifecycle->pre_stop, "preStop"}}) {
+          if (*hook && (*hook)->handler.http_get && (*hook)->handler.http_get->scheme == "HTTPS") {
+            errors.push_back(pod::Forbidden(base + ".lifecycle." + name + ".httpGet.scheme",
+                                            "podvisor run does not perform HTTPS hooks yet"));
+          }
+        }
+      }
+    }
+  };
+  check_list(pod.spec.init_containers, "initContainers");
+  check_list(pod.spec.containers, "containers");
+}
+
+LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_run) {
+  LoadedPod result;
+  std::error_code ec;
+  bool is_bundle = std::filesystem::is_directory(path, ec);
+  auto parsed = pod::ParseManifestFile(path);
+  if (!parsed) {
+    std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());
+    // A file we could not read is a host problem; one we could read but
+    // not parse is the user's input.
+    result.exit_code = parsed.error().code() != 0 ? kExitHost : kExitUsage;
+    return result;
+  }
+  pod::ParseOutput& out = *parsed;
+  for (const auto& w : out.warnings) std::fprintf(stderr, "Warning: %s\n", w.ToString().c_str());
+  pod::ApplyDefaults(out.pod);
+  pod::FieldErrors errors = std::move(out.errors);
+  for (auto& e : pod::ValidatePod(out.pod)) errors.push_back(std::move(e));
+  if (check_images) {
+    std::filesystem::path bundle = is_bundle ? path : path.parent_path();
+    if (bundle.empty()) bundle = ".";
+    for (auto& e : pod::ValidateImages(out.pod, bundle)) errors.push_back(std::move(e));
+  }
+  if (for_run) CheckRunnable(out.pod, errors);
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
+    std::fprintf(stderr, "podvisor: pod \"%s\" is invalid: %zu problem%s\n",
+                 out.pod.metadata.name.c_str(), errors.size(), errors.size() == 1 ? "" : "s");
+    result.exit_code = kExitUsage;
+    return result;
+  }
+  result.pod = std::move(out.pod);
+  return result;
+}
+
+}  // namespace
+
+LoadedPod LoadPod(const std::filesystem::path& path, bool check_images) {
+  return Load(path, check_images, false);
+}
+
+LoadedPod LoadPodForRun(const std::filesystem::path& bundle) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(bundle, ec)) {
+    std::fprintf(stderr, "podvisor: %s is not a bundle directory\n", bundle.c_str());
+    return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
+  }
+  return Load(bundle, true, true);
+}
+
+Result<Duration> ParseDuration(std::string_view text) {
+  std::string s(text);
+  char* end = nullptr;
+  double value = std::strtod(s.c_str(), &end);
+  std::string unit = end ? std::string(end) : "";
+  if (end == s.c_str() || value < 0) {
+    return Error("invalid duration \"" + s + "\": use e.g. 10s, 500ms, 5m, 2h");
+  }
+  double seconds;
+  if (unit.empty() || unit == "s") {
+    seconds = value;
+  } else if (unit == "ms") {
+    seconds = value / 1000;
+  } else if (unit == "m") {
+    seconds = value * 60;
+  } else if (unit == "h") {
+    seconds = value * 3600;
+  } else {
+    return Error("invalid duration \"" + s + "\": use e.g. 10s, 500ms, 5m, 2h");
+  }
+  if (seconds > 1e9) return Error("duration \"" + s + "\" is too long");
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace podvisor::cli

@@ -1,0 +1,33 @@
+// Loading a pod the way `validate` and `run` both need it: parse, default,
+// validate (the images in the bundle included), printing every problem on
+// stderr in kubectl's form and choosing the INTERFACE.md exit status.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "pod/model.h"
+
+namespace podvisor::cli {
+
+struct LoadedPod {
+  pod::Pod pod;
+  int exit_code = 0;  // 0, kExitUsage (invalid), kExitHost (unreadable)
+  bool ok() const { return exit_code == 0; }
+};
+
+// `path` is a bundle directory or a manifest file (whose directory is then
+// the bundle); `check_images` verifies each image directory exists.
+LoadedPod LoadPod(const std::filesystem::path& path, bool check_images);
+
+// For `run`: LoadPod with images, plus the checks of what this build of
+// podvisor can run (probe kinds it cannot perform are refused up front
+// rather than failing later).
+LoadedPod LoadPodForRun(const std::filesystem::path& bundle);
+
+// "10s", "1.5s", "500ms", "5m", "2h", or a plain number of seconds.
+Result<Duration> ParseDuration(std::string_view text);
+
+}  // namespace podvisor::cli

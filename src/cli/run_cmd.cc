@@ -1,0 +1,220 @@
+// `podvisor run [opts] BUNDLE`: this process becomes the pod's supervisor
+// and runs the pod in the foreground until it ends (INTERFACE.md).
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cgroups/mode.h"
+#include "cli/commands.h"
+#include "cli/pod_loading.h"
+#include "common/signal_names.h"
+#include "oci/image.h"
+#include "oci/runtime_locator.h"
+#include "pod/resources.h"
+#include "signals/reaper.h"
+#include "supervisor/executor.h"
+#include "supervisor/sandbox.h"
+
+namespace podvisor::cli {
+namespace {
+
+struct RunOptions {
+  std::string bundle;
+  std::string runtime;
+  std::string state_dir = "/run/podvisor";
+  std::string log_dir = "/var/log/podvisor";
+  std::string cgroup_parent = "/podvisor";
+  std::optional<double> grace;
+  std::string backoff_initial = "10s";
+  std::string backoff_max = "300s";
+  std::string backoff_reset = "10m";
+  std::optional<int64_t> pids_limit;
+  std::string log_level = "info";
+  std::string log_format = "text";
+  bool no_pivot = false;
+  std::string sandbox = "auto";
+};
+
+void ConfigureLogging(const RunOptions& opts) {
+  auto logger = spdlog::stderr_logger_st("podvisor");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(opts.log_level));
+  if (opts.log_format == "json") {
+    spdlog::set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"podvisor","msg":"%v"})",
+        spdlog::pattern_time_type::utc);
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ podvisor %l: %v", spdlog::pattern_time_type::utc);
+  }
+}
+
+int64_t NodeMemoryBytes() {
+  struct sysinfo si {};
+  if (::sysinfo(&si) != 0) return 0;
+  return static_cast<int64_t>(si.totalram) * si.mem_unit;
+}
+
+std::string NodeHostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+int RunPod(const RunOptions& opts) {
+  ConfigureLogging(opts);
+  auto loaded = LoadPodForRun(opts.bundle);
+  if (!loaded.ok()) return loaded.exit_code;
+  pod::Pod& pod = loaded.pod;
+
+  supervisor::LifecycleOptions lifecycle;
+  if (opts.grace) {
+    lifecycle.grace_override =
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(*opts.grace));
+  }
+  for (auto [text, target] : {std::pair{&opts.backoff_initial, &lifecycle.backoff.initial},
+                              std::pair{&opts.backoff_max, &lifecycle.backoff.max},
+                              std::pair{&opts.backoff_reset, &lifecycle.backoff.reset}}) {
+    auto d = ParseDuration(*text);
+    if (!d) {
+      std::fprintf(stderr, "podvisor: %s\n", d.error().message().c_str());
+      return kExitUsage;
+    }
+    *target = *d;
+  }
+  lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& c : *list) {
+      auto image = oci::LoadImage(opts.bundle, c.image);
+      if (!image) {
+        std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
+        return kExitHost;
+      }
+      if (!image->config.stop_signal.empty()) {
+        if (auto signo = ParseSignal(image->config.stop_signal)) {
+          lifecycle.image_stop_signals[c.name] = *signo;
+        }
+      }
+    }
+  }
+
+  cgroups::CgroupInfo cg = cgroups::DetectCgroups();
+  bool crun_usable = cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
+  auto runtime = oci::LocateRuntime(opts.runtime, crun_usable);
+  if (!runtime) {
+    std::fprintf(stderr, "podvisor: %s\n", runtime.error().message().c_str());
+    return kExitHost;
+  }
+  bool root = ::geteuid() == 0;
+  bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
+  if (!sandbox && opts.sandbox == "auto") {
+    spdlog::warn("not root: the pod shares the host's network, IPC and UTS namespaces and "
+                 "containers write into their image rootfs");
+  }
+
+  // S10.3: the supervisor is the last thing the OOM killer should pick.
+  if (std::ofstream adj("/proc/self/oom_score_adj"); adj) {
+    adj << pod::kSupervisorOomScoreAdj;
+  }
+  if (::getpid() != 1) {
+    // Container processes are reparented to us when the runtime exits, so
+    // their exit status comes from our own waitid.
+    if (auto s = signals::SetChildSubreaper(); !s) {
+      std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+      return kExitHost;
+    }
+  }
+
+  supervisor::ExecutorOptions ex;
+  ex.bundle = std::filesystem::absolute(opts.bundle);
+  ex.state_dir = std::filesystem::absolute(opts.state_dir) / pod.metadata.name;
+  ex.log_dir = std::filesystem::absolute(opts.log_dir) / pod.metadata.name;
+  ex.runtime = *runtime;
+  ex.no_pivot = opts.no_pivot;
+  ex.lifecycle = lifecycle;
+  ex.cgroup_parent = opts.cgroup_parent;
+  ex.node_memory_bytes = NodeMemoryBytes();
+  ex.node_hostname = NodeHostname();
+  ex.pids_limit = opts.pids_limit;
+  ex.sandbox = sandbox;
+  spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
+               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
+  auto executor = supervisor::Executor::Create(pod, ex);
+  if (!executor) {
+    std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
+                 executor.error().message().c_str());
+    return kExitHost;
+  }
+  auto phase = (*executor)->Run();
+  executor->reset();
+  if (!phase) {
+    spdlog::critical("{}", phase.error().message());
+    return kExitHost;
+  }
+  spdlog::info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
+  return *phase == pod::PodPhase::kSucceeded ? kExitSucceeded : kExitFailed;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
+  cmd->add_option("BUNDLE", opts->bundle, "the bundle directory (pod.yaml or pod.json, images/)")
+      ->required();
+  cmd->add_option("--runtime", opts->runtime, "crun, runc or a path (default: the first that works)");
+  cmd->add_option("--state-dir", opts->state_dir, "per-pod state: control socket, bundles, events")
+      ->capture_default_str();
+  cmd->add_option("--log-dir", opts->log_dir, "container logs: DIR/<pod>/<container>/<n>.log")
+      ->capture_default_str();
+  cmd->add_option("--cgroup-parent", opts->cgroup_parent, "the pod cgroup is <parent>/<pod>")
+      ->capture_default_str();
+  cmd->add_option("--grace", opts->grace, "seconds; overrides terminationGracePeriodSeconds")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--backoff-initial", opts->backoff_initial, "first crash-loop delay (S4)")
+      ->capture_default_str();
+  cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")->capture_default_str();
+  cmd->add_option("--backoff-reset", opts->backoff_reset,
+                  "a run this long resets the crash-loop backoff")
+      ->capture_default_str();
+  cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max for each container")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--log-format", opts->log_format, "the supervisor's own log on stderr")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-pivot", opts->no_pivot,
+                "pass --no-pivot to the runtime (an initramfs root cannot pivot_root)");
+  cmd->add_option("--sandbox", opts->sandbox,
+                  "auto (own namespaces when root), namespaces, or none (the host's)")
+      ->check(CLI::IsMember({"auto", "namespaces", "none"}))
+      ->capture_default_str();
+  cmd->callback([opts, &exit_code] { exit_code = RunPod(*opts); });
+}
+
+void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string hostname;
+    bool loopback = false;
+    bool pid = false;
+  };
+  auto opts = std::make_shared<Options>();
+  // Internal: the pod sandbox's holder process (supervisor/sandbox.h).
+  CLI::App* cmd = app.add_subcommand("sandbox-init", "");
+  cmd->group("");  // hidden from --help
+  cmd->add_option("--hostname", opts->hostname);
+  cmd->add_flag("--loopback", opts->loopback);
+  cmd->add_flag("--pid", opts->pid);
+  cmd->callback([opts, &exit_code] {
+    exit_code = supervisor::SandboxInitMain(opts->hostname, opts->loopback, opts->pid);
+  });
+}
+
+}  // namespace podvisor::cli

@@ -1,0 +1,167 @@
+// supervisor::Executor: the shell around the pure Lifecycle. It owns the
+// event loop and everything that touches the kernel or another program for
+// one pod, turns what happens into Lifecycle events and carries out the
+// actions the Lifecycle returns (ARCHITECTURE.md "The shell"):
+//
+//   runtime calls   create/start/delete/exec are child processes tracked
+//                   by the loop through the reaper; nothing blocks on them
+//   containers      each instance's init process is adopted by pidfd (we
+//                   are PID 1 or a child subreaper) and signalled directly
+//                   through it (S5.9); its exit comes from waitid
+//   logs            stdout/stderr are pipes we own, written as CRI logs
+//   hooks, probes   exec through the runtime; tcpSocket by a non-blocking
+//                   connect from the pod's network namespace
+//   timers          the Lifecycle's ArmTimer/CancelTimer on the loop
+//   control         the control socket: status, stop, kill
+//   signals         SIGTERM/SIGINT stop the pod; SIGCHLD drives the reaper
+//
+// Events the shell produces while carrying out actions are queued and fed
+// to the Lifecycle after the current batch, never re-entrantly.
+#pragma once
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "oci/image.h"
+#include "oci/layout.h"
+#include "oci/runtime_cli.h"
+#include "oci/spec.h"
+#include "pod/model.h"
+#include "signals/reaper.h"
+#include "signals/signalfd.h"
+#include "supervisor/control_server.h"
+#include "supervisor/event_loop.h"
+#include "supervisor/event_recorder.h"
+#include "supervisor/lifecycle.h"
+#include "supervisor/net_check.h"
+#include "supervisor/sandbox.h"
+
+namespace podvisor::supervisor {
+
+struct ExecutorOptions {
+  std::filesystem::path bundle;
+  std::filesystem::path state_dir;  // the pod's own: DIR/<pod>
+  std::filesystem::path log_dir;    // the pod's own: DIR/<pod>
+  oci::RuntimeBinary runtime;
+  bool no_pivot = false;
+  LifecycleOptions lifecycle;
+  std::string cgroup_parent;  // "" = let the runtime choose
+  int64_t node_memory_bytes = 0;
+  std::string node_hostname;
+  std::optional<int64_t> pids_limit;
+  bool sandbox = true;  // own namespaces (needs root)
+  std::filesystem::path podvisor_exe = "/proc/self/exe";
+};
+
+class Executor {
+ public:
+  // Everything that can fail before a container exists: layout, images,
+  // sandbox, control socket, signal handling. Nothing is left behind when
+  // it fails.
+  static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options);
+  ~Executor();
+
+  // Runs the pod until it ended and everything is cleaned up; returns the
+  // final phase.
+  Result<pod::PodPhase> Run();
+
+ private:
+  struct Instance;
+  struct Hook;
+  struct Probe;
+  struct RuntimeCall;
+
+  Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop);
+
+  // executor.cc: the loop, the event queue, actions, signals, the end.
+  Status Setup();
+  void Feed(Event event);
+  void Execute(const Action& action);
+  void OnSignal();
+  void OnTimerAction(const ArmTimer& arm);
+  void OnPublish(const Publish& p);
+  void OnPodEnded(const PodEnded& e);
+  void MaybeFinish();
+  void Cleanup();
+  Now CurrentTime() const;
+  std::string RuntimeId(std::string_view container, int instance) const;
+
+  // executor_runtime.cc: create, start, exit, delete.
+  void CreateInstance(const CreateContainer& a);
+  Status PrepareInstance(Instance& inst);
+  void StartInstance(const StartContainer& a);
+  void DeleteInstance(const DeleteContainer& a);
+  void DeleteRecord(Instance& inst);
+  void SignalInstance(const SignalContainer& a);
+  void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
+  void ReportExit(Instance& inst);
+  void WatchLogPipe(Instance& inst, int index);
+  void FinishDelete(Instance& inst);
+  std::string TerminationMessage(const Instance& inst, int exit_code) const;
+  // Spawns one runtime call, tracked by the reaper; returns its pid.
+  Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
+                             int stdout_fd, int stderr_fd,
+                             std::function<void(const signals::ExitInfo&)> done);
+  // The current record of (container, instance), or one by runtime id:
+  // callbacks of runtime calls hold the id, because a failed create is
+  // retried under the same instance number with a new id.
+  Instance* FindInstance(std::string_view container, int instance);
+  Instance* FindById(const std::string& id);
+
+  // executor_hooks.cc: lifecycle hooks and probes.
+  void RunHookAction(const RunHook& a);
+  void CancelHookAction(const CancelHook& a);
+  void StartProbesAction(const StartProbes& a);
+  void StopProbesAction(const StopProbes& a);
+  void ScheduleProbe(Probe& probe, MonoTime at);
+  void RunProbeOnce(Probe& probe);
+  void OnProbeOutcome(const std::string& key, bool success, std::string message);
+  // Runs `args` inside the instance through the runtime's exec; `done`
+  // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
+  // the runtime process's pid, to kill it on cancel, or 0 when it could not
+  // start (done has then been queued with the reason).
+  pid_t ExecInContainer(Instance& inst, std::string_view name, std::vector<std::string> args,
+                        std::vector<std::string> extra_env, std::optional<Duration> timeout,
+                        std::function<void(bool ok, std::string output)> done);
+  const pod::Container* ContainerSpec(std::string_view name) const;
+  std::string NetnsPath() const;
+
+  // executor_control.cc: the control socket.
+  void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
+  nlohmann::json StatusJson() const;
+  nlohmann::json SummaryJson() const;
+
+  pod::Pod pod_;
+  ExecutorOptions options_;
+  EventLoop loop_;
+  Lifecycle lifecycle_;
+  oci::PodLayout layout_;
+  std::map<std::string, oci::Image> images_;  // by container name
+  std::optional<Sandbox> sandbox_;
+  signals::Reaper reaper_;
+  std::optional<signals::SignalFd> signal_fd_;
+  std::unique_ptr<ControlServer> control_;
+  std::optional<EventRecorder> events_;
+  WallTime created_at_{};
+  std::string uid_;
+
+  std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
+  std::map<std::pair<std::string, int>, std::string> current_;  // -> runtime id
+  std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
+  std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;
+  std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;
+  std::map<pid_t, std::unique_ptr<RuntimeCall>> calls_;
+  std::vector<ControlServer::Responder> stop_waiters_;
+
+  std::deque<Event> queue_;
+  bool draining_ = false;
+  int interrupts_ = 0;
+  bool pod_ended_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace podvisor::supervisor

@@ -1,0 +1,167 @@
+#include "supervisor/net_check.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace podvisor::supervisor {
+
+Result<Fd> SocketInNetns(const std::string& netns, int domain, int type) {
+  if (netns.empty()) {
+    Fd s(::socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!s) return Error::FromErrno("socket");
+    return s;
+  }
+  // podvisor is single-threaded, so switching the namespace of the one
+  // thread for the duration of socket() affects nothing else.
+  Fd own(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!own) return Error::FromErrno("open /proc/thread-self/ns/net");
+  Fd target(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!target) return Error::FromErrno("open " + netns);
+  if (::setns(target.get(), CLONE_NEWNET) != 0) return Error::FromErrno("setns " + netns);
+  Fd s(::socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  int socket_errno = errno;
+  if (::setns(own.get(), CLONE_NEWNET) != 0) {
+    // Staying in the pod's namespace would be wrong for every later call.
+    return Error::FromErrno("setns back to the supervisor's network namespace");
+  }
+  if (!s) return Error::FromErrno("socket", socket_errno);
+  return s;
+}
+
+void NetCheck::FailSoon(std::string message) {
+  // Never call back from inside Start: the owner has not stored us yet.
+  timer_ = loop_.AddTimer(std::chrono::steady_clock::now(), [this, message] {
+    timer_ = 0;
+    Finish({false, 0, message});
+  });
+}
+
+std::unique_ptr<NetCheck> NetCheck::Start(EventLoop& loop, const std::string& netns,
+                                          const NetCheckSpec& spec, Duration timeout, Done done) {
+  std::unique_ptr<NetCheck> check(new NetCheck(loop, spec, std::move(done)));
+  NetCheck* raw = check.get();
+  std::string host = spec.host.empty() || spec.host == "localhost" ? "127.0.0.1" : spec.host;
+  sockaddr_in v4{};
+  sockaddr_in6 v6{};
+  bool is_v6 = false;
+  if (::inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    v4.sin_port = htons(static_cast<uint16_t>(spec.port));
+  } else if (::inet_pton(AF_INET6, host.c_str(), &v6.sin6_addr) == 1) {
+    is_v6 = true;
+    v6.sin6_family = AF_INET6;
+    v6.sin6_port = htons(static_cast<uint16_t>(spec.port));
+  } else {
+    raw->FailSoon("host " + host + " is not an IP address");
+    return check;
+  }
+  auto fd = SocketInNetns(netns, is_v6 ? AF_INET6 : AF_INET, SOCK_STREAM);
+  if (!fd) {
+    raw->FailSoon(fd.error().message());
+    return check;
+  }
+  raw->fd_ = std::move(*fd);
+  int rc = is_v6 ? ::connect(raw->fd_.get(), reinterpret_cast<sockaddr*>(&v6), sizeof v6)
+                 : ::connect(raw->fd_.get(), reinterpret_cast<sockaddr*>(&v4), sizeof v4);
+  if (rc != 0 && errno != EINPROGRESS) {
+    raw->FailSoon(Error::FromErrno("connect " + host + ":" + std::to_string(spec.port)).message());
+    return check;
+  }
+  if (spec.http) {
+    raw->request_ = "GET " + (spec.path.empty() ? std::string("/") : spec.path) + " HTTP/1.1\r\n";
+    bool has_host = false;
+    for (const auto& [name, value] : spec.headers) {
+      raw->request_ += name + ": " + value + "\r\n";
+      if (strcasecmp(name.c_str(), "Host") == 0) has_host = true;
+    }
+    if (!has_host) raw->request_ += "Host: " + host + ":" + std::to_string(spec.port) + "\r\n";
+    raw->request_ += "Connection: close\r\n\r\n";
+  }
+  raw->timer_ = loop.AddTimer(std::chrono::steady_clock::now() + timeout, [raw, timeout] {
+    raw->timer_ = 0;
+    raw->Finish({raw->connected_, 0,
+                 "timed out after " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + "ms"});
+  });
+  if (auto s = loop.Add(raw->fd_.get(), EPOLLOUT, [raw](uint32_t ev) { raw->OnReady(ev); }); !s) {
+    loop.CancelTimer(raw->timer_);
+    raw->FailSoon(s.error().message());
+  }
+  return check;
+}
+
+NetCheck::~NetCheck() {
+  if (timer_) loop_.CancelTimer(timer_);
+  if (fd_) loop_.Remove(fd_.get());
+}
+
+void NetCheck::OnReady(uint32_t) {
+  if (!connected_) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    ::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      Finish({false, 0, Error::FromErrno("connect " + spec_.host + ":" + std::to_string(spec_.port), err).message()});
+      return;
+    }
+    connected_ = true;
+    if (!spec_.http) {
+      Finish({true, 0, "connected"});
+      return;
+    }
+  }
+  while (!request_.empty()) {
+    ssize_t n = ::send(fd_.get(), request_.data(), request_.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      request_.erase(0, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EAGAIN) return;
+    Finish({true, 0, Error::FromErrno("sending the request").message()});
+    return;
+  }
+  (void)loop_.Modify(fd_.get(), EPOLLIN);
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+    if (n > 0) {
+      response_.append(buf, static_cast<std::size_t>(n));
+      if (response_.size() > 16384 || response_.find("\r\n") != std::string::npos) break;
+      continue;
+    }
+    if (n < 0 && errno == EAGAIN) return;
+    break;
+  }
+  std::size_t eol = response_.find("\r\n");
+  std::string line = response_.substr(0, eol == std::string::npos ? response_.size() : eol);
+  int status = 0;
+  if (line.rfind("HTTP/1.", 0) == 0 && line.size() >= 12) {
+    status = std::atoi(line.c_str() + 9);
+  }
+  if (status == 0) {
+    Finish({true, 0, "malformed HTTP response: \"" + line.substr(0, 80) + "\""});
+    return;
+  }
+  Finish({true, status, line});
+}
+
+void NetCheck::Finish(NetCheckResult result) {
+  if (finished_) return;
+  finished_ = true;
+  if (timer_) loop_.CancelTimer(timer_);
+  timer_ = 0;
+  if (fd_) loop_.Remove(fd_.get());
+  fd_.Reset();
+  // The owner may destroy this object from the callback.
+  Done done = std::move(done_);
+  if (done) done(result);
+}
+
+}  // namespace podvisor::supervisor
