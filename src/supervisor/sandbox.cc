@@ -75,6 +75,8 @@ int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid) {
     if (reaper < 0) return 1;
     if (reaper == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // The ready pipe is the holder's to close; keeping it would hide EOF.
+      ::close(STDOUT_FILENO);
       PidNamespaceReaper();
     }
   }
@@ -137,6 +139,7 @@ Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     line.append(buf, static_cast<std::size_t>(n));
+    if (line.find('\n') != std::string::npos) break;  // the whole ready line
   }
   int reaper = 0;
   if (std::sscanf(line.c_str(), "ready %d", &reaper) != 1) {
