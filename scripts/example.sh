@@ -15,6 +15,24 @@ bundle=examples/$example
 [[ -x $bundle/images/busybox/rootfs/bin/busybox ]] || scripts/make-rootfs.sh "$bundle/images/busybox"
 
 ./build/podvisor version
-# `podvisor run` is not built yet (the supervisor core issue): until it is,
-# the example is checked end to end by the validator.
 ./build/podvisor validate "$bundle"
+
+# State and logs go to a scratch directory so the example needs no system
+# paths; the supervisor's own log goes to stderr.
+work=$(mktemp -d /tmp/podvisor-example.XXXXXX)
+echo "running $bundle (state and logs under $work)"
+status=0
+./build/podvisor run --state-dir "$work/state" --log-dir "$work/log" "$bundle" || status=$?
+
+echo
+echo "== events"
+./build/podvisor events --state-dir "$work/state"
+for dir in "$work/log"/*/*/; do
+  container=$(basename "$dir")
+  echo
+  echo "== logs of $container"
+  ./build/podvisor logs --log-dir "$work/log" "$container"
+done
+echo
+echo "podvisor run exited with $status"
+exit $status

@@ -120,8 +120,11 @@ std::string Executor::RuntimeId(std::string_view container, int instance) const 
 }
 
 Result<pod::PodPhase> Executor::Run() {
+  // The start actions are a batch like any other: events they cause wait.
+  draining_ = true;
   for (auto& action : lifecycle_.Start(CurrentTime())) Execute(action);
-  MaybeFinish();
+  draining_ = false;
+  Drain();
   while (!finished_) {
     if (auto s = loop_.RunOnce(); !s) return s.take_error();
   }
@@ -130,7 +133,11 @@ Result<pod::PodPhase> Executor::Run() {
 
 void Executor::Feed(Event event) {
   queue_.push_back(std::move(event));
-  if (draining_) return;  // the outer Feed picks it up: never re-entrant
+  Drain();
+}
+
+void Executor::Drain() {
+  if (draining_) return;  // the outer Drain picks it up: never re-entrant
   draining_ = true;
   while (!queue_.empty()) {
     Event e = std::move(queue_.front());

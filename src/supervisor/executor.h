@@ -80,6 +80,7 @@ class Executor {
   // executor.cc: the loop, the event queue, actions, signals, the end.
   Status Setup();
   void Feed(Event event);
+  void Drain();
   void Execute(const Action& action);
   void OnSignal();
   void OnTimerAction(const ArmTimer& arm);
