@@ -1,15 +1,12 @@
 // Manifest text to a JSON document: YAML through yaml-cpp, JSON through
 // nlohmann, both with the same guards (nesting depth, duplicate keys,
-// alias expansion, UTF-8), plus reading a manifest from a bundle.
+// alias expansion, UTF-8). JSON manifests, reading the file and the
+// ParseManifest entry points are in manifest_file.cc.
 //
 // YAML scalars are typed by the YAML 1.2 core schema, not YAML 1.1 as
 // kubectl's go-yaml does: `yes`, `on` and `012` stay the string "yes", the
 // string "on" and the integer 12. Quoted scalars are always strings, so
 // `value: "true"` is the string an env var needs.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -17,7 +14,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <vector>
 
@@ -26,7 +22,6 @@
 #include <yaml-cpp/parser.h>
 #include <nlohmann/json.hpp>
 
-#include "common/fd.h"
 #include "pod/parse.h"
 
 namespace podvisor::pod {
@@ -434,46 +429,6 @@ class JsonBuilder : public YAML::EventHandler {
   std::optional<BuildFailure> failure_;
 };
 
-// Thrown from nlohmann's parse callback to stop the parse early; never
-// leaves this file.
-struct JsonGuardViolation {
-  std::string message;
-};
-
-Result<std::string> ReadWholeFile(const std::filesystem::path& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd) return Error::FromErrno("opening " + path.string());
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("inspecting " + path.string());
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
-    return Error(path.string() + ": the manifest is larger than 4 MiB");
-  }
-  // Read with a cap even for regular files: /proc files and FIFOs report no
-  // size, and a file may grow while it is read.
-  std::string content;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error::FromErrno("reading " + path.string());
-    }
-    if (n == 0) break;
-    content.append(buf, static_cast<std::size_t>(n));
-    if (content.size() > kMaxManifestBytes) {
-      return Error(path.string() + ": the manifest is larger than 4 MiB");
-    }
-  }
-  return content;
-}
-
-bool PathExists(const std::filesystem::path& path) {
-  // symlink_status: a dangling pod.yaml link still counts as "given", so
-  // the user hears that it cannot be opened rather than that it is missing.
-  std::error_code ec;
-  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-}
-
 }  // namespace
 
 Result<nlohmann::json> YamlToJson(std::string_view text) {
@@ -513,97 +468,6 @@ Result<nlohmann::json> YamlToJson(std::string_view text) {
   }
   if (!document) return Error("manifest is empty");
   return std::move(*document);
-}
-
-Result<nlohmann::json> ParseJsonText(std::string_view text) {
-  // One set of keys per open object, to catch duplicates that nlohmann
-  // would silently resolve to the last one.
-  std::vector<std::set<std::string>> open_objects;
-  auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth >= kMaxManifestDepth) {
-          throw JsonGuardViolation{"nesting deeper than " + std::to_string(kMaxManifestDepth) +
-                                   " levels"};
-        }
-        if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!open_objects.empty() && parsed.is_string() &&
-            !open_objects.back().insert(parsed.get_ref<const std::string&>()).second) {
-          throw JsonGuardViolation{"duplicate key " +
-                                   QuoteValue(parsed.get_ref<const std::string&>())};
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  try {
-    return json::parse(text.begin(), text.end(), guard);
-  } catch (const JsonGuardViolation& v) {
-    return Error(v.message);
-  } catch (const json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
-    std::string_view what = e.what();
-    constexpr std::string_view kMarker = "parse error at ";
-    if (auto at = what.find(kMarker); at != std::string_view::npos) {
-      return Error(std::string(what.substr(at + kMarker.size())));
-    }
-    return Error(std::string(what));
-  } catch (const std::exception& e) {
-    return Error(std::string("JSON: ") + e.what());
-  }
-}
-
-Result<ParseOutput> ParseManifest(std::string_view text, ManifestFormat format) {
-  Result<json> doc = format == ManifestFormat::kJson ? ParseJsonText(text) : YamlToJson(text);
-  if (!doc) return doc.take_error();
-  if (doc->is_null()) return Error("manifest is empty");
-  if (!doc->is_object()) {
-    return Error(std::string("the manifest must be a mapping (a v1 Pod object), not ") +
-                 (doc->is_array() ? "a list" : "a scalar"));
-  }
-  return DecodePod(*doc);
-}
-
-Result<ParseOutput> ParseManifestFile(const std::filesystem::path& path) {
-  std::filesystem::path manifest = path;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::filesystem::path yaml = path / "pod.yaml", json_path = path / "pod.json";
-    bool has_yaml = PathExists(yaml), has_json = PathExists(json_path);
-    if (has_yaml && has_json) {
-      return Error("both " + yaml.string() + " and " + json_path.string() +
-                   " exist; a bundle holds exactly one manifest");
-    }
-    if (!has_yaml && !has_json) {
-      return Error("no pod.yaml or pod.json in bundle " + path.string(), ENOENT);
-    }
-    manifest = has_yaml ? yaml : json_path;
-  }
-  Result<std::string> text = ReadWholeFile(manifest);
-  if (!text) return text.take_error();
-
-  std::string ext = manifest.extension().string();
-  Result<ParseOutput> parsed = Error("");
-  if (ext == ".yaml" || ext == ".yml") {
-    parsed = ParseManifest(*text, ManifestFormat::kYaml);
-  } else if (ext == ".json") {
-    parsed = ParseManifest(*text, ManifestFormat::kJson);
-  } else {
-    // Unknown extension: JSON first (strict, better messages for JSON),
-    // then YAML, whose error is the one reported since YAML accepts JSON.
-    parsed = ParseManifest(*text, ManifestFormat::kJson);
-    if (!parsed) parsed = ParseManifest(*text, ManifestFormat::kYaml);
-  }
-  if (!parsed) return parsed.take_error().Wrap(manifest.string());
-  return parsed;
 }
 
 }  // namespace podvisor::pod

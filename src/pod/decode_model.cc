@@ -1,0 +1,320 @@
+// The model half of DecodePod's Decoder (decode_internal.h): one field table
+// per model type, naming which JSON member goes to which model member, and
+// the Kubernetes fields podvisor knows but deliberately does not implement,
+// each with the reason its warning gives. How a single value is read (types,
+// nulls, quantities, enumerations) is in parse.cc.
+#include "pod/decode_internal.h"
+
+namespace podvisor::pod::internal {
+namespace {
+
+// Kubernetes fields podvisor knows and deliberately does not implement.
+// They get a warning that says why, instead of "unknown field".
+constexpr std::string_view kNoScheduler = "ignored: podvisor runs a single pod without a scheduler";
+constexpr std::string_view kNoApiServer =
+    "ignored: podvisor has no API server (no service accounts, secrets or services)";
+constexpr std::string_view kNoDns = "ignored: podvisor does not manage the pod's DNS";
+constexpr std::string_view kSetByServer = "ignored: set by the API server, not by a manifest";
+constexpr std::string_view kNotSupported = "ignored: not supported by podvisor";
+
+constexpr IgnoredField kPodIgnored[] = {
+    {"status", "ignored: the status is computed by podvisor"},
+};
+
+constexpr IgnoredField kMetadataIgnored[] = {
+    {"generateName", "ignored: podvisor needs metadata.name"},
+    {"resourceVersion", kSetByServer},
+    {"generation", kSetByServer},
+    {"creationTimestamp", kSetByServer},
+    {"deletionTimestamp", kSetByServer},
+    {"deletionGracePeriodSeconds", kSetByServer},
+    {"selfLink", kSetByServer},
+    {"managedFields", kSetByServer},
+    {"ownerReferences", "ignored: podvisor has no controllers or garbage collector"},
+    {"finalizers", "ignored: podvisor has no controllers or garbage collector"},
+};
+
+constexpr IgnoredField kPodSpecIgnored[] = {
+    {"nodeName", kNoScheduler},
+    {"nodeSelector", kNoScheduler},
+    {"affinity", kNoScheduler},
+    {"tolerations", kNoScheduler},
+    {"schedulerName", kNoScheduler},
+    {"priority", kNoScheduler},
+    {"priorityClassName", kNoScheduler},
+    {"preemptionPolicy", kNoScheduler},
+    {"topologySpreadConstraints", kNoScheduler},
+    {"schedulingGates", kNoScheduler},
+    {"serviceAccountName", kNoApiServer},
+    {"serviceAccount", kNoApiServer},
+    {"automountServiceAccountToken", kNoApiServer},
+    {"imagePullSecrets", "ignored: podvisor runs images from the bundle and pulls nothing"},
+    {"enableServiceLinks", kNoApiServer},
+    {"resourceClaims", "ignored: podvisor has no dynamic resource allocation"},
+    {"dnsPolicy", kNoDns},
+    {"dnsConfig", kNoDns},
+    {"hostAliases", kNoDns},
+    {"setHostnameAsFQDN", kNoDns},
+    {"runtimeClassName", "ignored: podvisor's runtime is chosen with --runtime"},
+    {"os", kNotSupported},
+    {"hostUsers", "ignored: podvisor does not use user namespaces"},
+    {"ephemeralContainers", "ignored: podvisor has no ephemeral (debug) containers"},
+    {"resources", "ignored: pod-level resources are not supported; set them per container"},
+};
+
+constexpr IgnoredField kContainerIgnored[] = {
+    {"envFrom", "ignored: podvisor has no ConfigMaps or Secrets to read variables from"},
+    {"volumeDevices", "ignored: raw block volumes are not supported"},
+    {"resizePolicy", "ignored: podvisor does not resize containers in place"},
+    {"stdinOnce", "ignored: podvisor does not attach to containers"},
+};
+
+constexpr IgnoredField kResourcesIgnored[] = {
+    {"claims", "ignored: podvisor has no dynamic resource allocation"},
+};
+
+constexpr IgnoredField kVolumeMountIgnored[] = {
+    {"mountPropagation", kNotSupported},
+    {"subPathExpr", kNotSupported},
+    {"recursiveReadOnly", kNotSupported},
+};
+
+constexpr IgnoredField kSecurityContextIgnored[] = {
+    {"seLinuxOptions", kNotSupported},
+    {"windowsOptions", kNotSupported},
+    {"procMount", kNotSupported},
+    {"appArmorProfile", kNotSupported},
+};
+
+constexpr IgnoredField kPodSecurityContextIgnored[] = {
+    {"fsGroup", kNotSupported},
+    {"fsGroupChangePolicy", kNotSupported},
+    {"sysctls", kNotSupported},
+    {"seLinuxOptions", kNotSupported},
+    {"seLinuxChangePolicy", kNotSupported},
+    {"windowsOptions", kNotSupported},
+    {"appArmorProfile", kNotSupported},
+    {"supplementalGroupsPolicy", kNotSupported},
+};
+
+}  // namespace
+
+void Decoder::DecodeRoot(const json& doc, Pod& pod) {
+  if (!doc.is_object()) {
+    TypeError("<manifest>", doc, "must be an object (a v1 Pod)");
+    return;
+  }
+  // apiVersion and kind accept one value each: podvisor reads v1 Pods only.
+  auto exactly = [this](std::string& out, std::string_view expected) {
+    return [this, &out, expected](const json& value, const std::string& path) {
+      if (Decode(value, path, out) && out != expected) {
+        errors.push_back(Unsupported(path, QuoteValue(out), {std::string(expected)}));
+      }
+    };
+  };
+  Struct(doc, "", pod, kPodIgnored, Custom("apiVersion", exactly(pod.api_version, "v1")),
+         Custom("kind", exactly(pod.kind, "Pod")), Field("metadata", &Pod::metadata),
+         Field("spec", &Pod::spec));
+  // null counts as absent, as everywhere else.
+  for (const char* required : {"apiVersion", "kind", "spec"}) {
+    auto it = doc.find(required);
+    if (it == doc.end() || it->is_null()) errors.push_back(Required(required));
+  }
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ObjectMeta& meta) {
+  return Struct(v, path, meta, kMetadataIgnored, Field("name", &ObjectMeta::name),
+                Field("namespace", &ObjectMeta::namespace_name), Field("uid", &ObjectMeta::uid),
+                Field("labels", &ObjectMeta::labels),
+                Field("annotations", &ObjectMeta::annotations));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
+  using S = PodSpec;
+  auto restart_policy = [&](const json& value, const std::string& p) {
+    DecodeRestartPolicy(value, p, spec.restart_policy, true, {"Always", "OnFailure", "Never"});
+  };
+  return Struct(v, path, spec, kPodSpecIgnored, Field("initContainers", &S::init_containers),
+                Field("containers", &S::containers), Custom("restartPolicy", restart_policy),
+                Field("terminationGracePeriodSeconds", &S::termination_grace_period_seconds),
+                Field("activeDeadlineSeconds", &S::active_deadline_seconds),
+                Field("volumes", &S::volumes), Field("hostNetwork", &S::host_network),
+                Field("hostIPC", &S::host_ipc), Field("hostPID", &S::host_pid),
+                Field("shareProcessNamespace", &S::share_process_namespace),
+                Field("hostname", &S::hostname), Field("subdomain", &S::subdomain),
+                Field("overhead", &S::overhead), Field("readinessGates", &S::readiness_gates),
+                Field("securityContext", &S::security_context));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, PodReadinessGate& gate) {
+  return Struct(v, path, gate, {}, Field("conditionType", &PodReadinessGate::condition_type));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, Volume& volume) {
+  return Fields(v, path, {},
+                [&](const std::string& key, const json& value, const std::string& child) {
+                  if (Apply(Field("name", &Volume::name), key, value, child, volume) ||
+                      Apply(Field("emptyDir", &Volume::empty_dir), key, value, child, volume) ||
+                      Apply(Field("hostPath", &Volume::host_path), key, value, child, volume)) {
+                    return true;
+                  }
+                  // configMap, secret, persistentVolumeClaim, ...: validation names
+                  // them in its error, so they are kept rather than warned about.
+                  if (!value.is_null()) volume.unsupported_sources.push_back(key);
+                  return true;
+                });
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, EmptyDirVolumeSource& dir) {
+  return Struct(v, path, dir, {}, Field("medium", &EmptyDirVolumeSource::medium),
+                Field("sizeLimit", &EmptyDirVolumeSource::size_limit));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, HostPathVolumeSource& host) {
+  return Struct(v, path, host, {}, Field("path", &HostPathVolumeSource::path),
+                Field("type", &HostPathVolumeSource::type));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, PodSecurityContext& sc) {
+  using S = PodSecurityContext;
+  return Struct(v, path, sc, kPodSecurityContextIgnored, Field("runAsUser", &S::run_as_user),
+                Field("runAsGroup", &S::run_as_group), Field("runAsNonRoot", &S::run_as_non_root),
+                Field("supplementalGroups", &S::supplemental_groups),
+                Field("seccompProfile", &S::seccomp_profile));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, SeccompProfile& profile) {
+  return Struct(v, path, profile, {}, Field("type", &SeccompProfile::type),
+                Field("localhostProfile", &SeccompProfile::localhost_profile));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, Container& c) {
+  using C = Container;
+  // A container's own restartPolicy only exists to mark sidecars (S1.3);
+  // OnFailure and Never decode so validation can name the container.
+  auto restart_policy = [&](const json& value, const std::string& p) {
+    RestartPolicy policy{};
+    if (DecodeRestartPolicy(value, p, policy, false, {"Always"})) c.restart_policy = policy;
+  };
+  return Struct(
+      v, path, c, kContainerIgnored, Field("name", &C::name), Field("image", &C::image),
+      Field("command", &C::command), Field("args", &C::args), Field("workingDir", &C::working_dir),
+      Field("env", &C::env), Field("ports", &C::ports), Field("resources", &C::resources),
+      Field("volumeMounts", &C::volume_mounts), Custom("restartPolicy", restart_policy),
+      Field("lifecycle", &C::lifecycle), Field("startupProbe", &C::startup_probe),
+      Field("readinessProbe", &C::readiness_probe), Field("livenessProbe", &C::liveness_probe),
+      Field("securityContext", &C::security_context),
+      Field("terminationMessagePath", &C::termination_message_path),
+      Field("terminationMessagePolicy", &C::termination_message_policy),
+      Field("imagePullPolicy", &C::image_pull_policy), Field("stdin", &C::stdin),
+      Field("tty", &C::tty));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, EnvVar& env) {
+  // valueFrom needs a cluster (secrets, the downward API); validation
+  // rejects it, so only its presence is recorded.
+  auto value_from = [&](const json& value, const std::string& p) {
+    if (value.is_null()) return;
+    if (!value.is_object()) {
+      TypeError(p, value, "must be an object");
+      return;
+    }
+    env.has_value_from = true;
+  };
+  return Struct(v, path, env, {}, Field("name", &EnvVar::name), Field("value", &EnvVar::value),
+                Custom("valueFrom", value_from));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ContainerPort& port) {
+  using P = ContainerPort;
+  return Struct(v, path, port, {}, Field("name", &P::name),
+                Field("containerPort", &P::container_port), Field("hostPort", &P::host_port),
+                Field("protocol", &P::protocol), Field("hostIP", &P::host_ip));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ResourceRequirements& r) {
+  return Struct(v, path, r, kResourcesIgnored, Field("requests", &ResourceRequirements::requests),
+                Field("limits", &ResourceRequirements::limits));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, VolumeMount& mount) {
+  using M = VolumeMount;
+  return Struct(v, path, mount, kVolumeMountIgnored, Field("name", &M::name),
+                Field("mountPath", &M::mount_path), Field("readOnly", &M::read_only),
+                Field("subPath", &M::sub_path));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ExecAction& exec) {
+  return Struct(v, path, exec, {}, Field("command", &ExecAction::command));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, HttpHeader& header) {
+  return Struct(v, path, header, {}, Field("name", &HttpHeader::name),
+                Field("value", &HttpHeader::value));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, HttpGetAction& get) {
+  using H = HttpGetAction;
+  return Struct(v, path, get, {}, Field("path", &H::path), Field("port", &H::port),
+                Field("host", &H::host), Field("scheme", &H::scheme),
+                Field("httpHeaders", &H::http_headers));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, TcpSocketAction& tcp) {
+  return Struct(v, path, tcp, {}, Field("port", &TcpSocketAction::port),
+                Field("host", &TcpSocketAction::host));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, GrpcAction& grpc) {
+  return Struct(v, path, grpc, {}, Field("port", &GrpcAction::port),
+                Field("service", &GrpcAction::service));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, SleepAction& sleep) {
+  return Struct(v, path, sleep, {}, Field("seconds", &SleepAction::seconds));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ReasonDelivery& delivery) {
+  return Struct(v, path, delivery, {}, Field("env", &ReasonDelivery::env),
+                Field("header", &ReasonDelivery::header));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, LifecycleHandler& hook) {
+  return Struct(v, path, hook, {}, Handlers(&LifecycleHandler::handler),
+                Field("reasonDelivery", &LifecycleHandler::reason_delivery));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, Lifecycle& lifecycle) {
+  return Struct(v, path, lifecycle, {}, Field("postStart", &Lifecycle::post_start),
+                Field("preStop", &Lifecycle::pre_stop),
+                Field("stopSignal", &Lifecycle::stop_signal));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, Probe& probe) {
+  using P = Probe;
+  return Struct(v, path, probe, {}, Handlers(&P::handler),
+                Field("initialDelaySeconds", &P::initial_delay_seconds),
+                Field("timeoutSeconds", &P::timeout_seconds),
+                Field("periodSeconds", &P::period_seconds),
+                Field("successThreshold", &P::success_threshold),
+                Field("failureThreshold", &P::failure_threshold),
+                Field("terminationGracePeriodSeconds", &P::termination_grace_period_seconds));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, Capabilities& caps) {
+  return Struct(v, path, caps, {}, Field("add", &Capabilities::add),
+                Field("drop", &Capabilities::drop));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, SecurityContext& sc) {
+  using S = SecurityContext;
+  return Struct(v, path, sc, kSecurityContextIgnored, Field("runAsUser", &S::run_as_user),
+                Field("runAsGroup", &S::run_as_group), Field("runAsNonRoot", &S::run_as_non_root),
+                Field("privileged", &S::privileged),
+                Field("readOnlyRootFilesystem", &S::read_only_root_filesystem),
+                Field("allowPrivilegeEscalation", &S::allow_privilege_escalation),
+                Field("capabilities", &S::capabilities),
+                Field("seccompProfile", &S::seccomp_profile));
+}
+
+}  // namespace podvisor::pod::internal
