@@ -1,22 +1,23 @@
 #include "pod/bundle.h"
 
 namespace podvisor::pod {
-namespace {
 
-// True when any '/'-separated component of the reference is "..". Checked on
-// the raw string, before any normalisation, so "a/../b" is refused even
-// though it would stay inside the bundle: a reference that needs ".." is a
-// mistake or an attack, and refusing it keeps the rule easy to state.
-bool HasDotDotComponent(std::string_view ref) {
+// Checked on the raw string, before any normalisation, so "a/../b" is
+// refused even though it would stay inside the bundle: a reference that
+// needs ".." is a mistake or an attack, and refusing it keeps the rule easy
+// to state.
+bool HasDotDotComponent(std::string_view path) {
   std::size_t start = 0;
-  while (start <= ref.size()) {
-    std::size_t end = ref.find('/', start);
-    if (end == std::string_view::npos) end = ref.size();
-    if (ref.substr(start, end - start) == "..") return true;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (path.substr(start, end - start) == "..") return true;
     start = end + 1;
   }
   return false;
 }
+
+namespace {
 
 // lexically_normal() keeps a trailing separator ("images/busybox/"); drop it
 // so "busybox" and "busybox/" resolve to the same path.

@@ -13,6 +13,9 @@
 
 namespace podvisor::pod {
 
+// True when any '/'-separated component of `path` is "..".
+bool HasDotDotComponent(std::string_view path);
+
 Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundle,
                                               std::string_view image);
 

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "pod/bundle.h"
 #include "pod/field_error.h"
 #include "pod/model.h"
 #include "pod/validate.h"
@@ -58,7 +59,6 @@ Messages LabelValueMessages(std::string_view s);
 Messages PortNameMessages(std::string_view s);
 Messages EnvVarNameMessages(std::string_view s);
 bool IsHttpHeaderName(std::string_view s);  // httpGet.httpHeaders[].name
-bool HasDotDotComponent(std::string_view p);
 bool IsCapabilityName(std::string_view name);
 
 // --- Field paths and error helpers -----------------------------------------

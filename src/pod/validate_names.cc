@@ -207,16 +207,6 @@ bool IsHttpHeaderName(std::string_view s) {  // K8s httpGet.httpHeaders: [-A-Za-
   return true;
 }
 
-bool HasDotDotComponent(std::string_view p) {
-  std::size_t start = 0;
-  while (start <= p.size()) {
-    std::size_t end = p.find('/', start);
-    if (end == std::string_view::npos) end = p.size();
-    if (p.substr(start, end - start) == "..") return true;
-    start = end + 1;
-  }
-  return false;
-}
 
 // Kubernetes passes capability names through to the runtime, which accepts
 // them with or without "CAP_"; podvisor checks them here so a typo fails
