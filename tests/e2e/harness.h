@@ -1,0 +1,154 @@
+// The end-to-end harness for test tiers 2 and 3 (TESTING.md): each test
+// gets a temp dir holding a pod bundle, the state and log dirs and the
+// timestamped event log the test helper appends to; it runs the real
+// `podvisor run` as a child process, talks to it through the client
+// commands a user runs, and afterwards checks that the pod left nothing
+// behind (runtime state, mounts, processes, cgroups).
+//
+// Pod manifests are written by the tests with three placeholders so the
+// same text reads naturally in both tiers:
+//   {{H}}    the test helper as the container sees it
+//   {{LOG}}  the helper's event log as the container sees it
+//   {{DIR}}  a scratch dir for marker and result files, as the container
+//            sees it (tier 2: the test's temp dir; tier 3: the hostPath
+//            volume mounted at /shared)
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../cli/run_command.h"
+
+namespace podvisor::e2e {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::system_clock;
+using std::chrono::milliseconds;
+
+// An environment variable the test binary needs (set by meson); fails the
+// test and returns "" when missing.
+std::string RequiredEnv(const char* name);
+
+// One line of the test helper's event log: "<RFC3339 ms> NAME VERB".
+struct HelperEvent {
+  Clock::time_point time;
+  std::string name;
+  std::string verb;
+  std::string Key() const { return name + " " + verb; }
+};
+
+// Milliseconds from a to b (negative when b is earlier).
+long long MsBetween(Clock::time_point a, Clock::time_point b);
+
+// The position of the first event with this key, or -1.
+int IndexOf(const std::vector<HelperEvent>& events, const std::string& key);
+int CountOf(const std::vector<HelperEvent>& events, const std::string& key);
+std::vector<HelperEvent> EventsNamed(const std::vector<HelperEvent>& events,
+                                     const std::string& name, const std::string& verb);
+// "a Started, a Exiting, ..." for failure messages.
+std::string Describe(const std::vector<HelperEvent>& events);
+
+// A container command running the test helper with its event log:
+// HelperCmd("app", "sleep 100") is the YAML flow sequence
+// ["{{H}}", "--log", "app", "--log-file", "{{LOG}}", "sleep", "100"].
+std::string HelperCmd(const std::string& name, const std::string& args);
+// ["/bin/sh", "-c", SCRIPT, EXTRA...] as a YAML flow sequence (JSON quoting).
+std::string ShCmd(const std::string& script, const std::vector<std::string>& extra = {});
+
+// The settings that differ between tier 2 (fake runtime) and tier 3 (runc).
+struct TierConfig {
+  std::string runtime;                    // --runtime
+  std::vector<std::string> extra_run_args;  // e.g. --sandbox none
+  std::string helper_in_container;        // {{H}}
+  bool helper_log_in_shared_volume = false;  // {{LOG}}/{{DIR}} under /shared
+  bool busybox_rootfs = false;            // tier 3: a busybox image with the helper
+  bool check_runc_state = false;          // leftovers: `runc list`
+  std::string cgroup_parent;              // --cgroup-parent, empty: podvisor's default
+};
+
+class E2eTest : public ::testing::Test {
+ protected:
+  virtual TierConfig Tier() const = 0;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // Writes BUNDLE/pod.yaml after replacing {{H}}, {{LOG}} and {{DIR}}.
+  void WritePod(const std::string& yaml_template);
+  std::string Expand(const std::string& text) const;
+
+  // Starts `podvisor run` on the bundle; `extra_env` entries ("K=V") are
+  // added to its environment (and so to every runtime call it makes).
+  void StartRun(const std::vector<std::string>& extra_args = {},
+                const std::vector<std::string>& extra_env = {});
+  // Waits for the supervisor to end and returns its exit status (-1 when
+  // killed by a signal); past the timeout it is SIGKILLed and the test fails.
+  int WaitRun(std::chrono::seconds timeout = std::chrono::seconds(30));
+  // StartRun + WaitRun.
+  int Run(const std::vector<std::string>& extra_args = {},
+          const std::vector<std::string>& extra_env = {},
+          std::chrono::seconds timeout = std::chrono::seconds(30));
+  bool RunIsAlive();
+  pid_t run_pid() const { return run_pid_; }
+  std::string RunStderr() const;
+
+  // Client commands against this test's state dir.
+  testing::CommandResult Client(std::vector<std::string> args, bool with_log_dir = false);
+  // `status -o json`, or nullopt when the pod does not answer.
+  std::optional<nlohmann::json> Status();
+  // Polls `status -o json` every 20 ms until `pred` holds; fails the test
+  // and returns the last status (or null) after the timeout.
+  nlohmann::json WaitForStatus(const std::function<bool(const nlohmann::json&)>& pred,
+                               const std::string& what,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(15));
+  // Waits until the pod phase is Running and every started container is
+  // running (ready regular containers and sidecars).
+  nlohmann::json WaitUntilRunning();
+  // Polls the helper event log until `key` appears `count` times.
+  bool WaitForHelperEvent(const std::string& key, int count = 1,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(15));
+
+  // The helper's event log, sorted by time (stable: file order on ties).
+  std::vector<HelperEvent> HelperEvents() const;
+  // events.jsonl of the pod, one object a line.
+  std::vector<nlohmann::json> PodEvents() const;
+  std::string ReadScratch(const std::string& name) const;  // a file in {{DIR}}, trimmed
+
+  // Sends raw bytes to the control socket and returns the whole reply.
+  std::string RawControlRequest(const std::string& bytes);
+
+  // Paths on the host.
+  fs::path dir_;        // the test's temp dir
+  fs::path bundle_;     // dir_/bundle
+  fs::path state_dir_;  // dir_/state
+  fs::path log_dir_;    // dir_/logs
+  fs::path scratch_;    // what {{DIR}} is on the host
+  std::string pod_name_;
+
+ private:
+  void CheckNothingLeftBehind();
+  fs::path EventLogOnHost() const { return scratch_ / "events.log"; }
+
+  pid_t run_pid_ = -1;
+  bool run_reaped_ = true;
+  int reaped_status_ = 0;  // waitpid status once reaped
+  TierConfig tier_;
+};
+
+// Status accessors over a v1 Pod JSON (null when absent).
+const nlohmann::json* FindContainerStatus(const nlohmann::json& pod, const std::string& name);
+std::string StateOf(const nlohmann::json& pod, const std::string& container);  // waiting|running|terminated|""
+std::string Phase(const nlohmann::json& pod);
+std::string ConditionStatus(const nlohmann::json& pod, const std::string& type);
+
+}  // namespace podvisor::e2e
