@@ -190,6 +190,7 @@ void E2eTest::SetUp() {
 }
 
 void E2eTest::TearDown() {
+  if (dir_.empty()) return;  // skipped before SetUp
   if (run_pid_ > 0 && !run_reaped_) {
     ADD_FAILURE() << "podvisor run still running at the end of the test: killing it";
     ::kill(run_pid_, SIGKILL);

@@ -1,0 +1,160 @@
+// Test tier 3 (TESTING.md): `podvisor run` with runc on this host, busybox
+// rootfs bundles with the static test helper at /podvisor-test-helper.
+// Containers append their timestamped events to /shared/events.log, a
+// hostPath volume in the test's temp dir (an emptyDir would be gone by
+// the time the pod ended), and the test sorts and asserts the order.
+// Needs root; skipped otherwise.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace podvisor::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string FindInPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    fs::path candidate = fs::path(dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+    fs::path candidate = fs::path(dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+class Runc : public E2eTest {
+ protected:
+  TierConfig Tier() const override {
+    TierConfig t;
+    t.runtime = FindInPath("runc");
+    t.helper_in_container = "/podvisor-test-helper";
+    t.helper_log_in_shared_volume = true;
+    t.busybox_rootfs = true;
+    t.check_runc_state = true;
+    // A parent of our own: the leftovers check looks for the pod's cgroup
+    // under it in every hierarchy, and no other test shares it.
+    t.cgroup_parent = "/podvisor-e2e-" + std::to_string(getpid());
+    return t;
+  }
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
+    E2eTest::SetUp();
+  }
+};
+
+constexpr const char* kSharedMount = ", volumeMounts: [{name: shared, mountPath: /shared}]";
+
+std::string Header(const std::string& name, const std::string& restart_policy, int grace = 5) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
+         restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) +
+         "\n  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n";
+}
+
+std::string Entry(const std::string& name, const std::string& command, const std::string& extra = "") {
+  return "  - {name: " + name + ", image: img, command: " + command + kSharedMount + extra + "}\n";
+}
+std::string Sidecar(const std::string& name, const std::string& command, const std::string& extra = "") {
+  return Entry(name, command, ", restartPolicy: Always" + extra);
+}
+
+void ExpectOrder(const std::vector<HelperEvent>& events, const std::vector<std::string>& keys) {
+  int last = -1;
+  std::string last_key;
+  for (const auto& k : keys) {
+    int at = IndexOf(events, k);
+    ASSERT_GE(at, 0) << "missing \"" << k << "\" in" << Describe(events);
+    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in" << Describe(events);
+    last = at;
+    last_key = k;
+  }
+}
+
+TEST_F(Runc, S1_S3_4_InitsAndSidecarsStartInOrderAndCompletionStopsSidecarsInReverse) {
+  WritePod(Header("runc-order", "Never") + "  initContainers:\n" +
+           Entry("init-1", HelperCmd("init-1", "sleep 50")) +
+           Sidecar("side-1", HelperCmd("side-1", "trap-sigterm 20 0")) +
+           Entry("init-2", HelperCmd("init-2", "exit 0")) +
+           Sidecar("side-2", HelperCmd("side-2", "trap-sigterm 300 0")) + "  containers:\n" +
+           Entry("app", HelperCmd("app", "sleep 200")));
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  ExpectOrder(HelperEvents(),
+              {"init-1 Started", "init-1 Exiting", "side-1 Started", "init-2 Started", "init-2 Exiting",
+               "side-2 Started", "app Started", "app Exiting", "side-2 Exiting", "side-1 Exiting"});
+}
+
+TEST_F(Runc, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGetsItsTurn) {
+  WritePod(Header("runc-grace", "Never", 2) + "  initContainers:\n" +
+           Sidecar("side", HelperCmd("side", "trap-sigterm 20 0")) + "  containers:\n" +
+           Entry("stubborn", HelperCmd("stubborn", "ignore-sigterm")));
+  StartRun();
+  WaitUntilRunning();
+  auto stop_at = Clock::now();
+  auto stop = Client({"stop"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_EQ(WaitRun(), 1) << RunStderr();
+  auto ended = Clock::now();
+  auto events = HelperEvents();
+  EXPECT_EQ(IndexOf(events, "stubborn Exiting"), -1) << Describe(events);
+  int side_exit = IndexOf(events, "side Exiting");
+  ASSERT_GE(side_exit, 0) << "the sidecar never got its stop signal" << Describe(events);
+  long long side_after = MsBetween(stop_at, events[side_exit].time);
+  EXPECT_GE(side_after, 1900) << Describe(events);
+  EXPECT_LE(side_after, 2000 + 2000) << Describe(events);
+  // grace + 2 s, plus runc's own delete time and a loaded machine.
+  EXPECT_LE(MsBetween(stop_at, ended), 2000 + 2000 + 3000);
+}
+
+TEST_F(Runc, S6_2_StopReasonReachesExecPreStopByEnvAndArgs) {
+  std::string pre_stop =
+      ", lifecycle: {preStop: {exec: {command: " +
+      ShCmd("echo \"$KUBE_POD_TERM_REASON\" > /shared/env; echo \"$1\" > /shared/arg", {"sh", "$(KUBE_POD_TERM_REASON)"}) +
+      "}}}";
+  WritePod(Header("runc-reason", "Never") + "  containers:\n" +
+           Entry("app", HelperCmd("app", "trap-sigterm 20 0"), pre_stop));
+  StartRun();
+  WaitUntilRunning();
+  auto stop = Client({"stop", "--reason", "Eviction"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  EXPECT_EQ(ReadScratch("env"), "Eviction");
+  EXPECT_EQ(ReadScratch("arg"), "Eviction");
+  EXPECT_EQ(CountOf(HelperEvents(), "app Exiting"), 1) << Describe(HelperEvents());
+}
+
+TEST_F(Runc, S3_1_CrashingSidecarIsRestartedUnderNeverAndPodSucceeds) {
+  std::string side = ShCmd(
+      "if [ -e /shared/crashed ]; then exec {{H}} --log side --log-file {{LOG}} trap-sigterm 20 0; fi; "
+      "touch /shared/crashed; {{H}} --log side --log-file {{LOG}} sleep 200; exit 1");
+  WritePod(Header("runc-crash", "Never") + "  initContainers:\n" + Sidecar("side", side) +
+           "  containers:\n" + Entry("app", HelperCmd("app", "sleep 2000")));
+  StartRun({"--backoff-initial", "200ms"});
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  auto events = HelperEvents();
+  EXPECT_EQ(CountOf(events, "side Started"), 2) << Describe(events);
+  ExpectOrder(events, {"side Started", "app Started", "side Exiting", "app Exiting"});
+  EXPECT_EQ(events.back().Key(), "side Exiting") << Describe(events);
+}
+
+TEST_F(Runc, BadBundleMissingImageExitsTwoAndStartsNothing) {
+  WritePod(Header("runc-bad", "Never") + "  containers:\n" +
+           "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + kSharedMount + "}\n");
+  EXPECT_EQ(Run(), 2) << RunStderr();
+  EXPECT_THAT(RunStderr(), HasSubstr("missing"));
+  EXPECT_TRUE(HelperEvents().empty());
+  EXPECT_FALSE(fs::exists(state_dir_ / "runc-bad" / "runtime"));
+}
+
+}  // namespace
+}  // namespace podvisor::e2e
