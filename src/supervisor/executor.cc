@@ -35,6 +35,12 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
   std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
   if (auto s = ex->Setup(); !s) {
     ex->Cleanup();
+    // Nothing is left behind by a pod that never started: the directories
+    // Setup created go too when they are empty.
+    std::error_code ec;
+    std::filesystem::remove(ex->options_.state_dir / "events.jsonl", ec);
+    std::filesystem::remove(ex->options_.state_dir, ec);
+    std::filesystem::remove(ex->options_.log_dir, ec);
     return s.take_error();
   }
   return ex;
