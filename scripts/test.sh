@@ -66,11 +66,12 @@ if command -v clang++ >/dev/null; then
   trap 'rm -rf "$corpus"' EXIT
   cp src/pod/testdata/*.yaml src/pod/testdata/*.json fuzz/seeds/* "$corpus"/ 2>/dev/null || true
   if build-fuzz/fuzz/manifest_fuzzer -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
+      -artifact_prefix=build-fuzz/ \
       -max_len=65536 -print_final_stats=1 "$corpus" >build-fuzz/fuzz.log 2>&1; then
     echo "fuzz: no crash in ${fuzz_seconds}s ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' build-fuzz/fuzz.log | grep -o '[0-9]*$') runs)"
   else
     tail -40 build-fuzz/fuzz.log
-    echo "fuzz: FAILED (crash input saved in $root)"
+    echo "fuzz: FAILED (the crashing input is in $root/build-fuzz/)"
     status=1
   fi
 else
