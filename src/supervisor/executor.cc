@@ -1,6 +1,10 @@
 #include "supervisor/executor.h"
 
 #include <signal.h>
+#include <sys/random.h>
+
+#include <cstdio>
+#include <cstring>
 #include <sys/epoll.h>
 
 #include <spdlog/spdlog.h>
@@ -15,6 +19,24 @@
 #include "supervisor/executor_internal.h"
 
 namespace podvisor::supervisor {
+
+// An RFC 4122 version 4 UUID from getrandom(2).
+std::string RandomUuid() {
+  unsigned char b[16] = {};
+  if (::getrandom(b, sizeof b, 0) != sizeof b) {
+    // Without entropy a time-based value still tells pods apart.
+    auto t = std::chrono::system_clock::now().time_since_epoch().count();
+    std::memcpy(b, &t, sizeof t);
+  }
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return out;
+}
 
 std::string InstanceKey(std::string_view container, int instance) {
   return std::string(container) + "#" + std::to_string(instance);
@@ -48,7 +70,9 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 
 Status Executor::Setup() {
   created_at_ = std::chrono::system_clock::now();
-  uid_ = pod_.metadata.uid;
+  // The API server gives every pod a uid; scripts reading `status -o json`
+  // rely on one being there.
+  uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
   // Images first: a missing image is the user's problem and must leave
   // nothing behind.
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {

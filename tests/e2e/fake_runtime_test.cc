@@ -25,13 +25,9 @@ class FakeRuntime : public E2eTest {
  protected:
   TierConfig Tier() const override {
     TierConfig t;
-    // fake-runtime through a shim that retries its racy `start` (see the
-    // script); PODVISOR_FAKE_RUNTIME, inherited by podvisor and its runtime
-    // calls, names the real fake runtime.
-    t.runtime = RequiredEnv("PODVISOR_SOURCE_ROOT") + "/tests/e2e/fake-runtime-retry-start.sh";
+    t.runtime = RequiredEnv("PODVISOR_FAKE_RUNTIME");
     t.extra_run_args = {"--sandbox", "none"};
     t.helper_in_container = RequiredEnv("PODVISOR_TEST_HELPER");
-    RequiredEnv("PODVISOR_FAKE_RUNTIME");
     return t;
   }
 };

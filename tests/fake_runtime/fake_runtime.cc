@@ -15,8 +15,10 @@
 // on stderr), FAKE_RUNTIME_HANG=create|start makes it hang until killed.
 //
 // Like runc, `create` leaves the init process blocked before exec until
-// `start`: here it blocks opening ROOT/ID/exec.fifo, which `start` opens
-// for writing.
+// `start`: here it holds ROOT/ID/exec.fifo open read-write (so it never
+// sees EOF) and blocks reading it; `start` writes one byte. `create`
+// returns only once the child holds the fifo, so an immediate `start`
+// always finds its reader.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -156,20 +158,29 @@ int Create(std::vector<std::string> args) {
   auto envp = CStrings(e.env);
   std::string fifo_path = fifo.string();
 
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) Die(std::string("pipe2: ") + strerror(errno));
   pid_t pid = fork();
   if (pid < 0) Die(std::string("fork: ") + strerror(errno));
   if (pid == 0) {
+    close(ready[0]);
     setsid();
     EnterCwd(e.cwd);
-    int fd = open(fifo_path.c_str(), O_RDONLY | O_CLOEXEC);  // blocks until start
+    int fd = open(fifo_path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) _exit(127);
+    if (write(ready[1], "r", 1) != 1) _exit(127);
+    close(ready[1]);
     char byte;
-    if (read(fd, &byte, 1) != 1) _exit(127);  // start closed without a byte: deleted
+    if (read(fd, &byte, 1) != 1) _exit(127);  // blocks until start
     close(fd);
     execvpe(argv[0], argv.data(), envp.data());
     std::fprintf(stderr, "fake-runtime: exec %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }
+  close(ready[1]);
+  char byte;
+  if (read(ready[0], &byte, 1) != 1) Die("create: the container process died before start");
+  close(ready[0]);
   json state = {{"ociVersion", "1.0.2"}, {"id", id},          {"pid", pid},
                 {"bundle", fs::absolute(bundle).string()}, {"process", config["process"]}};
   WriteJson(dir / "state.json", state);
