@@ -52,11 +52,14 @@ else
 fi
 echo "tier 4 (podvisor as init in a qemu VM with cgroup v2 and crun): not built yet"
 
-log "tier 1 again under AddressSanitizer + UndefinedBehaviorSanitizer"
+log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ninja -C build-asan
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  run_suite build-asan unit || status=1
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run_suite build-asan unit || status=1
+# Tier 2 runs the sanitized podvisor binary itself: the executor's code.
+run_suite build-asan process || status=1
+unset ASAN_OPTIONS UBSAN_OPTIONS
 
 if command -v clang++ >/dev/null; then
   log "fuzz: manifest parser and validator, ${fuzz_seconds}s"
