@@ -270,6 +270,27 @@ TEST_F(FakeRuntime, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGets
   EXPECT_LE(MsBetween(stop_at, ended), 2000 + 2000 + 2000);
 }
 
+// INTERFACE.md "Signals to the supervisor" / the supervisor core issue: a
+// first SIGINT stops the pod gracefully, a second one ends the grace period
+// at once; S5.5 still gives every container its stop signal and 2 s.
+TEST_F(FakeRuntime, SecondSigintShortensTheGraceToTheTwoSecondFloor) {
+  WritePod(Header("impatient", "Never", 60) + "  containers:\n" +
+           Entry("stubborn", HelperCmd("stubborn", "ignore-sigterm")));
+  StartRun();
+  WaitUntilRunning();
+  auto first = Clock::now();
+  ASSERT_EQ(kill(run_pid(), SIGINT), 0);
+  WaitForStatus([](const nlohmann::json& p) { return p["metadata"].contains("deletionTimestamp"); },
+                "the pod terminating");
+  ASSERT_EQ(kill(run_pid(), SIGINT), 0);
+  // Without the second SIGINT this pod would take 60 s + 2 s to stop.
+  EXPECT_EQ(WaitRun(std::chrono::seconds(20)), 1) << RunStderr();
+  long long took = MsBetween(first, Clock::now());
+  EXPECT_GE(took, 1900) << "SIGKILL must not come before the 2 s floor";
+  EXPECT_LE(took, 2000 + 3000) << RunStderr();
+  EXPECT_NE(RunStderr().find("second SIGINT"), std::string::npos) << RunStderr();
+}
+
 TEST_F(FakeRuntime, S3_5_ActiveDeadlineFailsPodWithDeadlineExceededAndTellsPreStop) {
   std::string pre_stop = ", lifecycle: {preStop: {exec: {command: " +
                          ShCmd("echo \"$KUBE_POD_TERM_REASON\" > {{DIR}}/reason; sleep 1") + "}}}";
