@@ -82,5 +82,6 @@ else
 fi
 
 log "summary"
+echo "(tier 1 and tier 2 tests run twice: as built, and under the sanitizers)"
 python3 scripts/summarize-gtest.py build build-asan || status=1
 exit $status
