@@ -569,3 +569,93 @@ TEST_F(FakeRuntime, BadBundleMissingImageExitsTwoAndStartsNothing) {
 
 }  // namespace
 }  // namespace podvisor::e2e
+
+namespace podvisor::e2e {
+namespace {
+
+// Probes through the executor: exec probes run with the runtime's exec, and
+// their results change the pod as S1.3, S3.3 and S7 say.
+
+// A container spec fragment with one exec probe testing for a scratch file.
+std::string FileProbe(const std::string& kind, const std::string& file, int failure_threshold) {
+  return ", " + kind + ": {exec: {command: " + ShCmd("test -f {{DIR}}/" + file) +
+         "}, periodSeconds: 1, failureThreshold: " + std::to_string(failure_threshold) + "}";
+}
+
+void Touch(const fs::path& p) { std::ofstream(p) << ""; }
+
+TEST_F(FakeRuntime, S1_3_StartupProbeGatesTheNextEntry) {
+  WritePod(Header("startup", "Never", 2) + "  initContainers:\n" +
+           Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"),
+                   FileProbe("startupProbe", "go", 60)) +
+           "  containers:\n" + Entry("app", HelperCmd("app", "exit 0")));
+  StartRun();
+  ASSERT_TRUE(WaitForHelperEvent("side Started"));
+  // The sidecar runs, but until its startup probe succeeds it is not
+  // started, and the regular container waits (S1.3, S7.5).
+  auto pod = WaitForStatus(
+      [](const nlohmann::json& p) {
+        const auto& s = p["status"]["initContainerStatuses"];
+        return !s.empty() && s[0]["state"].contains("running");
+      },
+      "the sidecar running");
+  EXPECT_FALSE(pod["status"]["initContainerStatuses"][0].value("started", true)) << pod.dump(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(IndexOf(HelperEvents(), "app Started"), -1) << Describe(HelperEvents());
+  Touch(scratch_ / "go");
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  ExpectOrder(HelperEvents(), {"side Started", "app Started", "app Exiting", "side Exiting"});
+}
+
+TEST_F(FakeRuntime, S7_5_ReadinessProbeFlipsReadyAndThePodsReadyCondition) {
+  Touch(scratch_ / "ready");
+  WritePod(Header("ready", "Always", 2) + "  containers:\n" +
+           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
+                 FileProbe("readinessProbe", "ready", 1)));
+  StartRun();
+  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
+                "Ready=True");
+  fs::remove(scratch_ / "ready");
+  auto pod = WaitForStatus(
+      [](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "False"; },
+      "Ready=False after the readiness file went away");
+  EXPECT_FALSE(pod["status"]["containerStatuses"][0]["ready"].get<bool>());
+  EXPECT_EQ(ConditionStatus(pod, "ContainersReady"), "False");
+  Touch(scratch_ / "ready");
+  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
+                "Ready=True again");
+  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+}
+
+TEST_F(FakeRuntime, S3_3_LivenessFailureKillsThroughPreStopAndRestarts) {
+  Touch(scratch_ / "alive");
+  std::string pre_stop =
+      ", lifecycle: {preStop: {exec: {command: " + ShCmd("echo stopped >> {{DIR}}/prestop") + "}}}";
+  WritePod(Header("liveness", "Always", 2) + "  containers:\n" +
+           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
+                 FileProbe("livenessProbe", "alive", 1) + pre_stop));
+  StartRun(
+      {"--backoff-initial", "100ms"});
+  ASSERT_TRUE(WaitForHelperEvent("app Started"));
+  fs::remove(scratch_ / "alive");
+  ASSERT_TRUE(WaitForHelperEvent("app Exiting"));
+  Touch(scratch_ / "alive");
+  // S4.1: the first restart is immediate.
+  ASSERT_TRUE(WaitForHelperEvent("app Started", 2));
+  EXPECT_EQ(ReadScratch("prestop"), "stopped");  // S3.3: preStop ran before the kill
+  auto pod = WaitForStatus(
+      [](const nlohmann::json& p) {
+        return p["status"]["containerStatuses"][0].value("restartCount", 0) == 1;
+      },
+      "restartCount 1");
+  auto events = PodEvents();
+  bool unhealthy = false;
+  for (const auto& e : events) unhealthy |= e.value("reason", "") == "Unhealthy";
+  EXPECT_TRUE(unhealthy) << "no Unhealthy event";
+  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  WaitRun();
+}
+
+}  // namespace
+}  // namespace podvisor::e2e
