@@ -573,6 +573,9 @@ TEST_F(FakeRuntime, BadBundleMissingImageExitsTwoAndStartsNothing) {
 namespace podvisor::e2e {
 namespace {
 
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
 // Probes through the executor: exec probes run with the runtime's exec, and
 // their results change the pod as S1.3, S3.3 and S7 say.
 
@@ -626,6 +629,35 @@ TEST_F(FakeRuntime, S7_5_ReadinessProbeFlipsReadyAndThePodsReadyCondition) {
                 "Ready=True again");
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
+}
+
+// S6.2 and S7.2 over HTTP: an httpGet preStop gets the stop reason as a
+// header (default name and reasonDelivery.header), and an httpGet probe
+// sends the kubelet's default headers.
+TEST_F(FakeRuntime, S6_2_StopReasonReachesHttpGetPreStopsAsHeaderAndProbesSendDefaults) {
+  int port = 20000 + static_cast<int>(getpid() % 20000);
+  std::string p = std::to_string(port);
+  WritePod(Header("http", "Always", 5) + "  initContainers:\n" +
+           Sidecar("srv", HelperCmd("srv", "serve-http " + p + " 200 {{DIR}}/requests"),
+                   ", readinessProbe: {httpGet: {port: " + p +
+                       ", path: /ready}, periodSeconds: 1}") +
+           "  containers:\n" +
+           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
+                 ", lifecycle: {preStop: {httpGet: {port: " + p + ", path: /drain}}}") +
+           Entry("api", HelperCmd("api", "trap-sigterm 20 0"),
+                 ", lifecycle: {preStop: {httpGet: {port: " + p +
+                     ", path: /drain-api}, reasonDelivery: {header: X-Why}}}"));
+  StartRun();
+  WaitForStatus([](const nlohmann::json& pod) { return ConditionStatus(pod, "Ready") == "True"; },
+                "Ready=True (the sidecar's readiness probe over HTTP)");
+  EXPECT_EQ(Client({"stop", "--reason", "Eviction"}).exit_code, 0);
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  std::string requests = ReadScratch("requests");
+  EXPECT_THAT(requests, HasSubstr("GET /ready HTTP/1.1"));
+  EXPECT_THAT(requests, HasSubstr("User-Agent: kube-probe/1.33"));
+  EXPECT_THAT(requests, HasSubstr("Accept: */*"));
+  EXPECT_THAT(requests, ContainsRegex("GET /drain HTTP/1.1\r\n(.*\r\n)*KUBE-POD-TERM-REASON: Eviction"));
+  EXPECT_THAT(requests, ContainsRegex("GET /drain-api HTTP/1.1\r\n(.*\r\n)*X-Why: Eviction"));
 }
 
 TEST_F(FakeRuntime, S3_3_LivenessFailureKillsThroughPreStopAndRestarts) {

@@ -10,7 +10,8 @@
 //   trap-sigterm MS CODE    on SIGTERM wait MS milliseconds, then exit CODE
 //   memhog MB               allocate and touch MB MiB, then sleep forever
 //   spawn-orphans N         leave N orphaned sleepers (50 ms) behind, exit 0
-//   serve-http PORT [STATUS]  answer every HTTP request with STATUS (200)
+//   serve-http PORT [STATUS [FILE]]  answer every HTTP request with STATUS
+//                           (200), appending each request to FILE
 //   log NAME VERB           append "<RFC3339 ms> NAME VERB" to the log file
 //   write FILE TEXT         write TEXT to FILE (e.g. a termination message)
 //
@@ -137,7 +138,7 @@ void SpawnOrphans(long n) {
   }
 }
 
-[[noreturn]] void ServeHttp(long port, long status) {
+[[noreturn]] void ServeHttp(long port, long status, const char* record) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -158,6 +159,15 @@ void SpawnOrphans(long n) {
     ssize_t got = read(conn, request, sizeof request - 1);
     if (got > 0) {
       request[got] = '\0';
+      if (record) {
+        int rfd = open(record, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+        if (rfd >= 0) {
+          if (write(rfd, request, static_cast<size_t>(got)) < 0) {
+            // The test will see the request missing.
+          }
+          close(rfd);
+        }
+      }
       // Echo the request headers in the body: tests check what a probe or
       // an httpGet hook sent (User-Agent, the termination reason header).
       char head[256];
@@ -179,7 +189,8 @@ int Usage() {
   std::fputs(
       "usage: podvisor-test-helper [--log NAME] [--log-file FILE] COMMAND ARGS...\n"
       "commands: exit N | sleep MS | ignore-sigterm | trap-sigterm MS CODE | memhog MB |\n"
-      "          spawn-orphans N | serve-http PORT [STATUS] | log NAME VERB | write FILE TEXT\n",
+      "          spawn-orphans N | serve-http PORT [STATUS [FILE]] | log NAME VERB |\n"
+      "          write FILE TEXT\n",
       stderr);
   return 125;
 }
@@ -229,8 +240,9 @@ int main(int argc, char** argv) {
     SpawnOrphans(Number(args[0], "count"));
     Exit(0);
   }
-  if (cmd == "serve-http" && (nargs == 1 || nargs == 2)) {
-    ServeHttp(Number(args[0], "port"), nargs == 2 ? Number(args[1], "status") : 200);
+  if (cmd == "serve-http" && nargs >= 1 && nargs <= 3) {
+    ServeHttp(Number(args[0], "port"), nargs >= 2 ? Number(args[1], "status") : 200,
+              nargs == 3 ? args[2] : nullptr);
   }
   if (cmd == "log" && nargs == 2) {
     AppendLog(args[0], args[1]);
