@@ -671,9 +671,15 @@ TEST_F(FakeRuntime, S3_3_LivenessFailureKillsThroughPreStopAndRestarts) {
       {"--backoff-initial", "100ms"});
   ASSERT_TRUE(WaitForHelperEvent("app Started"));
   fs::remove(scratch_ / "alive");
-  ASSERT_TRUE(WaitForHelperEvent("app Exiting"));
+  // The preStop runs before the stop signal (S3.3). Restore the file as
+  // soon as it ran: the restart is immediate (S4.1) and the new instance's
+  // first probe must find the container alive.
+  auto until = Clock::now() + std::chrono::seconds(15);
+  while (!fs::exists(scratch_ / "prestop") && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   Touch(scratch_ / "alive");
-  // S4.1: the first restart is immediate.
+  ASSERT_TRUE(WaitForHelperEvent("app Exiting"));
   ASSERT_TRUE(WaitForHelperEvent("app Started", 2));
   EXPECT_EQ(ReadScratch("prestop"), "stopped");  // S3.3: preStop ran before the kill
   auto pod = WaitForStatus(
