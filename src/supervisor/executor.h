@@ -112,6 +112,8 @@ class Executor {
   // retried under the same instance number with a new id.
   Instance* FindInstance(std::string_view container, int instance);
   Instance* FindById(const std::string& id);
+  // The runtime's command line for this pod (its own --root).
+  oci::RuntimeCli Runtime() const;
 
   // executor_hooks.cc: lifecycle hooks and probes.
   void RunHookAction(const RunHook& a);

@@ -98,7 +98,7 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name, std::vect
   };
   (void)loop_.Add(read_fd, EPOLLIN, [drain](uint32_t) { drain(); });
 
-  oci::RuntimeCli cli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
+  oci::RuntimeCli cli = Runtime();
   auto timer = std::make_shared<EventLoop::TimerId>(0);
   auto finished = [this, drain, read_fd, pipe_holder, output, timed_out, timer, file, done,
                    timeout](const signals::ExitInfo& exit) {

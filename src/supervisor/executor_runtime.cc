@@ -46,6 +46,10 @@ Executor::Instance* Executor::FindInstance(std::string_view container, int insta
   return it == current_.end() ? nullptr : FindById(it->second);
 }
 
+oci::RuntimeCli Executor::Runtime() const {
+  return oci::RuntimeCli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
+}
+
 Executor::Instance* Executor::FindById(const std::string& id) {
   auto it = instances_.find(id);
   return it == instances_.end() ? nullptr : it->second.get();
@@ -105,12 +109,7 @@ Status Executor::PrepareInstance(Instance& inst) {
   }
   ::chmod(message_file.c_str(), 0666);
 
-  const pod::Container* spec = nullptr;
-  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
-    for (const auto& c : *list) {
-      if (c.name == inst.container) spec = &c;
-    }
-  }
+  const pod::Container* spec = ContainerSpec(inst.container);
   oci::ContainerConfigInput in = oci::PodInputFromLayout(layout_, pod_);
   in.bundle = options_.bundle;
   in.root_path = root_path;
@@ -171,7 +170,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
   Fd err_w(err[1]);
   inst.pipes[1].Reset(err[0]);
 
-  oci::RuntimeCli cli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
+  oci::RuntimeCli cli = Runtime();
   std::filesystem::path pid_file = inst.dir / "init.pid";
   std::filesystem::path log_file = inst.dir / "runtime.log";
   std::string container = a.container;
@@ -252,7 +251,7 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
 void Executor::StartInstance(const StartContainer& a) {
   Instance* inst = FindInstance(a.container, a.instance);
   if (!inst) return;
-  oci::RuntimeCli cli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
+  oci::RuntimeCli cli = Runtime();
   inst->start_pending = true;
   std::string container = a.container;
   int instance = a.instance;
@@ -293,22 +292,18 @@ std::string Executor::TerminationMessage(const Instance& inst, int exit_code) co
   // instance's log.
   std::string message = ReadTail(inst.dir / "termination-log", kTerminationMessageMax);
   if (!message.empty() || exit_code == 0) return message;
-  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
-    for (const auto& c : *list) {
-      if (c.name != inst.container ||
-          c.termination_message_policy != pod::TerminationMessagePolicy::kFallbackToLogsOnError) {
-        continue;
-      }
-      auto lines = inst.log ? ReadCriLog(inst.log->path()) : Result<std::vector<LogLine>>(Error(""));
-      if (!lines) return {};
-      std::size_t from = lines->size() > kFallbackLogLines ? lines->size() - kFallbackLogLines : 0;
-      std::string text;
-      for (std::size_t i = from; i < lines->size(); ++i) text += (*lines)[i].content + "\n";
-      if (text.size() > kFallbackLogBytes) text = text.substr(text.size() - kFallbackLogBytes);
-      return text;
-    }
+  const pod::Container* spec = ContainerSpec(inst.container);
+  if (!spec || !inst.log ||
+      spec->termination_message_policy != pod::TerminationMessagePolicy::kFallbackToLogsOnError) {
+    return {};
   }
-  return {};
+  auto lines = ReadCriLog(inst.log->path());
+  if (!lines) return {};
+  std::size_t from = lines->size() > kFallbackLogLines ? lines->size() - kFallbackLogLines : 0;
+  std::string text;
+  for (std::size_t i = from; i < lines->size(); ++i) text += (*lines)[i].content + "\n";
+  if (text.size() > kFallbackLogBytes) text = text.substr(text.size() - kFallbackLogBytes);
+  return text;
 }
 
 void Executor::ReportExit(Instance& inst) {
@@ -344,7 +339,7 @@ void Executor::DeleteRecord(Instance& inst) {
     return;
   }
   inst.deleting = true;
-  oci::RuntimeCli cli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
+  oci::RuntimeCli cli = Runtime();
   std::string id = inst.id;
   auto s = SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log",
                           signals::SpawnOptions::kDevNull, signals::SpawnOptions::kDevNull,
