@@ -8,13 +8,20 @@ packages=(
   # build
   meson ninja-build pkg-config g++ python3
   libseccomp-dev libcap-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
-  libyaml-cpp-dev libcurl4-openssl-dev
+  libyaml-cpp-dev libcurl4-openssl-dev libarchive-dev libnghttp2-dev
   # tests
   libgtest-dev libgmock-dev
   # the fuzzer and the sanitizer build's runtimes
   clang libclang-rt-14-dev
   # real OCI runtimes and container root filesystems (tiers 3-4)
   runc crun busybox-static
+  # tier 4: podvisor as init of a qemu VM (the kernel itself is fetched
+  # with `apt-get download`, never installed)
+  qemu-system-x86 cpio
+  # the Debian package (packaging/) and the man page check
+  dpkg-dev debhelper fakeroot man-db groff-base
+  # benchmarks: the peers podvisor is compared with
+  conmon hyperfine
 )
 
 missing=()
