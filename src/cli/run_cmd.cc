@@ -138,6 +138,7 @@ int RunPod(const RunOptions& opts) {
   ex.no_pivot = opts.no_pivot;
   ex.lifecycle = lifecycle;
   ex.cgroup_parent = opts.cgroup_parent;
+  ex.cgroups = cg;
   ex.node_memory_bytes = NodeMemoryBytes();
   ex.node_hostname = NodeHostname();
   ex.pids_limit = opts.pids_limit;
@@ -182,7 +183,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backoff-reset", opts->backoff_reset,
                   "a run this long resets the crash-loop backoff")
       ->capture_default_str();
-  cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max for each container")
+  cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max of the pod cgroup and of each container")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

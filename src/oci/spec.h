@@ -59,6 +59,7 @@ struct ContainerConfigInput {
   std::filesystem::path pod_shm_dir;
   NamespacePaths namespaces;
   std::string cgroups_path;              // linux.cgroupsPath, e.g. "/podvisor/web/app"
+  bool memory_oom_group = false;         // resources.unified memory.oom.group=1 (cgroup v2, S10.4)
   int64_t node_memory_bytes = 0;         // S10.3
   std::string node_hostname;             // what hostNetwork pods see as hostname
   std::optional<int64_t> pids_limit;     // linux.resources.pids.limit

@@ -93,6 +93,10 @@ Result<json> BuildResources(const SpecContext& ctx) {
   }
   resources["cpu"] = cpu;
   if (ctx.input.pids_limit) resources["pids"] = json{{"limit", *ctx.input.pids_limit}};
+  // S10.4: an OOM kill takes the whole container, not one of its
+  // processes, so the instance ends and is reported OOMKilled. A cgroup v2
+  // file, so only set when the runtime creates a v2 cgroup.
+  if (ctx.input.memory_oom_group) resources["unified"] = json{{"memory.oom.group", "1"}};
 
   json hugepages = json::array();
   for (const auto& [list, list_name] :

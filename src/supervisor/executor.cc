@@ -84,6 +84,7 @@ Status Executor::Setup() {
   }
   if (auto s = oci::MakeDirs(options_.state_dir, 0700); !s) return s;
   if (auto s = oci::MakeDirs(options_.log_dir, 0755); !s) return s;
+  if (auto s = SetupPodCgroup(); !s) return s;
 
   // Signals are blocked before any child exists, then read from a signalfd.
   ::signal(SIGPIPE, SIG_IGN);
@@ -268,6 +269,8 @@ void Executor::OnSignal() {
 
 void Executor::OnPodEnded(const PodEnded& e) {
   pod_ended_ = true;
+  // PID-1 duty: everything reparented to us was reaped as it exited.
+  spdlog::info("{} orphaned processes reaped", reaper_.orphans_reaped());
   spdlog::info("pod {} ended: phase {}", pod_.metadata.name, pod::PodPhaseName(e.phase));
 }
 
@@ -314,8 +317,12 @@ void Executor::Cleanup() {
     std::error_code ec;
     std::filesystem::remove_all(layout_.RuntimeRoot(), ec);
   }
+  if (pod_cgroup_) {
+    if (auto s = pod_cgroup_->Destroy(); !s) spdlog::warn("{}", s.error().message());
+    pod_cgroup_.reset();
+  }
   // The runtime removed each container's cgroup; the pod's directories
-  // above them are ours to remove.
+  // above them are ours to remove (every hierarchy of a v1/hybrid host).
   if (!options_.cgroup_parent.empty()) {
     cgroups::RemoveEmptyCgroupDirs(options_.cgroup_parent + "/" + pod_.metadata.name);
   }

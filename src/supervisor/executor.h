@@ -26,6 +26,8 @@
 #include <optional>
 #include <string>
 
+#include "cgroups/mode.h"
+#include "cgroups/pod_cgroup.h"
 #include "oci/image.h"
 #include "oci/layout.h"
 #include "oci/runtime_cli.h"
@@ -50,6 +52,7 @@ struct ExecutorOptions {
   bool no_pivot = false;
   LifecycleOptions lifecycle;
   std::string cgroup_parent;  // "" = let the runtime choose
+  cgroups::CgroupInfo cgroups;  // what this host has (DetectCgroups)
   int64_t node_memory_bytes = 0;
   std::string node_hostname;
   std::optional<int64_t> pids_limit;
@@ -90,6 +93,10 @@ class Executor {
   void Cleanup();
   Now CurrentTime() const;
   std::string RuntimeId(std::string_view container, int instance) const;
+
+  // executor_cgroups.cc: the pod cgroup (S10.4) and OOM kills (S9.5).
+  Status SetupPodCgroup();
+  bool OomKilledSinceCreate(const Instance& inst) const;
 
   // executor_runtime.cc: create, start, exit, delete.
   void CreateInstance(const CreateContainer& a);
@@ -145,6 +152,7 @@ class Executor {
   oci::PodLayout layout_;
   std::map<std::string, oci::Image> images_;  // by container name
   std::optional<Sandbox> sandbox_;
+  std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
   signals::Reaper reaper_;
   std::optional<signals::SignalFd> signal_fd_;
   std::unique_ptr<ControlServer> control_;

@@ -27,6 +27,8 @@ struct Executor::Instance {
   oci::WritableRootPaths root;
   bool root_mounted = false;
   nlohmann::json process;  // config.json's process, the template for exec
+  std::string cgroups_path;  // linux.cgroupsPath; "" = the runtime's choice
+  uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
   std::optional<signals::ChildProcess> init;
   Fd pipes[2];  // read ends of the container's stdout and stderr
   std::optional<CriLogWriter> log;

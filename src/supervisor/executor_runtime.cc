@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cgroups/cleanup.h"
+#include "cgroups/oom.h"
 #include "oci/capabilities.h"
 #include "oci/devices.h"
 #include "oci/instance.h"
@@ -122,9 +124,13 @@ Status Executor::PrepareInstance(Instance& inst) {
     in.namespaces.uts = sandbox_->uts_ns().value_or("").string();
     in.namespaces.pid = sandbox_->pid_ns().value_or("").string();
   }
-  if (!options_.cgroup_parent.empty()) {
+  if (pod_cgroup_) {
+    in.cgroups_path = pod_cgroup_->relative() + "/" + inst.id;
+    in.memory_oom_group = true;  // S10.4
+  } else if (!options_.cgroup_parent.empty()) {
     in.cgroups_path = options_.cgroup_parent + "/" + pod_.metadata.name + "/" + inst.id;
   }
+  inst.cgroups_path = in.cgroups_path;
   // "All capabilities" is what we hold ourselves, as with containerd.
   in.available_capabilities = oci::CurrentBoundingCapabilities();
   if (oci::IsPrivileged(*spec)) {
@@ -194,6 +200,10 @@ void Executor::CreateInstance(const CreateContainer& a) {
             });
             if (s) {
               inst->init.emplace(std::move(*init));
+              // The runtime made the cgroup during create: its count now is
+              // what the instance starts with (0 for a fresh cgroup).
+              inst->oom_kills_at_create =
+                  cgroups::ContainerOomKills(inst->cgroups_path, cgroups::CgroupMounts());
               Feed(RuntimeCreated{container, instance, inst->id});
               return;
             }
@@ -314,6 +324,7 @@ void Executor::ReportExit(Instance& inst) {
   e.instance = inst.instance;
   e.exit_code = exit.KubernetesExitCode();
   e.signal = exit.killed() ? exit.signal : 0;
+  e.oom_killed = OomKilledSinceCreate(inst);
   e.message = TerminationMessage(inst, e.exit_code);
   spdlog::debug("{} {}", inst.id, exit.ToString());
   Feed(std::move(e));
