@@ -1,8 +1,12 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/init_mode.h"
 
 namespace podvisor::cli {
 
@@ -20,6 +24,13 @@ int Main(int argc, char** argv) {
   AddVersionCommand(app, exit_code);
   AddOciConfigCommand(app, exit_code);
   AddSandboxInitCommand(app, exit_code);
+
+  // PID 1 without a subcommand: the init of a VM image (INTERFACE.md).
+  std::vector<std::string> subcommands;
+  for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
+  if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc), subcommands)) {
+    return RunAsInit();
+  }
 
   try {
     app.parse(argc, argv);
