@@ -147,6 +147,25 @@ TEST_F(Runc, S3_1_CrashingSidecarIsRestartedUnderNeverAndPodSucceeds) {
   EXPECT_EQ(events.back().Key(), "side Exiting") << Describe(events);
 }
 
+TEST_F(Runc, S9_5_ContainerOverItsMemoryLimitIsOomKilledAndRestartedUnderOnFailure) {
+  // This host's memory controller is cgroup v1: the kill is counted in the
+  // container's memory.oom_control. The second run finds the marker and
+  // exits 0.
+  std::string hog = ShCmd(
+      "if [ -e /shared/hogged ]; then exec {{H}} --log hog --log-file {{LOG}} exit 0; fi; "
+      "touch /shared/hogged; exec {{H}} --log hog --log-file {{LOG}} memhog 96");
+  WritePod(Header("runc-oom", "OnFailure") + "  containers:\n" +
+           Entry("hog", hog, ", resources: {limits: {memory: 32Mi}}"));
+  StartRun();
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  EXPECT_EQ(CountOf(HelperEvents(), "hog Started"), 2) << Describe(HelperEvents());
+  bool oom_event = false;
+  for (const auto& e : PodEvents()) {
+    oom_event |= e.value("reason", "") == "OOMKilled" && e.value("object", "") == "container/hog";
+  }
+  EXPECT_TRUE(oom_event) << "no OOMKilled event\n" << RunStderr();
+}
+
 TEST_F(Runc, BadBundleMissingImageExitsTwoAndStartsNothing) {
   WritePod(Header("runc-bad", "Never") + "  containers:\n" +
            "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + kSharedMount + "}\n");
