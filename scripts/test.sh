@@ -50,7 +50,12 @@ if ((EUID == 0)); then
 else
   echo "tier 3: SKIPPED (needs root: runc creates namespaces, mounts and cgroups)"
 fi
-echo "tier 4 (podvisor as init in a qemu VM with cgroup v2 and crun): not built yet"
+if ((EUID == 0)); then
+  log "tier 4: podvisor as init of a qemu VM with cgroup v2 and crun"
+  scripts/tier4.sh build || status=1
+else
+  echo "tier 4: SKIPPED (needs root: builds an initramfs with device nodes, boots qemu)"
+fi
 
 log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Test tier 4 (TESTING.md): podvisor as /init of a qemu VM with real
+# cgroup v2 and crun. Builds an initramfs holding podvisor, crun (with its
+# shared libraries), busybox and two test pods, boots it with Debian's
+# cloud kernel under `qemu-system-x86_64 -accel tcg`, and checks the
+# serial console:
+#   boot "limits": the pod cgroup's limits (S10.1, S10.4), each container's
+#     memory.max, memory.oom.group and oom_score_adj (S10.3), the
+#     supervisor's -999, a container over its memory limit reported
+#     OOMKilled and restarted under OnFailure (S9.5, S3.2), orphans
+#     reparented to PID 1 all reaped, the final line, power-off;
+#   boot "order": tier-3 ordering with crun (S1.1, S1.3, S5.4), a Failed
+#     pod's final line, podvisor.exit=reboot.
+# Containers cannot write to the console themselves, so each pod has a
+# privileged sidecar, declared first and therefore stopped last (S5.4),
+# that copies the report the others wrote into a shared emptyDir to
+# /dev/ttyS0 when it is stopped.
+#
+#   scripts/tier4.sh [BUILD_DIR]    (default: build; needs root, qemu, cpio)
+# The two VMs boot side by side; on an idle 2-core machine the tier takes
+# about a minute, under heavy load about two. TIER4_BOOT_TIMEOUT (300 s)
+# bounds each boot.
+# Results: BUILD_DIR/tier4.xml (JUnit, counted by scripts/summarize-gtest.py),
+# console logs BUILD_DIR/tier4-<boot>.console, kernel cached in
+# BUILD_DIR/tier4-cache.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+build=$(cd "$build" && pwd)
+cache=$build/tier4-cache
+xml=$build/tier4.xml
+podvisor=$build/podvisor
+helper=$build/tests/podvisor-test-helper
+boot_timeout=${TIER4_BOOT_TIMEOUT:-300}
+
+passed=0 failed=0 skipped=0
+cases=()
+xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g' <<<"$1"; }
+pass() { passed=$((passed + 1)); echo "  PASS $1"; cases+=("<testcase classname=\"tier4\" name=\"$1\"/>"); }
+fail() {
+  failed=$((failed + 1)); echo "  FAIL $1: $2"
+  cases+=("<testcase classname=\"tier4\" name=\"$1\"><failure message=\"$(xml_escape "$2")\"/></testcase>")
+}
+skip() {
+  skipped=$((skipped + 1)); echo "  SKIP $1: $2"
+  cases+=("<testcase classname=\"tier4\" name=\"$1\"><skipped message=\"$(xml_escape "$2")\"/></testcase>")
+}
+write_xml() {
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo "<testsuites tests=\"$((passed + failed + skipped))\" failures=\"$failed\">"
+    echo "<testsuite name=\"tier4\" tests=\"$((passed + failed + skipped))\" failures=\"$failed\" skipped=\"$skipped\">"
+    printf '%s\n' "${cases[@]}"
+    echo '</testsuite></testsuites>'
+  } >"$xml"
+  echo "tier 4: $passed passed, $failed failed, $skipped skipped"
+}
+# expect NAME FILE REGEX: the console FILE has a line matching REGEX.
+expect() {
+  if grep -qE -- "$3" "$2"; then pass "$1"; else fail "$1" "no line matching /$3/ in $(basename "$2")"; fi
+}
+
+skip_all() {
+  for c in S10_4_PodCgroupLimits S10_4_ContainerLimitsAndOomGroup S10_3_OomScoreAdj \
+           S9_5_OomKilledAndRestarted Pid1_OrphansReaped InitMode_FinalLineAndPowerOff \
+           S1_Order_InitsAndSidecarsWithCrun S5_4_SidecarsStoppedInReverse \
+           InitMode_FailedPodAndReboot; do
+    skip "$c" "$1"
+  done
+  write_xml
+  exit 0
+}
+
+((EUID == 0)) || skip_all "needs root (mknod of /dev/console in the initramfs, apt-get download)"
+for tool in qemu-system-x86_64 cpio crun busybox; do
+  command -v "$tool" >/dev/null || skip_all "$tool not installed (scripts/install-deps.sh)"
+done
+[[ -x $podvisor && -x $helper ]] || { echo "tier4: build $podvisor and $helper first" >&2; exit 2; }
+
+# --- the kernel: Debian's cloud kernel, fetched once, never installed ----------
+mkdir -p "$cache"
+if [[ ! -f $cache/vmlinuz ]]; then
+  pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
+  [[ -n $pkg ]] || skip_all "linux-image-cloud-amd64 is unknown to apt (apt-get update?)"
+  rm -rf "$cache/x" "$cache"/*.deb
+  (cd "$cache" && apt-get download "$pkg" >/dev/null 2>&1) || skip_all "apt-get download $pkg failed (no mirror?)"
+  dpkg -x "$cache"/"$pkg"_*.deb "$cache/x"
+  kver=$(ls "$cache/x/lib/modules")
+  # overlayfs is a module in this kernel (every virtio and serial driver
+  # is built in): keep it, and let the kernel load it on the first
+  # overlay mount through /sbin/modprobe.
+  mkdir -p "$cache/modules/$kver/kernel/fs/overlayfs"
+  cp "$cache/x/lib/modules/$kver/kernel/fs/overlayfs/overlay.ko" "$cache/modules/$kver/kernel/fs/overlayfs/"
+  cp "$cache/x/boot/vmlinuz-$kver" "$cache/vmlinuz.tmp"
+  rm -rf "$cache/x" "$cache"/*.deb
+  mv "$cache/vmlinuz.tmp" "$cache/vmlinuz"
+fi
+kver=$(ls "$cache/modules")
+
+work=$(mktemp -d /tmp/podvisor-tier4.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+
+# --- the initramfs ---------------------------------------------------------------
+copy_with_libs() {  # copy_with_libs BINARY DEST: the binary and every library ldd names
+  install -D -m 0755 "$1" "$root$2"
+  strip --strip-debug "$root$2" 2>/dev/null || true
+  ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' |
+    while read -r lib; do
+      [[ -e $root$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+    done
+}
+mkdir -p "$root"/{dev,proc,sys,run,tmp,sbin,bin,var/log,etc}
+copy_with_libs "$podvisor" /init
+copy_with_libs "$(command -v crun)" /usr/bin/crun
+install -m 0755 /bin/busybox "$root/bin/busybox"
+ln -s ../bin/busybox "$root/sbin/modprobe"
+mkdir -p "$root/lib/modules"
+cp -r "$cache/modules/$kver" "$root/lib/modules/"
+busybox depmod -b "$root" "$kver"
+mknod -m 0600 "$root/dev/console" c 5 1
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+
+scripts/make-rootfs.sh "$root/images/busybox" >/dev/null
+install -m 0755 "$helper" "$root/images/busybox/rootfs/podvisor-test-helper"
+
+H=/podvisor-test-helper
+# Each test container appends "T4 ..." lines to /t4/report; the reporter
+# sidecar copies them to the console when it is stopped, after every
+# other container has ended.
+reporter='  - name: reporter
+    image: /images/busybox
+    restartPolicy: Always
+    securityContext: {privileged: true}
+    command: [/bin/sh, -c, "trap \"cat /t4/report /t4/events.log > /dev/ttyS0 2>/dev/null; exit 0\" TERM; sleep 100000 & wait $!"]
+    resources: {limits: {cpu: 100m, memory: 32Mi}}
+    volumeMounts: [{name: t4, mountPath: /t4}]'
+# What a container reports about itself: its cgroup v2 memory.max and
+# memory.oom.group (through the VM's cgroupfs, mounted read-only at /hostcg)
+# and its oom_score_adj.
+self_report='cg=$(sed -n "s/^0:://p" /proc/self/cgroup); echo "T4 container=$NAME memory.max=$(cat /hostcg$cg/memory.max) oom.group=$(cat /hostcg$cg/memory.oom.group) oom_score_adj=$(cat /proc/self/oom_score_adj)" >> /t4/report'
+mounts='volumeMounts: [{name: t4, mountPath: /t4}, {name: hostcg, mountPath: /hostcg, readOnly: true}]'
+
+mkdir -p "$root/pods/limits" "$root/pods/order"
+cat >"$root/pods/limits/pod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: limits}
+spec:
+  restartPolicy: OnFailure
+  hostPID: true
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: t4, emptyDir: {}}
+  - {name: hostcg, hostPath: {path: /sys/fs/cgroup}}
+  initContainers:
+$reporter
+  - name: init-1
+    image: /images/busybox
+    env: [{name: NAME, value: init-1}]
+    command: [/bin/sh, -c, '$self_report; grep MemTotal /proc/meminfo | sed "s/^/T4 /" >> /t4/report']
+    resources: {limits: {cpu: 500m, memory: 200Mi}}
+    $mounts
+  containers:
+  - name: check
+    image: /images/busybox
+    env: [{name: NAME, value: check}]
+    command: [/bin/sh, -c, '$self_report; p=/hostcg/podvisor/limits; echo "T4 pod memory.max=\$(cat \$p/memory.max) cpu.max=\$(tr " " _ < \$p/cpu.max) cpu.weight=\$(cat \$p/cpu.weight) pids.max=\$(cat \$p/pids.max)" >> /t4/report; echo "T4 supervisor oom_score_adj=\$(cat /proc/1/oom_score_adj)" >> /t4/report; while [ ! -e /t4/orphans-done ]; do sleep 0.2; done; sleep 2; echo "T4 zombies=\$(grep -l "^State:.*Z" /proc/[0-9]*/status 2>/dev/null | wc -l)" >> /t4/report']
+    resources: {limits: {cpu: 100m, memory: 32Mi}}
+    $mounts
+  - name: hog
+    image: /images/busybox
+    env: [{name: NAME, value: hog}]
+    command: [/bin/sh, -c, 'if [ -e /t4/hogged ]; then echo "T4 hog restarted" >> /t4/report; exit 0; fi; touch /t4/hogged; $self_report; exec $H memhog 96']
+    resources: {requests: {memory: 16Mi}, limits: {cpu: 100m, memory: 32Mi}}
+    $mounts
+  - name: orphans
+    image: /images/busybox
+    env: [{name: NAME, value: orphans}]
+    command: [/bin/sh, -c, '$self_report; $H spawn-orphans 200; touch /t4/orphans-done']
+    resources: {limits: {cpu: 100m, memory: 32Mi}}
+    $mounts
+EOF
+
+log_cmd() {  # log_cmd NAME "ARGS": the helper logging as NAME, as a YAML flow sequence of strings
+  local a out="[\"$H\", \"--log\", \"$1\", \"--log-file\", \"/t4/events.log\""
+  for a in $2; do out+=", \"$a\""; done
+  echo "$out]"
+}
+cat >"$root/pods/order/pod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: order}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: t4, emptyDir: {}}
+  initContainers:
+$reporter
+  - {name: init-1, image: /images/busybox, command: $(log_cmd init-1 "sleep 200"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: sc-1, image: /images/busybox, restartPolicy: Always, command: $(log_cmd sc-1 "trap-sigterm 100 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: init-2, image: /images/busybox, command: $(log_cmd init-2 "exit 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: sc-2, image: /images/busybox, restartPolicy: Always, command: $(log_cmd sc-2 "trap-sigterm 100 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  containers:
+  - {name: app-1, image: /images/busybox, command: $(log_cmd app-1 "sleep 500"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: app-2, image: /images/busybox, command: $(log_cmd app-2 "exit 3"), volumeMounts: [{name: t4, mountPath: /t4}]}
+EOF
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initrd"
+
+# no_timer_check: under TCG on a busy host the kernel's IO-APIC timer
+# check can miss its ticks and panic ("IO-APIC + timer doesn't work").
+boot() {  # boot NAME APPEND: boots the VM, console to $build/tier4-NAME.console, qemu's status to .status
+  local console=$build/tier4-$1.console status=0 start=$SECONDS
+  timeout "$boot_timeout" qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nographic -no-reboot \
+    -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
+    -append "console=ttyS0 panic=-1 loglevel=4 no_timer_check $2" </dev/null >"$console" 2>&1 || status=$?
+  tr -d '\r' <"$console" >"$console.tmp" && mv "$console.tmp" "$console"
+  echo "$status" >"$work/$1.status"
+  echo "boot $1: qemu exit $status after $((SECONDS - start)) s (console: $console)"
+}
+
+# The two VMs boot side by side: one TCG thread each.
+boot limits "podvisor.bundle=/pods/limits podvisor.runtime=crun" &
+boot order "podvisor.bundle=/pods/order podvisor.exit=reboot" &
+wait
+
+# --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
+c=$build/tier4-limits.console
+qemu_status=$(cat "$work/limits.status")
+expect S10_4_PodCgroupLimits "$c" "^T4 pod memory\.max=243269632 cpu\.max=60000_100000 cpu\.weight=24 pids\.max=max$"
+ok=1
+for want in "init-1 memory.max=209715200" "check memory.max=33554432" "hog memory.max=33554432" \
+            "orphans memory.max=33554432"; do
+  grep -qE "^T4 container=${want% *} ${want#* } oom\.group=1 " "$c" || { ok=0; fail S10_4_ContainerLimitsAndOomGroup "no report of $want with oom.group=1"; break; }
+done
+((ok)) && pass S10_4_ContainerLimitsAndOomGroup
+# S10.3, Burstable (hog requests 16Mi below its limit): 1000 - 1000*request/node
+# memory for regular and init containers (the sidecar rule of S10.3 is
+# covered by the unit tests; the reporter sidecar does not report itself).
+memtotal_kb=$(sed -n 's/^T4 MemTotal: *\([0-9]*\) kB$/\1/p' "$c" | head -1)
+if [[ -z $memtotal_kb ]]; then
+  fail S10_3_OomScoreAdj "no MemTotal reported"
+else
+  node=$((memtotal_kb * 1024))
+  score() { local s=$((1000 - 1000 * $1 / node)); ((s < 3)) && s=3; ((s == 1000)) && s=999; echo "$s"; }
+  ok=1
+  for want in "init-1 $(score 209715200)" "check $(score 33554432)" "hog $(score 16777216)" \
+              "orphans $(score 33554432)"; do
+    grep -qE "^T4 container=${want% *} .* oom_score_adj=${want#* }$" "$c" ||
+      { ok=0; fail S10_3_OomScoreAdj "expected container=${want% *} oom_score_adj=${want#* } (node $node bytes)"; break; }
+  done
+  if ((ok)); then
+    grep -qx "T4 supervisor oom_score_adj=-999" "$c" || { ok=0; fail S10_3_OomScoreAdj "supervisor's oom_score_adj is not -999"; }
+  fi
+  ((ok)) && pass S10_3_OomScoreAdj
+fi
+if grep -qE "container/hog OOMKilled" "$c" && grep -qx "T4 hog restarted" "$c"; then
+  pass S9_5_OomKilledAndRestarted
+else
+  fail S9_5_OomKilledAndRestarted "no OOMKilled event for hog, or no restart after it"
+fi
+reaped=$(sed -n 's/.* \([0-9]*\) orphaned processes reaped.*/\1/p' "$c" | tail -1)
+if grep -qx "T4 zombies=0" "$c" && [[ -n $reaped ]] && ((reaped >= 200)); then
+  pass Pid1_OrphansReaped
+else
+  fail Pid1_OrphansReaped "zombies line: '$(grep '^T4 zombies' "$c" || true)', orphans reaped: '${reaped:-none}' (want >= 200)"
+fi
+if grep -qx "podvisor: pod limits ended: phase=Succeeded exit=0" "$c" && grep -q "reboot: Power down" "$c" &&
+   ((qemu_status == 0)); then
+  pass InitMode_FinalLineAndPowerOff
+else
+  fail InitMode_FinalLineAndPowerOff "final line '$(grep 'podvisor: pod' "$c" || true)', qemu exit $qemu_status"
+fi
+
+# --- boot 2: ordering with crun, a Failed pod, reboot -----------------------------------
+c=$build/tier4-order.console
+qemu_status=$(cat "$work/order.status")
+# The helper's lines: "<RFC3339 ms> NAME VERB"; sorted by time, stable.
+events=$(grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [a-z0-9-]+ [A-Za-z]+$' "$c" | sort -s -k1,1 | awk '{print $2 " " $3}' | tr '\n' ',')
+in_order() {  # in_order NAME KEY...: the keys occur in this order
+  local name=$1 rest=",$events" key
+  shift
+  for key in "$@"; do
+    [[ $rest == *",$key,"* ]] || { fail "$name" "'$key' missing or out of order in: $events"; return; }
+    rest=${rest#*",$key,"}
+    rest=",$rest"
+  done
+  pass "$name"
+}
+in_order S1_Order_InitsAndSidecarsWithCrun "init-1 Started" "init-1 Exiting" "sc-1 Started" \
+  "init-2 Started" "init-2 Exiting" "sc-2 Started" "app-1 Started" "app-1 Exiting"
+in_order S5_4_SidecarsStoppedInReverse "app-1 Exiting" "sc-2 Exiting" "sc-1 Exiting"
+if grep -qx "podvisor: pod order ended: phase=Failed exit=1" "$c" && grep -q "reboot: Restarting system" "$c"; then
+  pass InitMode_FailedPodAndReboot
+else
+  fail InitMode_FailedPodAndReboot "final line '$(grep 'podvisor: pod' "$c" || true)', qemu exit $qemu_status"
+fi
+
+write_xml
+((failed == 0))
