@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/signal_names.h"
+#include "oci/image_cache.h"
+#include "oci/oci_layout.h"
 #include "pod/bundle.h"
 
 namespace podvisor::oci {
@@ -77,9 +79,11 @@ Result<ImageConfig> ParseImageConfig(std::string_view json_text,
   return config;
 }
 
-Result<Image> LoadImage(const std::filesystem::path& bundle, std::string_view reference) {
+Result<Image> LoadImage(const std::filesystem::path& bundle, std::string_view reference,
+                        const ImageLoadOptions& options) {
   auto dir = pod::ResolveImageDir(bundle, reference);
   if (!dir) return dir.error().Wrap("image \"" + std::string(reference) + "\"");
+  if (IsOciLayout(*dir)) return LoadOciLayoutImage(*dir, reference, options.cache_dir);
   Image image;
   image.reference = std::string(reference);
   image.dir = *dir;

@@ -1,8 +1,10 @@
 // Images of a bundle (INTERFACE.md "Bundle layout"): BUNDLE/images/<ref>/
 // holds rootfs/ and an optional image.json, an OCI image configuration
 // whose config.Entrypoint, Cmd, Env, WorkingDir, User and StopSignal are
-// the container's defaults. This file reads them; how they combine with the
-// container's own command, args and env is process_env.h.
+// the container's defaults; or it is an OCI image layout (oci-layout,
+// index.json, blobs/), unpacked once into a cache (image_cache.h) that then
+// provides the same two things. This file reads them; how they combine
+// with the container's own command, args and env is process_env.h.
 #pragma once
 
 #include <filesystem>
@@ -30,8 +32,15 @@ struct ImageConfig {
 struct Image {
   std::string reference;         // as written in the pod
   std::filesystem::path dir;     // BUNDLE/images/<ref>, or the absolute ref
-  std::filesystem::path rootfs;  // dir/rootfs
+  std::filesystem::path rootfs;  // dir/rootfs, or the unpacked layout's in the cache
   ImageConfig config;
+  std::string manifest_digest;  // an OCI layout's chosen manifest; empty otherwise
+};
+
+struct ImageLoadOptions {
+  // Where OCI layouts are unpacked (ImageCacheDir(state dir)); empty: an
+  // OCI layout is an error.
+  std::filesystem::path cache_dir;
 };
 
 // Parses the text of an image.json. `file` only names the source in errors.
@@ -39,9 +48,11 @@ struct Image {
 // strings"); unknown fields are ignored, as every image tool does.
 Result<ImageConfig> ParseImageConfig(std::string_view json_text, const std::filesystem::path& file);
 
-// Resolves `reference` with pod::ResolveImageDir, checks that rootfs/ is a
-// directory and reads image.json when present.
-Result<Image> LoadImage(const std::filesystem::path& bundle, std::string_view reference);
+// Resolves `reference` with pod::ResolveImageDir. An OCI layout there is
+// unpacked into options.cache_dir (or found there); otherwise rootfs/ must
+// be a directory and image.json is read when present.
+Result<Image> LoadImage(const std::filesystem::path& bundle, std::string_view reference,
+                        const ImageLoadOptions& options = {});
 
 // The signal that asks the container to stop: lifecycle.stopSignal, else
 // the image's StopSignal, else SIGTERM (Kubernetes' order).

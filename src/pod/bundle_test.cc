@@ -118,11 +118,11 @@ TEST_F(ValidateImagesTest, MissingDirectoryOrRootfs) {
   EXPECT_THAT(
       Check(PodWithImages({"no-rootfs"}, {"alpine", "file-rootfs", "plain-file", "busybox"})),
       ElementsAre("spec.initContainers[0].image: Not found: \"no-rootfs\": image directory " +
-                      images + "/no-rootfs has no rootfs/ directory",
+                      images + "/no-rootfs has no rootfs/ directory and is not an OCI image layout (no oci-layout file)",
                   "spec.containers[0].image: Not found: \"alpine\": image directory " + images +
                       "/alpine does not exist",
                   "spec.containers[1].image: Not found: \"file-rootfs\": image directory " +
-                      images + "/file-rootfs has no rootfs/ directory",
+                      images + "/file-rootfs has no rootfs/ directory and is not an OCI image layout (no oci-layout file)",
                   "spec.containers[2].image: Not found: \"plain-file\": image directory " + images +
                       "/plain-file is not a directory"));
 }

@@ -245,8 +245,12 @@ FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle) 
       if (!std::filesystem::is_directory(*dir, ec)) {
         detail = "image directory " + dir->string() +
                  (std::filesystem::exists(*dir, ec) ? " is not a directory" : " does not exist");
-      } else if (!std::filesystem::is_directory(*dir / "rootfs", ec)) {
-        detail = "image directory " + dir->string() + " has no rootfs/ directory";
+      } else if (!std::filesystem::is_directory(*dir / "rootfs", ec) &&
+                 !std::filesystem::is_regular_file(*dir / "oci-layout", ec)) {
+        // An OCI image layout is checked (digests, platform) when run
+        // unpacks it: that needs the state dir's cache.
+        detail = "image directory " + dir->string() +
+                 " has no rootfs/ directory and is not an OCI image layout (no oci-layout file)";
       }
       if (!detail.empty()) errs.push_back({FieldErrorType::kNotFound, path, Q(image), detail});
     }

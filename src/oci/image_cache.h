@@ -1,0 +1,39 @@
+// Unpacked OCI image layouts, cached per manifest digest under the state
+// directory:
+//
+//   <state-dir>/.images/<alg>/<hex>/rootfs/       the layers applied in order
+//   <state-dir>/.images/<alg>/<hex>/image.json    the image config blob
+//
+// (".images" cannot collide with a pod: pod names are DNS labels.) An entry
+// appears only by rename(2) of a finished scratch directory, so a reader
+// sees a whole rootfs or none; unpackers of one digest serialise on a lock
+// file, and the one holding the lock removes a scratch directory a crashed
+// unpack left. Entries are never modified afterwards (the manifest digest
+// pins every layer's digest) and live as long as the state directory
+// (/run: until reboot).
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "common/result.h"
+#include "oci/image.h"
+#include "oci/oci_layout.h"
+
+namespace podvisor::oci {
+
+// The cache directory for a state directory: STATE/.images.
+std::filesystem::path ImageCacheDir(const std::filesystem::path& state_dir);
+
+// The cache entry for the layout's manifest, unpacking it first when
+// absent. Returns the entry directory (holding rootfs/ and image.json).
+Result<std::filesystem::path> EnsureUnpacked(const std::filesystem::path& cache_dir,
+                                             const ResolvedLayout& layout);
+
+// LoadImage's path for a directory that is an OCI layout: resolve the
+// manifest for `reference`'s tag and this host, unpack into the cache,
+// parse the config.
+Result<Image> LoadOciLayoutImage(const std::filesystem::path& dir, std::string_view reference,
+                                 const std::filesystem::path& cache_dir);
+
+}  // namespace podvisor::oci
