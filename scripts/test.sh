@@ -52,6 +52,9 @@ else
 fi
 echo "tier 4 (podvisor as init in a qemu VM with cgroup v2 and crun): not built yet"
 
+log "package: the Debian package, installed into a scratch root and removed (~10 s)"
+scripts/test-deb.sh build || status=1
+
 log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ninja -C build-asan
