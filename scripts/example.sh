@@ -1,38 +1,64 @@
 #!/usr/bin/env bash
 # The README's first command: sets up a fresh machine, builds podvisor,
-# gives every example bundle a busybox image and runs it.
-#   scripts/example.sh [EXAMPLE]     (default: job-with-sidecars)
+# gives an example bundle a busybox image and runs it with runc.
+#   scripts/example.sh [EXAMPLE|all]     (default: job-with-sidecars)
+# An example that does not end by itself has an executable drive.sh next
+# to its pod.yaml: it runs while the pod runs (PODVISOR and STATE_DIR are
+# set) and ends it, e.g. with `podvisor stop --reason`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-example=${1:-job-with-sidecars}
+choice=${1:-job-with-sidecars}
+runtime=${PODVISOR_RUNTIME:-runc}
+
+if [[ $choice == all ]]; then
+  examples=()
+  for d in examples/*/; do examples+=("$(basename "$d")"); done
+else
+  [[ -f examples/$choice/pod.yaml ]] || {
+    echo "example.sh: no example named $choice; choose one of: all $(ls examples | tr '\n' ' ')" >&2
+    exit 2
+  }
+  examples=("$choice")
+fi
 
 scripts/install-deps.sh
 [[ -f build/build.ninja ]] || meson setup build >/dev/null
 ninja -C build podvisor
+./build/podvisor version --runtime "$runtime"
 
-bundle=examples/$example
-[[ -d $bundle ]] || { echo "example.sh: no example named $example (see examples/)" >&2; exit 2; }
-[[ -x $bundle/images/busybox/rootfs/bin/busybox ]] || scripts/make-rootfs.sh "$bundle/images/busybox"
-
-./build/podvisor version
-./build/podvisor validate "$bundle"
-
-# State and logs go to a scratch directory so the example needs no system
-# paths; the supervisor's own log goes to stderr.
-work=$(mktemp -d /tmp/podvisor-example.XXXXXX)
-echo "running $bundle (state and logs under $work)"
-status=0
-./build/podvisor run --state-dir "$work/state" --log-dir "$work/log" "$bundle" || status=$?
-
-echo
-echo "== events"
-./build/podvisor events --state-dir "$work/state"
-for dir in "$work/log"/*/*/; do
-  container=$(basename "$dir")
+run_example() {  # run_example NAME: prints events and logs; returns run's exit status
+  local bundle=examples/$1
+  [[ -x $bundle/images/busybox/rootfs/bin/busybox ]] || scripts/make-rootfs.sh "$bundle/images/busybox"
+  ./build/podvisor validate "$bundle"
+  # State and logs go to a scratch directory so the example needs no
+  # system paths; the supervisor's own log goes to stderr.
+  local work status=0
+  work=$(mktemp -d /tmp/podvisor-example.XXXXXX)
+  echo "== running $bundle with $runtime (state and logs under $work)"
+  if [[ -x $bundle/drive.sh ]]; then
+    ./build/podvisor run --runtime "$runtime" --state-dir "$work/state" --log-dir "$work/log" "$bundle" &
+    local pid=$!
+    PODVISOR=./build/podvisor STATE_DIR=$work/state "$bundle/drive.sh" || status=$?
+    wait "$pid" || status=$?
+  else
+    ./build/podvisor run --runtime "$runtime" --state-dir "$work/state" --log-dir "$work/log" "$bundle" || status=$?
+  fi
   echo
-  echo "== logs of $container"
-  ./build/podvisor logs --log-dir "$work/log" "$container"
+  echo "== events of $1"
+  ./build/podvisor events --state-dir "$work/state"
+  for dir in "$work/log"/*/*/; do
+    echo
+    echo "== logs of $(basename "$dir")"
+    ./build/podvisor logs --log-dir "$work/log" --state-dir "$work/state" "$(basename "$dir")"
+  done
+  echo
+  echo "$1: podvisor run exited with $status"
+  return "$status"
+}
+
+overall=0
+for name in "${examples[@]}"; do
+  run_example "$name" || overall=1
+  echo
 done
-echo
-echo "podvisor run exited with $status"
-exit $status
+exit $overall

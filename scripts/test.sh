@@ -57,6 +57,9 @@ else
   echo "tier 4: SKIPPED (needs root: builds an initramfs with device nodes, boots qemu)"
 fi
 
+log "package: the Debian package, installed into a scratch root and removed (~10 s)"
+scripts/test-deb.sh build || status=1
+
 log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ninja -C build-asan
