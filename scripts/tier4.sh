@@ -80,7 +80,9 @@ done
 # --- the kernel: Debian's cloud kernel, fetched once, never installed ----------
 mkdir -p "$cache"
 if [[ ! -f $cache/vmlinuz ]]; then
-  pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
+  kernel_pkg() { apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}'; }
+  pkg=$(kernel_pkg)
+  [[ -n $pkg ]] || { apt-get update -qq >/dev/null 2>&1 || true; pkg=$(kernel_pkg); }
   [[ -n $pkg ]] || skip_all "linux-image-cloud-amd64 is unknown to apt (apt-get update?)"
   rm -rf "$cache/x" "$cache"/*.deb
   (cd "$cache" && apt-get download "$pkg" >/dev/null 2>&1) || skip_all "apt-get download $pkg failed (no mirror?)"

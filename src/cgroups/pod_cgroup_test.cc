@@ -4,6 +4,10 @@
 // checked in test tier 4, inside a VM.
 #include "cgroups/pod_cgroup.h"
 
+#include "cgroups/mode.h"
+
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -227,6 +231,43 @@ TEST_F(FakeCgroupTree, KillOfAnUnpopulatedCgroupIsANoOp) {
   EXPECT_FALSE(IsPopulated(root_ / "x"));
   EXPECT_TRUE(KillCgroup(root_ / "x", 10));
   EXPECT_FALSE(fs::exists(root_ / "x" / "cgroup.kill"));
+}
+
+// On the real cgroup2 of this host (a hybrid host's has no cpu, memory or
+// pids, so nothing is enabled and no limit written): a process left in the
+// pod cgroup is killed through cgroup.kill and every directory goes.
+TEST(PodCgroupOnCgroupfs, DestroyKillsAStragglerThroughCgroupKillAndRemovesTheDirectories) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
+  CgroupInfo info = DetectCgroups();
+  if (info.v2_mount.empty()) GTEST_SKIP() << "no cgroup2 mount on this host";
+  PodCgroup::Options o;
+  o.mount = info.v2_mount;
+  o.parent = "/podvisor-unit-" + std::to_string(::getpid());
+  o.pod = "straggler";
+  auto cg = PodCgroup::Create(o);
+  ASSERT_TRUE(cg) << cg.error().message();
+  if (!fs::exists(cg->path() / "cgroup.kill")) {
+    (void)cg->Destroy();
+    GTEST_SKIP() << "no cgroup.kill (Linux < 5.14)";
+  }
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (;;) ::pause();
+  }
+  if (auto moved = WriteCgroupFile(cg->path(), "cgroup.procs", std::to_string(child)); !moved) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    (void)cg->Destroy();
+    FAIL() << moved.error().message();
+  }
+  EXPECT_TRUE(IsPopulated(cg->path()));
+  auto destroyed = cg->Destroy();
+  EXPECT_TRUE(destroyed) << destroyed.error().message();
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_FALSE(fs::exists(info.v2_mount / o.parent.substr(1)));
 }
 
 }  // namespace

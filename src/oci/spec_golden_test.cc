@@ -225,6 +225,21 @@ TEST_P(Golden, MatchesFile) {
                                << json::diff(expected, *config).dump(2);
 }
 
+TEST(ConfigResources, S10_4_MemoryOomGroupGoesToUnifiedOnlyOnCgroupV2) {
+  pod::Pod p = BasicPod();
+  const pod::Container& c = Find(p, "app");
+  auto image = LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  auto plain = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(plain) << plain.error().message();
+  EXPECT_FALSE((*plain)["linux"]["resources"].contains("unified"));
+  in.memory_oom_group = true;
+  auto v2 = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(v2) << v2.error().message();
+  EXPECT_EQ((*v2)["linux"]["resources"]["unified"], json({{"memory.oom.group", "1"}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Configs, Golden,
     ::testing::Values(
