@@ -52,7 +52,7 @@ else
 fi
 echo "tier 4 (podvisor as init in a qemu VM with cgroup v2 and crun): not built yet"
 
-log "package: the Debian package, installed into a scratch root and removed (~10 s)"
+log "package: the Debian package, installed into a scratch root and removed (~20 s)"
 scripts/test-deb.sh build || status=1
 
 log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
