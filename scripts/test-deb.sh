@@ -2,7 +2,8 @@
 # Checks the Debian package (scripts/build-deb.sh) the way an admin meets
 # it: builds it from the build dir, installs it with dpkg into a scratch
 # root, checks the installed files, runs the installed podvisor, removes
-# the package again and deletes the scratch root. About 10 s; run by
+# the package again and deletes the scratch root. About 20 s on a loaded
+# 2-core machine (packing dominates); run by
 # scripts/test.sh after the build.
 #   scripts/test-deb.sh [BUILD_DIR]
 set -euo pipefail

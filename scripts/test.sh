@@ -57,7 +57,7 @@ else
   echo "tier 4: SKIPPED (needs root: builds an initramfs with device nodes, boots qemu)"
 fi
 
-log "package: the Debian package, installed into a scratch root and removed (~10 s)"
+log "package: the Debian package, installed into a scratch root and removed (~20 s)"
 scripts/test-deb.sh build || status=1
 
 log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"

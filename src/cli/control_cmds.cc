@@ -65,23 +65,42 @@ int Status(const Common& c, const std::string& output) {
   auto s = AskSupervisor(c.state_dir, *pod, {{"op", "summary"}});
   if (!s) return Fail(s.error());
   const auto& j = *s;
-  std::printf("%s", FormatTable({{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-                                 {j["name"], j["ready"], j["status"], j["restarts"], j["age"]}})
-                        .c_str());
+  const bool wide = output == "wide";
+  auto text = [](const nlohmann::json& obj, const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return std::string("-");
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  };
+  // kubectl get pod's line; -o wide adds the node, as kubectl's does.
+  std::vector<std::vector<std::string>> pod_rows{
+      {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+      {text(j, "name"), text(j, "ready"), text(j, "status"), text(j, "restarts"), text(j, "age")}};
+  if (wide) {
+    pod_rows[0].push_back("NODE");
+    pod_rows[1].push_back(text(j, "node"));
+  }
+  std::printf("%s", FormatTable(pod_rows).c_str());
+  // Then one line per container, init list first in spec order.
   std::vector<std::vector<std::string>> rows;
-  if (output == "wide") {
-    rows.push_back({"CONTAINER", "TYPE", "READY", "STATE", "RESTARTS", "IMAGE", "CONTAINER ID"});
+  if (wide) {
+    rows.push_back({"CONTAINER", "TYPE", "READY", "STARTED", "STATE", "RESTARTS", "LAST STATE",
+                    "IMAGE", "CONTAINER ID"});
   } else {
     rows.push_back({"CONTAINER", "TYPE", "READY", "STATE", "RESTARTS"});
   }
   for (const auto& ct : j["containers"]) {
-    std::vector<std::string> row{ct["name"], ct["type"], ct["ready"].get<bool>() ? "true" : "false",
-                                 ct["state"], std::to_string(ct["restarts"].get<int>())};
-    if (output == "wide") {
-      row.push_back(ct["image"]);
-      row.push_back(ct["containerID"]);
+    // Older supervisors send only the restart count.
+    std::string restarts =
+        ct.contains("restartsColumn") ? text(ct, "restartsColumn") : text(ct, "restarts");
+    if (wide) {
+      std::string id = text(ct, "containerID");
+      rows.push_back({text(ct, "name"), text(ct, "type"), text(ct, "ready"), text(ct, "started"),
+                      text(ct, "state"), restarts, text(ct, "lastState"), text(ct, "image"),
+                      id.empty() ? "-" : id});
+    } else {
+      rows.push_back({text(ct, "name"), text(ct, "type"), text(ct, "ready"), text(ct, "state"),
+                      restarts});
     }
-    rows.push_back(std::move(row));
   }
   std::printf("\n%s", FormatTable(rows).c_str());
   return kExitSucceeded;
@@ -167,7 +186,8 @@ void AddControlCommands(CLI::App& app, int& exit_code) {
     auto output = std::make_shared<std::string>("table");
     CLI::App* cmd = app.add_subcommand("status", "Show the pod's state (kubectl get pod)");
     AddCommon(cmd, *c);
-    cmd->add_option("-o,--output", *output, "table, wide, json (a v1 Pod) or yaml")
+    cmd->add_option("-o,--output", *output,
+                    "table, wide (more per-container detail), json (a v1 Pod) or yaml")
         ->check(CLI::IsMember({"table", "wide", "json", "yaml"}))
         ->capture_default_str();
     cmd->callback([c, output, &exit_code] { exit_code = Status(*c, *output); });

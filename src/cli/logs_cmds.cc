@@ -17,6 +17,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/events_table.h"
 #include "common/fd.h"
 #include "pod/status.h"
 #include "supervisor/cri_log.h"
@@ -173,24 +174,6 @@ int Logs(const LogsOptions& o) {
   }
 }
 
-std::optional<WallTime> ParseTime(const std::string& text) {
-  std::tm tm{};
-  int nanos_digits = 0;
-  long long fraction = 0;
-  char frac[16] = {};
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%15[0-9]Z", &tm.tm_year, &tm.tm_mon,
-                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, frac) < 6) {
-    return std::nullopt;
-  }
-  nanos_digits = static_cast<int>(std::string(frac).size());
-  if (nanos_digits) fraction = std::atoll(frac);
-  for (int i = nanos_digits; i < 9; ++i) fraction *= 10;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return WallTime(std::chrono::seconds(::timegm(&tm))) +
-         std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds(fraction));
-}
-
 struct EventsOptions {
   std::string pod;
   std::string state_dir = kDefaultStateDir;
@@ -204,63 +187,55 @@ int Events(const EventsOptions& o) {
   fs::path file = fs::path(o.state_dir) / *pod / "events.jsonl";
   std::error_code ec;
   if (!fs::exists(file, ec)) return Fail("no events for pod " + *pod + " (" + file.string() + ")");
-  bool header = false;
-  auto print_line = [&](const std::string& line) {
-    if (line.empty()) return;
-    if (o.output == "json") {
-      std::printf("%s\n", line.c_str());
-      return;
-    }
-    auto e = nlohmann::json::parse(line, nullptr, false);
-    if (e.is_discarded() || !e.is_object()) return;
-    auto t = ParseTime(e.value("time", ""));
-    std::string seen = t ? pod::HumanDuration(std::chrono::system_clock::now() - *t) : "?";
-    std::vector<std::vector<std::string>> rows;
-    if (!header) rows.push_back({"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"});
-    header = true;
-    rows.push_back({seen, e.value("type", ""), e.value("reason", ""), e.value("object", ""),
-                    e.value("message", "")});
-    std::printf("%s", FormatTable(rows).c_str());
-  };
-  // A table wants aligned columns: read all first, then align once.
+  const bool wide = o.output == "wide";
   std::uintmax_t offset = 0;
-  std::string data = ReadFrom(file, offset);
-  if (o.output == "table") {
-    std::vector<std::vector<std::string>> rows{{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}};
-    std::size_t start = 0, nl;
-    while ((nl = data.find('\n', start)) != std::string::npos) {
-      auto e = nlohmann::json::parse(data.substr(start, nl - start), nullptr, false);
-      start = nl + 1;
-      if (e.is_discarded() || !e.is_object()) continue;
-      auto t = ParseTime(e.value("time", ""));
-      rows.push_back({t ? pod::HumanDuration(std::chrono::system_clock::now() - *t) : "?",
-                      e.value("type", ""), e.value("reason", ""), e.value("object", ""),
-                      e.value("message", "")});
-    }
-    std::printf("%s", FormatTable(rows).c_str());
-    header = true;
-    data.erase(0, start);
-  }
-  std::string pending = data;
-  auto flush = [&] {
+  std::string pending = ReadFrom(file, offset);
+  // Complete lines only: the supervisor may be halfway through one.
+  auto take_lines = [&pending] {
+    std::vector<std::string> lines;
     std::size_t start = 0, nl;
     while ((nl = pending.find('\n', start)) != std::string::npos) {
-      print_line(pending.substr(start, nl - start));
+      lines.push_back(pending.substr(start, nl - start));
       start = nl + 1;
     }
     pending.erase(0, start);
-    std::fflush(stdout);
+    return lines;
   };
-  flush();
+  if (o.output == "json") {
+    for (const auto& line : take_lines()) {
+      if (!line.empty()) std::printf("%s\n", line.c_str());
+    }
+  } else {
+    // A table wants aligned columns: read all first, then align once.
+    std::vector<EventRecord> records;
+    for (const auto& line : take_lines()) {
+      if (auto e = ParseEventLine(line)) records.push_back(std::move(*e));
+    }
+    auto now = std::chrono::system_clock::now();
+    std::printf("%s", FormatTable(EventTable(records, *pod, now, wide)).c_str());
+  }
+  std::fflush(stdout);
   if (!o.follow) return kExitSucceeded;
   Follower follower;
-  if (!follower.Init(file.parent_path(), file.parent_path() / "control.sock")) return Fail("inotify failed");
-  while (follower.Wait()) {
-    pending += ReadFrom(file, offset);
-    flush();
+  if (!follower.Init(file.parent_path(), file.parent_path() / "control.sock")) {
+    return Fail("inotify failed");
   }
-  pending += ReadFrom(file, offset);
-  flush();
+  bool more = true;
+  while (more) {
+    more = follower.Wait();
+    pending += ReadFrom(file, offset);
+    for (const auto& line : take_lines()) {
+      if (o.output == "json") {
+        if (!line.empty()) std::printf("%s\n", line.c_str());
+      } else if (auto e = ParseEventLine(line)) {
+        // Each new event on its own line, as `kubectl get events -w` does.
+        std::string two = FormatTable(
+            {EventHeader(wide), EventRow(*e, *pod, std::chrono::system_clock::now(), wide)});
+        std::printf("%s", two.substr(two.find('\n') + 1).c_str());
+      }
+    }
+    std::fflush(stdout);
+  }
   return kExitSucceeded;
 }
 
@@ -284,8 +259,9 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
     CLI::App* cmd = app.add_subcommand("events", "Print the pod's events (kubectl get events)");
     cmd->add_option("POD", o->pod, "the pod (may be left out when there is one)");
     cmd->add_flag("-f,--follow", o->follow, "keep printing new events until the pod ends");
-    cmd->add_option("-o,--output", o->output, "table or json (one object a line)")
-        ->check(CLI::IsMember({"table", "json"}))
+    cmd->add_option("-o,--output", o->output,
+                    "table, wide (adds FIRST SEEN, COUNT) or json (one object a line)")
+        ->check(CLI::IsMember({"table", "wide", "json"}))
         ->capture_default_str();
     cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = Events(*o); });

@@ -70,6 +70,13 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 
 Status Executor::Setup() {
   created_at_ = std::chrono::system_clock::now();
+  // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
+  if (auto notifier = SdNotifier::FromEnvironment(); !notifier) {
+    spdlog::warn("{}: not notifying systemd", notifier.error().message());
+  } else if (notifier->enabled()) {
+    notifier_ = std::move(*notifier);
+    systemd_.emplace(pod_.metadata.name);
+  }
   // The API server gives every pod a uid; scripts reading `status -o json`
   // rely on one being there.
   uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
@@ -177,6 +184,7 @@ void Executor::Drain() {
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
+  NotifySystemd();
   MaybeFinish();
 }
 
@@ -234,6 +242,14 @@ void Executor::OnPublish(const Publish& p) {
   }
   auto level = p.type == EventType::kWarning ? spdlog::level::warn : spdlog::level::info;
   spdlog::log(level, "{} {}: {}", p.object, p.reason, p.message);
+}
+
+void Executor::NotifySystemd() {
+  if (!systemd_) return;
+  auto messages = systemd_->Update(lifecycle_.Status(), lifecycle_.Terminating());
+  for (const std::string& message : messages) {
+    if (auto s = notifier_.Send(message); !s) spdlog::warn("{}", s.error().message());
+  }
 }
 
 void Executor::OnSignal() {

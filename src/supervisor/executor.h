@@ -41,6 +41,7 @@
 #include "supervisor/lifecycle.h"
 #include "supervisor/net_check.h"
 #include "supervisor/sandbox.h"
+#include "supervisor/sd_notify.h"
 
 namespace podvisor::supervisor {
 
@@ -88,6 +89,7 @@ class Executor {
   void OnSignal();
   void OnTimerAction(const ArmTimer& arm);
   void OnPublish(const Publish& p);
+  void NotifySystemd();  // INTERFACE.md "systemd", after each batch
   void OnPodEnded(const PodEnded& e);
   void MaybeFinish();
   void Cleanup();
@@ -157,6 +159,8 @@ class Executor {
   std::optional<signals::SignalFd> signal_fd_;
   std::unique_ptr<ControlServer> control_;
   std::optional<EventRecorder> events_;
+  SdNotifier notifier_;
+  std::optional<SystemdReporter> systemd_;
   WallTime created_at_{};
   std::string uid_;
 

@@ -12,6 +12,8 @@
 // through memory.oom.group = 1.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "cgroups/cleanup.h"
@@ -27,10 +29,22 @@ Status Executor::SetupPodCgroup() {
   // hybrid, whose cgroup2 has no controllers): the pod still runs, each
   // container keeps its own limits through the runtime.
   std::string skip;
+  std::string missing;
+  for (const char* c : {"cpu", "memory", "pids"}) {
+    if (std::find(cg.controllers.begin(), cg.controllers.end(), c) == cg.controllers.end()) {
+      missing += std::string(missing.empty() ? "" : ", ") + c;
+    }
+  }
   if (cg.mode != cgroups::CgroupMode::kUnified) {
     skip = "cgroup mode is " + std::string(cgroups::CgroupModeName(cg.mode)) + ", not unified";
   } else if (::geteuid() != 0) {
     skip = "not root";
+  } else if (missing == "cpu, memory, pids") {
+    skip = "cgroup2 at " + cg.v2_mount.string() + " offers no cpu, memory or pids controller";
+  } else if (!missing.empty()) {
+    spdlog::warn("cgroup2 at {} lacks the {} controller(s): the pod-level limits they enforce "
+                 "are skipped",
+                 cg.v2_mount.string(), missing);
   }
   if (!skip.empty()) {
     spdlog::warn("{}: pod-level limits (S10.4: memory.max, cpu.max, cpu.weight, pids.max of the "

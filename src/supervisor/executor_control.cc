@@ -25,6 +25,24 @@ std::optional<std::string> CheckReason(const std::string& reason) {
   return std::nullopt;
 }
 
+// One container state in a few words, kubectl describe's way:
+// "Running (5m)", "Waiting: CrashLoopBackOff", "Terminated: Error (exit 1, 12s ago)".
+std::string DescribeState(const pod::ContainerState& state, WallTime now) {
+  if (state.running) return "Running (" + pod::HumanDuration(now - state.running->started_at) + ")";
+  if (state.terminated) {
+    const pod::ContainerStateTerminated& t = *state.terminated;
+    std::string detail = "exit " + std::to_string(t.exit_code);
+    if (t.signal != 0) detail += ", signal " + std::to_string(t.signal);
+    detail += ", " + pod::HumanDuration(now - t.finished_at) + " ago";
+    std::string reason = t.reason.empty() ? "Error" : t.reason;
+    return "Terminated: " + reason + " (" + detail + ")";
+  }
+  if (state.waiting) {
+    return state.waiting->reason.empty() ? "Waiting" : "Waiting: " + state.waiting->reason;
+  }
+  return "-";
+}
+
 }  // namespace
 
 nlohmann::json Executor::StatusJson() const {
@@ -46,31 +64,27 @@ nlohmann::json Executor::SummaryJson() const {
                         {"status", summary.status},
                         {"restarts", summary.RestartsColumn(now)},
                         {"age", pod::HumanDuration(now - created_at_)},
+                        {"node", options_.node_hostname},
                         {"phase", std::string(pod::PodPhaseName(status.phase))},
                         {"containers", nlohmann::json::array()}};
   auto add = [&](const std::vector<pod::ContainerStatus>& list, bool init_list) {
     for (const auto& c : list) {
       const pod::Container* spec = ContainerSpec(c.name);
-      std::string type = !init_list ? "container" : (spec && pod::IsSidecar(*spec) ? "sidecar" : "init");
-      nlohmann::json state = pod::ContainerStatusToJson(c)["state"];
-      std::string state_text = "Waiting";
-      std::string detail;
-      if (state.contains("running")) {
-        state_text = "Running";
-      } else if (state.contains("terminated")) {
-        state_text = "Terminated";
-        detail = state["terminated"].value("reason", "");
-        if (state["terminated"].contains("exitCode")) {
-          detail += " (exit " + std::to_string(state["terminated"]["exitCode"].get<int>()) + ")";
-        }
-      } else if (state.contains("waiting")) {
-        detail = state["waiting"].value("reason", "");
-      }
+      std::string type =
+          !init_list ? "container" : (spec && pod::IsSidecar(*spec) ? "sidecar" : "init");
+      // The container's own RESTARTS column: "3 (12s ago)", as the pod's.
+      pod::PodSummary own;
+      own.restarts = c.restart_count;
+      if (c.last_state.terminated) own.last_restart = c.last_state.terminated->finished_at;
       out["containers"].push_back({{"name", c.name},
                                    {"type", type},
                                    {"ready", c.ready},
-                                   {"state", detail.empty() ? state_text : state_text + ": " + detail},
+                                   {"started", c.started ? (*c.started ? "true" : "false") : "-"},
+                                   {"state", DescribeState(c.state, now)},
+                                   {"lastState",
+                                    c.last_state.empty() ? "-" : DescribeState(c.last_state, now)},
                                    {"restarts", c.restart_count},
+                                   {"restartsColumn", own.RestartsColumn(now)},
                                    {"image", c.image},
                                    {"containerID", c.container_id}});
     }
