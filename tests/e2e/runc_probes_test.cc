@@ -1,7 +1,7 @@
 // Test tier 3 (TESTING.md) for probes and hooks: `podvisor run` with runc
 // and busybox rootfs bundles, so exec probes go through `runc exec` and
-// httpGet/tcpSocket probes reach servers that listen only inside the pod's
-// network namespace (busybox httpd and nc). Needs root; skipped otherwise.
+// httpGet/tcpSocket/gRPC probes reach servers that listen only inside the
+// pod's network namespace (busybox httpd and nc, the helper's serve-grpc). Needs root; skipped otherwise.
 // The fixture repeats runc_test.cc's few lines rather than sharing them,
 // to keep that file untouched.
 #include <unistd.h>
@@ -74,7 +74,7 @@ bool ContainerReady(const nlohmann::json& pod, const std::string& name) {
   return s && s->value("ready", false);
 }
 
-TEST_F(RuncProbes, S7_ExecHttpGetAndTcpSocketProbesAndStartupGating) {
+TEST_F(RuncProbes, S7_ExecHttpGetTcpSocketAndGrpcProbesAndStartupGating) {
   // The sidecar is started (S1.3) only once its exec startup probe passes;
   // the servers listen on the pod's loopback, where podvisor probes them.
   std::string httpd = ShCmd(
@@ -86,7 +86,9 @@ TEST_F(RuncProbes, S7_ExecHttpGetAndTcpSocketProbesAndStartupGating) {
            "  containers:\n" +
            Entry("web", httpd,
                  ", readinessProbe: {httpGet: {port: 8080, path: /index.html}, periodSeconds: 1}") +
-           Entry("tcp", nc, ", readinessProbe: {tcpSocket: {port: 9090}, periodSeconds: 1}"));
+           Entry("tcp", nc, ", readinessProbe: {tcpSocket: {port: 9090}, periodSeconds: 1}") +
+           Entry("grpc", HelperCmd("grpc", "serve-grpc 9000 1"),
+                 ", readinessProbe: {grpc: {port: 9000}, periodSeconds: 1}"));
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("side Started"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -96,9 +98,10 @@ TEST_F(RuncProbes, S7_ExecHttpGetAndTcpSocketProbesAndStartupGating) {
   EXPECT_NE(StateOf(*pod, "web"), "running") << pod->dump(2);
   Touch(scratch_ / "go");
   pod = WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
-                      "Ready=True: httpGet and tcpSocket readiness inside the pod");
+                      "Ready=True: httpGet, tcpSocket and gRPC readiness inside the pod");
   EXPECT_TRUE(ContainerReady(*pod, "web"));
   EXPECT_TRUE(ContainerReady(*pod, "tcp"));
+  EXPECT_TRUE(ContainerReady(*pod, "grpc"));
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   WaitRun();
 }
