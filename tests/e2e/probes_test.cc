@@ -239,7 +239,7 @@ TEST_F(Probes, S8_FailedPreStopHookCarriesItsOutputAndTcpSocketHooksOnlyWarn) {
 
 TEST_F(Probes, S5_2_PreStopsRunConcurrentlyAcrossSidecarsAndRegulars) {
   auto pre_stop = [](const std::string& name) {
-    return ", lifecycle: {preStop: {exec: {command: " + HelperCmd(name, "sleep 1000") + "}}}";
+    return ", lifecycle: {preStop: {exec: {command: " + HelperCmd(name, "sleep 2000") + "}}}";
   };
   WritePod(Header("concurrent", "Never", 10) + "  initContainers:\n" +
            Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"), pre_stop("side-prestop")) +
