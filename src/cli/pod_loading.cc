@@ -1,5 +1,7 @@
 #include "cli/pod_loading.h"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,32 +14,41 @@
 namespace podvisor::cli {
 namespace {
 
-// Probe and hook forms podvisor cannot perform yet, as field errors.
+// Probe and hook forms podvisor cannot perform: a host name in httpGet or
+// tcpSocket would need a DNS lookup, which would block the event loop (the
+// kubelet resolves it; podvisor takes IP addresses and "localhost").
 void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
+  auto check_host = [&](const std::string& host, const std::string& field) {
+    in_addr v4{};
+    in6_addr v6{};
+    if (host.empty() || host == "localhost" || ::inet_pton(AF_INET, host.c_str(), &v4) == 1 ||
+        ::inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+      return;
+    }
+    errors.push_back(pod::Invalid(field, host, "podvisor run needs an IP address or \"localhost\" here"));
+  };
+  auto check_handler = [&](const pod::Handler& h, const std::string& base) {
+    if (h.http_get) check_host(h.http_get->host, base + ".httpGet.host");
+    if (h.tcp_socket) check_host(h.tcp_socket->host, base + ".tcpSocket.host");
+  };
   auto check_list = [&](const std::vector<pod::Container>& list, const char* list_name) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const pod::Container& c = list[i];
       std::string base = std::string("spec.") + list_name + "[" + std::to_string(i) + "]";
-      auto probe = [&](const std::optional<pod::Probe>& p, const char* name) {
-        if (!p) return;
-        if (p->handler.grpc) {
-          errors.push_back(pod::Forbidden(base + "." + name + ".grpc",
-                                          "podvisor run does not perform gRPC probes yet"));
-        }
-        if (p->handler.http_get && p->handler.http_get->scheme == "HTTPS") {
-          errors.push_back(pod::Forbidden(base + "." + name + ".httpGet.scheme",
-                                          "podvisor run does not perform HTTPS probes yet"));
-        }
-      };
-      probe(c.startup_probe, "startupProbe");
-      probe(c.readiness_probe, "readinessProbe");
-      probe(c.liveness_probe, "livenessProbe");
+      for (auto [probe, name] : {std::pair{&c.startup_probe, "startupProbe"},
+                                 std::pair{&c.readiness_probe, "readinessProbe"},
+                                 std::pair{&c.liveness_probe, "livenessProbe"}}) {
+        if (*probe) check_handler((*probe)->handler, base + "." + name);
+      }
       if (c.lifecycle) {
         for (auto [hook, name] : {std::pair{&c.lifecycle->post_start, "postStart"},
                                   std::pair{&c.lifecycle->pre_stop, "preStop"}}) {
-          if (*hook && (*hook)->handler.http_get && (*hook)->handler.http_get->scheme == "HTTPS") {
-            errors.push_back(pod::Forbidden(base + ".lifecycle." + name + ".httpGet.scheme",
-                                            "podvisor run does not perform HTTPS hooks yet"));
+          if (!*hook) continue;
+          std::string field = base + ".lifecycle." + name;
+          check_handler((*hook)->handler, field);
+          if ((*hook)->handler.tcp_socket) {
+            // S8.1: accepted and ignored, as the kubelet does.
+            std::fprintf(stderr, "Warning: %s.tcpSocket: tcpSocket hooks are not run\n", field.c_str());
           }
         }
       }

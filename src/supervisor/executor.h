@@ -10,7 +10,8 @@
 //                   through it (S5.9); its exit comes from waitid
 //   logs            stdout/stderr are pipes we own, written as CRI logs
 //   hooks, probes   exec through the runtime; tcpSocket by a non-blocking
-//                   connect from the pod's network namespace
+//                   connect, httpGet and gRPC through libcurl's multi
+//                   interface, both from the pod's network namespace
 //   timers          the Lifecycle's ArmTimer/CancelTimer on the loop
 //   control         the control socket: status, stop, kill
 //   signals         SIGTERM/SIGINT stop the pod; SIGCHLD drives the reaper
@@ -38,6 +39,7 @@
 #include "supervisor/control_server.h"
 #include "supervisor/event_loop.h"
 #include "supervisor/event_recorder.h"
+#include "supervisor/http_client.h"
 #include "supervisor/lifecycle.h"
 #include "supervisor/net_check.h"
 #include "supervisor/sandbox.h"
@@ -141,6 +143,9 @@ class Executor {
                         std::function<void(bool ok, std::string output)> done);
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
+  // The HTTP client of probes and hooks, created on first use; nullptr
+  // (with the reason in `why`) when libcurl cannot be set up.
+  HttpClient* Http(std::string& why);
 
   // executor_control.cc: the control socket.
   void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
@@ -163,6 +168,7 @@ class Executor {
   std::optional<SystemdReporter> systemd_;
   WallTime created_at_{};
   std::string uid_;
+  std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
 
   std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
   std::map<std::pair<std::string, int>, std::string> current_;  // -> runtime id

@@ -1,9 +1,11 @@
 // The Executor's hooks (S8) and probes (S7): exec through the runtime,
-// httpGet and tcpSocket by podvisor itself from the pod's network
-// namespace, sleep on the loop's timers.
+// httpGet, gRPC and tcpSocket by podvisor itself from the pod's network
+// namespace (HttpClient, NetCheck), sleep on the loop's timers.
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+
+#include <cctype>
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +13,8 @@
 #include "oci/spec.h"
 #include "signals/spawn.h"
 #include "supervisor/executor_internal.h"
+#include "supervisor/grpc_health.h"
+#include "supervisor/http_get.h"
 
 namespace podvisor::supervisor {
 namespace {
@@ -19,18 +23,20 @@ constexpr std::size_t kExecOutputMax = 10 * 1024;  // probe output kept for even
 constexpr std::size_t kHookMessageMax = 1024;      // S8.4
 constexpr const char* kDefaultReasonEnv = "KUBE_POD_TERM_REASON";     // S6.2
 constexpr const char* kDefaultReasonHeader = "KUBE-POD-TERM-REASON";  // S6.2
-constexpr const char* kProbeUserAgent = "kube-probe/1.33";           // S7.2
+// Hooks have no timeout of their own, as in the kubelet: a preStop is
+// bounded by its container's kill (S5.6), exec and sleep hooks likewise.
+constexpr Duration kNoTimeout{0};
 
 std::string Truncate(std::string s, std::size_t max) {
   if (s.size() > max) s.resize(max);
   return s;
 }
 
-bool HasHeader(const std::vector<pod::HttpHeader>& headers, const char* name) {
-  for (const auto& h : headers) {
-    if (strcasecmp(h.name.c_str(), name) == 0) return true;
-  }
-  return false;
+// "Liveness", as in the kubelet's event messages.
+std::string ProbeTitle(ProbeKind kind) {
+  std::string name(ProbeKindName(kind));
+  if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  return name;
 }
 
 // The port of an httpGet/tcpSocket action: a number, or the name of one of
@@ -60,6 +66,18 @@ const pod::Container* Executor::ContainerSpec(std::string_view name) const {
     }
   }
   return nullptr;
+}
+
+HttpClient* Executor::Http(std::string& why) {
+  if (!http_) {
+    auto client = HttpClient::Create(loop_);
+    if (!client) {
+      why = client.error().message();
+      return nullptr;
+    }
+    http_ = std::move(*client);
+  }
+  return http_.get();
 }
 
 std::string Executor::NetnsPath() const {
@@ -181,23 +199,23 @@ void Executor::RunHookAction(const RunHook& a) {
     h.exec_pid = ExecInContainer(*inst, HookKindName(a.kind), args, env, std::nullopt, finish);
   } else if (lh.handler.http_get) {
     const auto& get = *lh.handler.http_get;
-    NetCheckSpec check;
-    check.host = get.host.empty() ? "127.0.0.1" : get.host;
-    check.port = ResolvePort(get.port, *spec);
-    check.http = true;
-    check.path = get.path;
-    for (const auto& hdr : get.http_headers) check.headers.emplace_back(hdr.name, hdr.value);
+    HttpRequest req = HttpGetRequest(get, ResolvePort(get.port, *spec), kHookUserAgent, kNoTimeout, NetnsPath());
     if (a.stop_reason) {
       std::string name = lh.reason_delivery && lh.reason_delivery->header
                              ? *lh.reason_delivery->header
                              : kDefaultReasonHeader;
-      check.headers.emplace_back(name, *a.stop_reason);  // S6.2
+      req.headers.emplace_back(name, *a.stop_reason);  // S6.2
     }
-    // S8.2: an httpGet hook fails on transport errors only; the status is ignored.
-    h.http = NetCheck::Start(loop_, NetnsPath(), check, std::chrono::seconds(30),
-                             [finish](const NetCheckResult& r) {
-                               finish(r.connected && r.http_status != 0, r.message);
-                             });
+    std::string why;
+    if (HttpClient* http = Http(why)) {
+      // S8.2: an httpGet hook fails on transport errors only; the status is ignored.
+      h.http = http->Start(req, [finish, req](const HttpResponse& r) {
+        HttpGetVerdict v = JudgeHttpHook(req, r);
+        finish(v.success, v.message);
+      });
+    } else {
+      loop_.AddTimer(std::chrono::steady_clock::now(), [finish, why] { finish(false, why); });
+    }
   } else if (lh.handler.sleep) {
     h.sleep_timer = loop_.AddTimer(
         std::chrono::steady_clock::now() + std::chrono::seconds(lh.handler.sleep->seconds),
@@ -236,9 +254,13 @@ void Executor::StartProbesAction(const StartProbes& a) {
   probe->instance = a.instance;
   Probe& ref = *probe;
   probes_[probe->key] = std::move(probe);
-  // S7.6: the first run initialDelaySeconds after now (the container's start).
-  ScheduleProbe(ref, std::chrono::steady_clock::now() +
-                         std::chrono::seconds(ref.spec.initial_delay_seconds));
+  // S7.6: the first run initialDelaySeconds after the container started
+  // (liveness and readiness may begin later, when the startup probe
+  // succeeded: then at once if the delay has passed).
+  MonoTime now = std::chrono::steady_clock::now();
+  Duration delay = std::chrono::seconds(ref.spec.initial_delay_seconds);
+  ScheduleProbe(ref, a.container_started == MonoTime{} ? now + delay
+                                                       : std::max(now, a.container_started + delay));
 }
 
 void Executor::StopProbesAction(const StopProbes& a) {
@@ -272,30 +294,41 @@ void Executor::RunProbeOnce(Probe& probe) {
   if (h.exec) {
     probe.exec_pid = ExecInContainer(*inst, ProbeKindName(probe.kind), h.exec->command, {},
                                      timeout, done);
-  } else if (h.http_get || h.tcp_socket) {
+  } else if (h.tcp_socket) {
     NetCheckSpec check;
-    if (h.http_get) {
-      const auto& get = *h.http_get;
-      check.host = get.host.empty() ? "127.0.0.1" : get.host;
-      check.port = ResolvePort(get.port, *spec);
-      check.http = true;
-      check.path = get.path;
-      for (const auto& hdr : get.http_headers) check.headers.emplace_back(hdr.name, hdr.value);
-      // S7.2 default headers, unless the probe sets them.
-      if (!HasHeader(get.http_headers, "User-Agent")) check.headers.emplace_back("User-Agent", kProbeUserAgent);
-      if (!HasHeader(get.http_headers, "Accept")) check.headers.emplace_back("Accept", "*/*");
+    check.host = h.tcp_socket->host.empty() ? "127.0.0.1" : h.tcp_socket->host;
+    check.port = ResolvePort(h.tcp_socket->port, *spec);
+    probe.check = NetCheck::Start(loop_, NetnsPath(), check, timeout, [done](const NetCheckResult& r) {
+      done(r.connected, r.message);  // S7.2: tcpSocket succeeds on connect
+    });
+  } else if (h.http_get || h.grpc) {
+    std::string why;
+    HttpClient* http = Http(why);
+    if (!http) {
+      loop_.AddTimer(started, [done, why] { done(false, why); });
+    } else if (h.http_get) {
+      HttpRequest req = HttpGetRequest(*h.http_get, ResolvePort(h.http_get->port, *spec), kProbeUserAgent,
+                                       timeout, NetnsPath());
+      std::string container = probe.container;
+      ProbeKind kind = probe.kind;
+      probe.http = http->Start(req, [this, done, req, container, kind](const HttpResponse& r) {
+        HttpGetVerdict v = JudgeHttpProbe(req, r);  // S7.2
+        if (v.warning) {
+          OnPublish(Publish{EventType::kWarning, "ProbeWarning", "container/" + container,
+                            ProbeTitle(kind) + " probe warning: " + v.message});
+        }
+        done(v.success, v.message);
+      });
     } else {
-      check.host = h.tcp_socket->host.empty() ? "127.0.0.1" : h.tcp_socket->host;
-      check.port = ResolvePort(h.tcp_socket->port, *spec);
+      GrpcHealthCheck check;
+      check.port = h.grpc->port;
+      check.service = h.grpc->service.value_or("");
+      check.timeout = timeout;
+      check.netns = NetnsPath();
+      probe.http = StartGrpcHealthCheck(*http, check, [done](const GrpcHealthResult& r) {
+        done(r.serving, r.message);  // S7.1: SERVING succeeds
+      });
     }
-    bool http = check.http;
-    probe.check = NetCheck::Start(loop_, NetnsPath(), check, timeout,
-                                  [done, http](const NetCheckResult& r) {
-                                    // S7.2: 200 <= status < 400; tcpSocket: connect.
-                                    bool ok = http ? r.http_status >= 200 && r.http_status < 400
-                                                   : r.connected;
-                                    done(ok, r.message);
-                                  });
   }
 }
 
@@ -304,16 +337,26 @@ void Executor::OnProbeOutcome(const std::string& key, bool success, std::string 
   if (it == probes_.end()) return;  // stopped meanwhile
   Probe& probe = *it->second;
   probe.exec_pid = 0;
+  probe.check.reset();
+  probe.http.reset();
   if (!success) {
+    // Every failed run is an Unhealthy event, as in the kubelet; the
+    // Lifecycle hears only of changes of the stored result (S7.3).
     OnPublish(Publish{EventType::kWarning, "Unhealthy", "container/" + probe.container,
-                      std::string(ProbeKindName(probe.kind)) + " probe failed: " +
-                          Truncate(message, kHookMessageMax)});
+                      ProbeTitle(probe.kind) + " probe failed: " + Truncate(message, kHookMessageMax)});
   }
   std::string container = probe.container;
   int instance = probe.instance;
   ProbeKind kind = probe.kind;
   auto changed = probe.state.Record(success ? ProbeOutcome::kSuccess : ProbeOutcome::kFailure);
-  ScheduleProbe(probe, std::max(probe.next_run, std::chrono::steady_clock::now()));
+  // S7.4: the startup probe pauses after its result, liveness after a
+  // failure, until the next instance (the Lifecycle expects no more).
+  bool paused = changed && (kind == ProbeKind::kStartup || (kind == ProbeKind::kLiveness && !*changed));
+  if (paused) {
+    probes_.erase(it);
+  } else {
+    ScheduleProbe(probe, std::max(probe.next_run, std::chrono::steady_clock::now()));
+  }
   // S7.3: only changes of the stored result reach the Lifecycle. Feeding
   // may stop this very probe, so it comes last.
   if (changed) Feed(ProbeResult{container, instance, kind, *changed, Truncate(message, kHookMessageMax)});

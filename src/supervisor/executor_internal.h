@@ -46,7 +46,7 @@ struct Executor::Hook {
   HookKind kind = HookKind::kPostStart;
   EventLoop::TimerId sleep_timer = 0;
   pid_t exec_pid = 0;  // the runtime exec running an exec hook
-  std::unique_ptr<NetCheck> http;
+  std::unique_ptr<HttpTransfer> http;
 };
 
 struct Executor::Probe {
@@ -59,7 +59,8 @@ struct Executor::Probe {
   EventLoop::TimerId timer = 0;
   MonoTime next_run{};
   pid_t exec_pid = 0;
-  std::unique_ptr<NetCheck> check;
+  std::unique_ptr<NetCheck> check;      // tcpSocket
+  std::unique_ptr<HttpTransfer> http;  // httpGet, grpc
   Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), state(k, p) {}
 };
 

@@ -385,7 +385,7 @@ void Lifecycle::OnHookFinished(const HookFinished& e, Now now) {
 void Lifecycle::StartProbe(Container& c, ProbeKind kind) {
   if (!ProbeOf(c.spec, kind) || (c.probes_active & ProbeBit(kind))) return;
   c.probes_active |= ProbeBit(kind);
-  Emit(StartProbes{c.spec.name, c.instance, kind});
+  Emit(StartProbes{c.spec.name, c.instance, kind, c.started_mono.value_or(MonoTime{})});
 }
 
 void Lifecycle::StopProbe(Container& c, ProbeKind kind) {
@@ -406,10 +406,10 @@ void Lifecycle::OnProbeResult(const ProbeResult& e, Now now) {
   const std::optional<pod::Probe>& probe = ProbeOf(c->spec, e.kind);
   switch (e.kind) {
     case ProbeKind::kStartup:
-      // S7.4: the runner pauses the startup probe after any result.
+      // S7.4: the runner pauses the startup probe after any result. The
+      // runner also records an Unhealthy event for every failed run.
       c->probes_active &= ~ProbeBit(ProbeKind::kStartup);
       if (!e.success) {
-        AnnounceFor(*c, EventType::kWarning, "Unhealthy", "Startup probe failed: " + e.message);
         // S2.2/S3.3: killed through S5.3, then restarted per S3.1/S3.2.
         KillInstance(*c, KillCause::kStartupFailed, probe->termination_grace_period_seconds, now);
         return;
@@ -423,15 +423,11 @@ void Lifecycle::OnProbeResult(const ProbeResult& e, Now now) {
       return;
     case ProbeKind::kLiveness:
       if (e.success) return;  // S7.3: the initial result is already success
-      c->probes_active &= ~ProbeBit(ProbeKind::kLiveness);  // S7.4
-      AnnounceFor(*c, EventType::kWarning, "Unhealthy", "Liveness probe failed: " + e.message);
+      c->probes_active &= ~ProbeBit(ProbeKind::kLiveness);  // S7.4: paused by the runner
       KillInstance(*c, KillCause::kLivenessFailed, probe->termination_grace_period_seconds, now);
       return;
     case ProbeKind::kReadiness:
       c->readiness_success = e.success;
-      if (!e.success) {
-        AnnounceFor(*c, EventType::kWarning, "Unhealthy", "Readiness probe failed: " + e.message);
-      }
       return;
   }
 }

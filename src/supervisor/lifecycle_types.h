@@ -185,6 +185,9 @@ struct StartProbes {
   std::string container;
   int instance = 0;
   ProbeKind kind = ProbeKind::kReadiness;
+  // S7.6: the first run is initialDelaySeconds after this, also for the
+  // probes that began only once the startup probe succeeded.
+  MonoTime container_started{};
   friend bool operator==(const StartProbes&, const StartProbes&) = default;
 };
 

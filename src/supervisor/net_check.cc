@@ -6,10 +6,8 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <strings.h>
 #include <unistd.h>
 
-#include <cstdlib>
 
 namespace podvisor::supervisor {
 
@@ -40,7 +38,7 @@ void NetCheck::FailSoon(std::string message) {
   // Never call back from inside Start: the owner has not stored us yet.
   timer_ = loop_.AddTimer(std::chrono::steady_clock::now(), [this, message] {
     timer_ = 0;
-    Finish({false, 0, message});
+    Finish({false, message});
   });
 }
 
@@ -75,19 +73,9 @@ std::unique_ptr<NetCheck> NetCheck::Start(EventLoop& loop, const std::string& ne
     raw->FailSoon(Error::FromErrno("connect " + host + ":" + std::to_string(spec.port)).message());
     return check;
   }
-  if (spec.http) {
-    raw->request_ = "GET " + (spec.path.empty() ? std::string("/") : spec.path) + " HTTP/1.1\r\n";
-    bool has_host = false;
-    for (const auto& [name, value] : spec.headers) {
-      raw->request_ += name + ": " + value + "\r\n";
-      if (strcasecmp(name.c_str(), "Host") == 0) has_host = true;
-    }
-    if (!has_host) raw->request_ += "Host: " + host + ":" + std::to_string(spec.port) + "\r\n";
-    raw->request_ += "Connection: close\r\n\r\n";
-  }
   raw->timer_ = loop.AddTimer(std::chrono::steady_clock::now() + timeout, [raw, timeout] {
     raw->timer_ = 0;
-    raw->Finish({raw->connected_, 0,
+    raw->Finish({false,
                  "timed out after " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + "ms"});
   });
   if (auto s = loop.Add(raw->fd_.get(), EPOLLOUT, [raw](uint32_t ev) { raw->OnReady(ev); }); !s) {
@@ -103,53 +91,14 @@ NetCheck::~NetCheck() {
 }
 
 void NetCheck::OnReady(uint32_t) {
-  if (!connected_) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    ::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-      Finish({false, 0, Error::FromErrno("connect " + spec_.host + ":" + std::to_string(spec_.port), err).message()});
-      return;
-    }
-    connected_ = true;
-    if (!spec_.http) {
-      Finish({true, 0, "connected"});
-      return;
-    }
-  }
-  while (!request_.empty()) {
-    ssize_t n = ::send(fd_.get(), request_.data(), request_.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      request_.erase(0, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EAGAIN) return;
-    Finish({true, 0, Error::FromErrno("sending the request").message()});
+  int err = 0;
+  socklen_t len = sizeof err;
+  ::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) {
+    Finish({false, Error::FromErrno("connect " + spec_.host + ":" + std::to_string(spec_.port), err).message()});
     return;
   }
-  (void)loop_.Modify(fd_.get(), EPOLLIN);
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd_.get(), buf, sizeof buf);
-    if (n > 0) {
-      response_.append(buf, static_cast<std::size_t>(n));
-      if (response_.size() > 16384 || response_.find("\r\n") != std::string::npos) break;
-      continue;
-    }
-    if (n < 0 && errno == EAGAIN) return;
-    break;
-  }
-  std::size_t eol = response_.find("\r\n");
-  std::string line = response_.substr(0, eol == std::string::npos ? response_.size() : eol);
-  int status = 0;
-  if (line.rfind("HTTP/1.", 0) == 0 && line.size() >= 12) {
-    status = std::atoi(line.c_str() + 9);
-  }
-  if (status == 0) {
-    Finish({true, 0, "malformed HTTP response: \"" + line.substr(0, 80) + "\""});
-    return;
-  }
-  Finish({true, status, line});
+  Finish({true, "connected"});
 }
 
 void NetCheck::Finish(NetCheckResult result) {

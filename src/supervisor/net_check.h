@@ -1,11 +1,12 @@
-// Network checks for probes and httpGet hooks, performed by podvisor itself
-// from inside the pod's network namespace (S7.1, S7.2), non-blocking in the
-// event loop: a TCP connect, or an HTTP/1.1 GET whose status line decides.
+// tcpSocket probes (S7.2: success on connect), performed by podvisor itself
+// from inside the pod's network namespace, non-blocking in the event loop.
+// HTTP requests (httpGet, gRPC) go through HttpClient, which creates its
+// sockets with SocketInNetns below.
 //
 // The socket is created inside the pod's network namespace (a socket keeps
 // the namespace it was created in), so "127.0.0.1" is the pod's loopback.
 // Only IP addresses and "localhost" are accepted as hosts: a DNS lookup
-// would block the loop. HTTPS and redirects are not followed here.
+// would block the loop.
 #pragma once
 
 #include <functional>
@@ -24,15 +25,11 @@ namespace podvisor::supervisor {
 struct NetCheckSpec {
   std::string host = "127.0.0.1";
   int port = 0;
-  bool http = false;  // false: succeed on connect
-  std::string path = "/";
-  std::vector<std::pair<std::string, std::string>> headers;  // sent as given
 };
 
 struct NetCheckResult {
   bool connected = false;
-  int http_status = 0;  // 0 without a parsed status line
-  std::string message;  // why it failed, or the status line
+  std::string message;  // why it failed
 };
 
 // A check in flight; destroying it cancels it (the callback never runs).
@@ -59,9 +56,6 @@ class NetCheck {
   Done done_;
   Fd fd_;
   EventLoop::TimerId timer_ = 0;
-  bool connected_ = false;
-  std::string request_;
-  std::string response_;
   bool finished_ = false;
 };
 
