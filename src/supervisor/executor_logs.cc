@@ -63,7 +63,8 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
 
 void Executor::StartCompression() {
   if (!compressing_.empty() || compress_queue_.empty()) return;
-  auto [file, instance] = compress_queue_.front();
+  std::filesystem::path file = compress_queue_.front().first;
+  int inst = compress_queue_.front().second;
   compress_queue_.pop_front();
   signals::SpawnOptions spawn;
   spawn.argv = {options_.podvisor_exe.string(), "compress-log", file.string()};
@@ -80,7 +81,6 @@ void Executor::StartCompression() {
   call->what = "compress-log";
   compressing_ = file;
   std::filesystem::path dir = file.parent_path();
-  int inst = instance;
   auto s = reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
     calls_.erase(pid);
     compressing_.clear();
