@@ -114,6 +114,9 @@ bool LogFollower::CatchUp() {
   struct stat st {};
   bool rotated = ::stat(Current().c_str(), &st) == 0 && st.st_ino != ino_;
   if (rotated) {
+    // The writer may have appended to our file between the read above and
+    // its rename; it never writes there after the rename we just saw.
+    printer_.Feed(ReadFd());
     // Open the new file, then list: a rotation in between shows as the
     // file just opened having moved, and we look again.
     std::set<std::string> now;
@@ -143,6 +146,7 @@ bool LogFollower::CatchUp() {
   }
   auto instances = supervisor::LogInstances(dir_);
   if (!instances.empty() && instances.back() > instance_) {
+    printer_.Feed(ReadFd());  // what the old instance wrote last
     printer_.Finish();
     instance_ = instances.back();
     auto all = Start();
