@@ -94,14 +94,17 @@ Result<std::string> LogFollower::Start() {
     if (attempt > 100) return Error("log " + Current().string() + " keeps rotating");
   }
   std::string out;
-  for (const auto& path : supervisor::InstanceLogFiles(dir_, instance_)) {
-    if (path == Current()) continue;
-    auto f = supervisor::ParseLogFileName(path.filename().string());
-    if (!f || !seen_.count(f->stamp)) continue;
-    auto data = supervisor::ReadLogFile(path);
-    if (data) out += *data;
-  }
+  for (const auto& stamp : seen_) out += ReadRotated(stamp);
   return out + ReadFd();
+}
+
+std::string LogFollower::ReadRotated(const std::string& stamp) const {
+  // Plain, or gzip when the supervisor's compressor got there first: at
+  // every instant one of the two exists whole (CompressLogFile).
+  fs::path plain = dir_ / (std::to_string(instance_) + ".log." + stamp);
+  auto bytes = supervisor::ReadLogFile(plain);
+  if (!bytes) bytes = supervisor::ReadLogFile(plain.string() + ".gz");
+  return bytes ? *bytes : std::string();
 }
 
 bool LogFollower::CatchUp() {
@@ -135,10 +138,7 @@ bool LogFollower::CatchUp() {
         first = false;
         continue;
       }
-      fs::path plain = dir_ / (std::to_string(instance_) + ".log." + stamp);
-      auto bytes = supervisor::ReadLogFile(plain);
-      if (!bytes) bytes = supervisor::ReadLogFile(plain.string() + ".gz");
-      if (bytes) printer_.Feed(*bytes);
+      printer_.Feed(ReadRotated(stamp));
     }
     seen_ = std::move(now);
     printer_.Feed(ReadFd());

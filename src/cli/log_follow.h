@@ -64,6 +64,7 @@ class LogFollower {
   Status OpenCurrent();
   std::string ReadFd();
   std::set<std::string> RotatedStamps() const;
+  std::string ReadRotated(const std::string& stamp) const;
   std::filesystem::path Current() const {
     return dir_ / (std::to_string(instance_) + ".log");
   }
