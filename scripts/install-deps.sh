@@ -9,6 +9,8 @@ packages=(
   meson ninja-build pkg-config g++ python3
   libseccomp-dev libcap-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libcurl4-openssl-dev libarchive-dev libnghttp2-dev
+  # OCI image layouts (sha256 of blobs) and log gzip
+  libssl-dev zlib1g-dev
   # tests
   libgtest-dev libgmock-dev
   # the fuzzer and the sanitizer build's runtimes

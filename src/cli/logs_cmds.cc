@@ -2,6 +2,7 @@
 // writes (CRI logs, events.jsonl), so both work after the pod has ended;
 // -f follows them with inotify until the pod's control socket goes away.
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -18,9 +19,11 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/events_table.h"
+#include "cli/log_follow.h"
 #include "common/fd.h"
 #include "pod/status.h"
 #include "supervisor/cri_log.h"
+#include "supervisor/log_files.h"
 
 namespace podvisor::cli {
 namespace {
@@ -30,21 +33,6 @@ namespace fs = std::filesystem;
 int Fail(const std::string& message) {
   std::fprintf(stderr, "podvisor: %s\n", message.c_str());
   return kExitFailed;
-}
-
-// Instance numbers with a log file ("<n>.log"), ascending.
-std::vector<int> LogInstances(const fs::path& dir) {
-  std::vector<int> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.size() < 5 || name.substr(name.size() - 4) != ".log") continue;
-    std::string num = name.substr(0, name.size() - 4);
-    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
-    out.push_back(std::stoi(num));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 // Appends to `file` as they happen, byte ranges handed to `sink`; returns
@@ -86,37 +74,6 @@ std::string ReadFrom(const fs::path& file, std::uintmax_t& offset) {
   return data;
 }
 
-struct LogPrinter {
-  bool timestamps = false;
-  std::string partial[2];
-  std::string pending;  // bytes after the last newline
-
-  void Print(const supervisor::LogLine& l) const {
-    if (timestamps) {
-      std::printf("%s %s\n", l.time.c_str(), l.content.c_str());
-    } else {
-      std::printf("%s\n", l.content.c_str());
-    }
-  }
-  void Feed(const std::string& bytes) {
-    pending += bytes;
-    std::size_t start = 0, nl;
-    while ((nl = pending.find('\n', start)) != std::string::npos) {
-      auto rec = supervisor::ParseCriRecord(std::string_view(pending).substr(start, nl - start));
-      start = nl + 1;
-      if (!rec) continue;
-      std::string& p = partial[rec->stream == supervisor::LogStream::kStdout ? 0 : 1];
-      p += rec->content;
-      if (!rec->partial) {
-        Print({rec->time, rec->stream, p});
-        p.clear();
-      }
-    }
-    pending.erase(0, start);
-    std::fflush(stdout);
-  }
-};
-
 struct LogsOptions {
   std::vector<std::string> args;
   bool follow = false, previous = false, timestamps = false;
@@ -135,43 +92,38 @@ int Logs(const LogsOptions& o) {
   auto pod = ChoosePod(o.log_dir, pod_name, false);
   if (!pod) return Fail(pod.error().message());
   fs::path dir = fs::path(o.log_dir) / *pod / container;
-  auto instances = LogInstances(dir);
+  auto instances = supervisor::LogInstances(dir);
   if (instances.empty()) return Fail("no logs for container " + container + " of pod " + *pod + " in " + dir.string());
   int instance = instances.back();
   if (o.previous) {
     if (instances.size() < 2) return Fail("previous terminated container \"" + container + "\" in pod \"" + *pod + "\" not found");
     instance = instances[instances.size() - 2];
   }
-  fs::path file = dir / (std::to_string(instance) + ".log");
-  auto lines = supervisor::ReadCriLog(file);
-  if (!lines) return Fail(lines.error().message());
-  std::size_t from = 0;
-  if (o.tail >= 0 && static_cast<std::size_t>(o.tail) < lines->size()) from = lines->size() - o.tail;
-  LogPrinter printer{o.timestamps, {}, {}};
-  for (std::size_t i = from; i < lines->size(); ++i) printer.Print((*lines)[i]);
-  std::fflush(stdout);
-  if (!o.follow || o.previous) return kExitSucceeded;
-
-  std::error_code ec;
-  std::uintmax_t offset = fs::file_size(file, ec);
-  Follower follower;
-  if (!follower.Init(dir, fs::path(o.state_dir) / *pod / "control.sock")) return Fail("inotify failed");
-  for (;;) {
-    printer.Feed(ReadFrom(file, offset));
-    // A restart starts a new file: follow the newest instance, as
-    // `kubectl logs -f` follows the new container.
-    auto now = LogInstances(dir);
-    if (!now.empty() && now.back() > instance) {
-      instance = now.back();
-      file = dir / (std::to_string(instance) + ".log");
-      offset = 0;
-      continue;
-    }
-    if (!follower.Wait()) {
-      printer.Feed(ReadFrom(file, offset));
-      return kExitSucceeded;
+  // S11.2: the instance's rotated files (gzip or not) and its current one.
+  LogPrinter printer(o.timestamps);
+  LogFollower follower(dir, instance, printer);
+  auto so_far = follower.Start();
+  if (!so_far) return Fail(so_far.error().message());
+  // --tail counts user lines: hold them back, then print the last N.
+  printer.Hold();
+  printer.Feed(*so_far);
+  if (!o.follow || o.previous) {
+    printer.Finish();
+    printer.Release(o.tail);
+    return kExitSucceeded;
+  }
+  printer.Release(o.tail);
+  Follower wake;
+  if (!wake.Init(dir, fs::path(o.state_dir) / *pod / "control.sock")) return Fail("inotify failed");
+  while (wake.Wait()) {
+    while (follower.CatchUp()) {
     }
   }
+  // The pod is gone: what it wrote last, then lines left open.
+  while (follower.CatchUp()) {
+  }
+  printer.Finish();
+  return kExitSucceeded;
 }
 
 struct EventsOptions {
@@ -265,6 +217,21 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
         ->capture_default_str();
     cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = Events(*o); });
+  }
+  {
+    // The supervisor's gzip of a rotated log (S11.2), in a child process
+    // so the event loop never waits for it (supervisor/executor_logs.cc).
+    auto file = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("compress-log", "");
+    cmd->group("");  // hidden from --help
+    cmd->add_option("FILE", *file)->required();
+    cmd->callback([file, &exit_code] {
+      // Below the containers: compressing old logs is never urgent.
+      ::setpriority(PRIO_PROCESS, 0, 10);
+      auto s = supervisor::CompressLogFile(*file);
+      if (!s) std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+      exit_code = s ? kExitSucceeded : kExitFailed;
+    });
   }
 }
 

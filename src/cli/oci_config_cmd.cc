@@ -15,6 +15,7 @@
 #include "oci/capabilities.h"
 #include "oci/devices.h"
 #include "oci/image.h"
+#include "oci/image_cache.h"
 #include "oci/layout.h"
 #include "oci/spec.h"
 #include "pod/defaults.h"
@@ -73,7 +74,8 @@ int RunOciConfig(const OciConfigOptions& opts) {
                  pod.metadata.name.c_str(), opts.container.c_str());
     return kExitUsage;
   }
-  auto image = oci::LoadImage(bundle, container->image);
+  auto image = oci::LoadImage(bundle, container->image,
+                              {oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))});
   if (!image) {
     std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
     return kExitHost;

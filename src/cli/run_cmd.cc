@@ -15,7 +15,9 @@
 #include "cli/pod_loading.h"
 #include "common/signal_names.h"
 #include "oci/image.h"
+#include "oci/image_cache.h"
 #include "oci/runtime_locator.h"
+#include "pod/quantity.h"
 #include "pod/resources.h"
 #include "signals/reaper.h"
 #include "supervisor/executor.h"
@@ -39,6 +41,8 @@ struct RunOptions {
   std::string log_format = "text";
   bool no_pivot = false;
   std::string sandbox = "auto";
+  std::string log_max_size = "10Mi";
+  int log_max_files = supervisor::kDefaultLogMaxFiles;
 };
 
 void ConfigureLogging(const RunOptions& opts) {
@@ -87,10 +91,20 @@ int RunPod(const RunOptions& opts) {
     }
     *target = *d;
   }
+  // S11.2, a Kubernetes quantity as the kubelet's containerLogMaxSize.
+  auto log_max_size = pod::Quantity::Parse(opts.log_max_size);
+  if (!log_max_size || log_max_size->value() <= 0) {
+    std::fprintf(stderr, "podvisor: --log-max-size: invalid size \"%s\" (e.g. 10Mi)\n",
+                 opts.log_max_size.c_str());
+    return kExitUsage;
+  }
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
+  // OCI image layouts are unpacked here, once per manifest digest, before
+  // anything is started.
+  oci::ImageLoadOptions image_options{oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
-      auto image = oci::LoadImage(opts.bundle, c.image);
+      auto image = oci::LoadImage(opts.bundle, c.image, image_options);
       if (!image) {
         std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
         return kExitHost;
@@ -143,6 +157,8 @@ int RunPod(const RunOptions& opts) {
   ex.node_hostname = NodeHostname();
   ex.pids_limit = opts.pids_limit;
   ex.sandbox = sandbox;
+  ex.image_cache_dir = image_options.cache_dir;
+  ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
   spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
                runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
@@ -190,6 +206,13 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--log-format", opts->log_format, "the supervisor's own log on stderr")
       ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--log-max-size", opts->log_max_size,
+                  "rotate a container log at this size (S11.2)")
+      ->capture_default_str();
+  cmd->add_option("--log-max-files", opts->log_max_files,
+                  "log files kept per container instance, the current one included")
+      ->check(CLI::Range(2, 1000))
       ->capture_default_str();
   cmd->add_flag("--no-pivot", opts->no_pivot,
                 "pass --no-pivot to the runtime (an initramfs root cannot pivot_root)");

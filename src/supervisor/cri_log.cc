@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+
+#include "supervisor/log_files.h"
 
 namespace podvisor::supervisor {
 namespace {
@@ -41,7 +44,8 @@ std::string FormatCriRecord(WallTime time, LogStream stream, bool partial,
   return out;
 }
 
-Result<CriLogWriter> CriLogWriter::Open(const std::filesystem::path& path) {
+Result<CriLogWriter> CriLogWriter::Open(const std::filesystem::path& path, uint64_t max_size,
+                                        std::function<void()> on_rotated) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) return Error("creating " + path.parent_path().string() + ": " + ec.message(), ec.value());
@@ -49,15 +53,45 @@ Result<CriLogWriter> CriLogWriter::Open(const std::filesystem::path& path) {
   if (fd < 0) return Error::FromErrno("opening log " + path.string());
   struct stat st {};
   uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  return CriLogWriter(path, Fd(fd), size);
+  CriLogWriter writer(path, Fd(fd), size);
+  writer.max_size_ = max_size;
+  writer.on_rotated_ = std::move(on_rotated);
+  return writer;
+}
+
+Status CriLogWriter::Rotate(WallTime now) {
+  // rename + reopen: a reader holding the old file keeps its inode and
+  // reads it to the end; `logs -f` then moves to the new <n>.log.
+  std::filesystem::path dir = path_.parent_path();
+  int instance = std::atoi(path_.filename().c_str());
+  std::filesystem::path rotated = dir / RotatedLogName(ListNames(dir), instance, now);
+  if (::rename(path_.c_str(), rotated.c_str()) != 0) {
+    return Error::FromErrno("rotating " + path_.string());
+  }
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    // Keep writing to the file we have (now under its rotated name)
+    // rather than lose output.
+    return Error::FromErrno("opening log " + path_.string());
+  }
+  fd_.Reset(fd);
+  bytes_written_ = 0;
+  if (on_rotated_) on_rotated_();
+  return Ok();
 }
 
 Status CriLogWriter::WriteRecord(LogStream stream, bool partial, std::string_view content,
                                  WallTime now) {
   std::string record = FormatCriRecord(now, stream, partial, content);
+  // S11.2: rotate between records, never inside one. A record larger than
+  // the limit gets a file of its own.
+  Status rotated;
+  if (max_size_ > 0 && bytes_written_ > 0 && bytes_written_ + record.size() > max_size_) {
+    rotated = Rotate(now);
+  }
   if (auto s = WriteAll(fd_.get(), record); !s) return s.take_error().Wrap(path_.string());
   bytes_written_ += record.size();
-  return Ok();
+  return rotated;
 }
 
 Status CriLogWriter::Append(LogStream stream, std::string_view bytes, WallTime now) {
@@ -123,28 +157,38 @@ std::optional<CriRecord> ParseCriRecord(std::string_view line) {
   return r;
 }
 
+std::optional<LogLine> LogLineJoiner::Add(const CriRecord& rec) {
+  auto& slot = open_[Index(rec.stream)];
+  if (!slot) slot = LogLine{rec.time, rec.stream, {}};
+  slot->content += rec.content;
+  slot->time = rec.time;
+  if (rec.partial) return std::nullopt;
+  std::optional<LogLine> done = std::move(slot);
+  slot.reset();
+  return done;
+}
+
+std::vector<LogLine> LogLineJoiner::Finish() {
+  std::vector<LogLine> out;
+  for (auto& slot : open_) {
+    if (slot) out.push_back(std::move(*slot));
+    slot.reset();
+  }
+  return out;
+}
+
 Result<std::vector<LogLine>> ReadCriLog(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Error::FromErrno("opening log " + path.string());
   std::vector<LogLine> lines;
-  // Partial records join per stream: stdout and stderr may interleave.
-  std::optional<LogLine> open[2];
+  LogLineJoiner joiner;
   std::string raw;
   while (std::getline(in, raw)) {
     auto rec = ParseCriRecord(raw);
     if (!rec) continue;
-    auto& slot = open[Index(rec->stream)];
-    if (!slot) slot = LogLine{rec->time, rec->stream, {}};
-    slot->content += rec->content;
-    slot->time = rec->time;
-    if (!rec->partial) {
-      lines.push_back(std::move(*slot));
-      slot.reset();
-    }
+    if (auto line = joiner.Add(*rec)) lines.push_back(std::move(*line));
   }
-  for (auto& slot : open) {
-    if (slot) lines.push_back(std::move(*slot));
-  }
+  for (auto& line : joiner.Finish()) lines.push_back(std::move(line));
   return lines;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,8 +36,13 @@ std::string FormatCriRecord(WallTime time, LogStream stream, bool partial,
 
 class CriLogWriter {
  public:
-  // Opens (creating directories as needed) `path` for appending.
-  static Result<CriLogWriter> Open(const std::filesystem::path& path);
+  // Opens (creating directories as needed) `path` for appending. With a
+  // rotation limit, a record that would take the file past max_size first
+  // moves it aside (S11.2: <n>.log.<stamp>, named by log_files.h) and
+  // starts a new one, so no record is ever split across files; then
+  // `on_rotated` runs (retention and compression are the caller's).
+  static Result<CriLogWriter> Open(const std::filesystem::path& path, uint64_t max_size = 0,
+                                   std::function<void()> on_rotated = {});
 
   // Feeds bytes read from one stream; complete lines become F records,
   // overlong ones P records. Writes go straight to the file (no stdio
@@ -54,6 +60,10 @@ class CriLogWriter {
   CriLogWriter(std::filesystem::path path, Fd fd, uint64_t size)
       : path_(std::move(path)), fd_(std::move(fd)), bytes_written_(size) {}
   Status WriteRecord(LogStream stream, bool partial, std::string_view content, WallTime now);
+  Status Rotate(WallTime now);
+
+  uint64_t max_size_ = 0;
+  std::function<void()> on_rotated_;
 
   std::filesystem::path path_;
   Fd fd_;
@@ -78,6 +88,19 @@ struct LogLine {
   std::string time;  // of the record that completed the line
   LogStream stream = LogStream::kStdout;
   std::string content;
+};
+
+// Joins records into user lines: P records of one stream with the F that
+// ends them (stdout and stderr may interleave).
+class LogLineJoiner {
+ public:
+  // A completed line, when `record` ends one.
+  std::optional<LogLine> Add(const CriRecord& record);
+  // Lines still open (their last record was P): the end of the input ends them.
+  std::vector<LogLine> Finish();
+
+ private:
+  std::optional<LogLine> open_[2];
 };
 
 // Reads a whole CRI log file into user lines. Malformed lines are skipped.

@@ -84,7 +84,7 @@ Status Executor::Setup() {
   // nothing behind.
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
     for (const auto& c : *list) {
-      auto image = oci::LoadImage(options_.bundle, c.image);
+      auto image = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
       if (!image) return image.take_error().Wrap("container " + c.name);
       images_.emplace(c.name, std::move(*image));
     }

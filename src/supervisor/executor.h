@@ -41,6 +41,7 @@
 #include "supervisor/event_recorder.h"
 #include "supervisor/http_client.h"
 #include "supervisor/lifecycle.h"
+#include "supervisor/log_files.h"
 #include "supervisor/net_check.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/sd_notify.h"
@@ -61,6 +62,9 @@ struct ExecutorOptions {
   std::optional<int64_t> pids_limit;
   bool sandbox = true;  // own namespaces (needs root)
   std::filesystem::path podvisor_exe = "/proc/self/exe";
+  std::filesystem::path image_cache_dir;  // where OCI layouts unpack (oci/image_cache.h)
+  // S11.2: --log-max-size, --log-max-files.
+  LogRotation log_rotation{kDefaultLogMaxSize, kDefaultLogMaxFiles};
 };
 
 class Executor {
@@ -114,6 +118,12 @@ class Executor {
   void WatchLogPipe(Instance& inst, int index);
   void FinishDelete(Instance& inst);
   std::string TerminationMessage(const Instance& inst, int exit_code) const;
+
+  // executor_logs.cc: reading log pipes; rotation's retention and gzip.
+  // Reads what the pipe holds now; true at EOF.
+  bool ReadLogPipe(Instance& inst, int index);
+  void OnLogRotated(const std::filesystem::path& dir, int instance);
+  void StartCompression();
   // Spawns one runtime call, tracked by the reaper; returns its pid.
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
                              int stdout_fd, int stderr_fd,
@@ -177,6 +187,9 @@ class Executor {
   std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;
   std::map<pid_t, std::unique_ptr<RuntimeCall>> calls_;
   std::vector<ControlServer::Responder> stop_waiters_;
+  // Rotated logs waiting for gzip, one child at a time (executor_logs.cc).
+  std::deque<std::pair<std::filesystem::path, int>> compress_queue_;  // file, instance
+  std::filesystem::path compressing_;
 
   std::deque<Event> queue_;
   bool draining_ = false;

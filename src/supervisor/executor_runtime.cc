@@ -165,7 +165,10 @@ void Executor::CreateInstance(const CreateContainer& a) {
   };
 
   if (auto s = PrepareInstance(inst); !s) return fail(s.error());
-  auto log = CriLogWriter::Open(options_.log_dir / a.container / (std::to_string(a.instance) + ".log"));
+  std::filesystem::path log_dir = options_.log_dir / a.container;
+  auto log = CriLogWriter::Open(log_dir / (std::to_string(a.instance) + ".log"),
+                                options_.log_rotation.max_size,
+                                [this, log_dir, instance = a.instance] { OnLogRotated(log_dir, instance); });
   if (!log) return fail(log.error());
   inst.log.emplace(std::move(*log));
   int out[2], err[2];
@@ -236,21 +239,8 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
   auto drain = [this, id, index, stream](uint32_t) {
     Instance* inst = FindById(id);
     if (!inst || !inst->pipes[index]) return;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(inst->pipes[index].get(), buf, sizeof buf);
-      if (n > 0) {
-        if (inst->log) {
-          auto s = inst->log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
-                                     std::chrono::system_clock::now());
-          if (!s) spdlog::warn("{}", s.error().message());
-        }
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return;
-      break;  // EOF: every writer (the container's processes) is gone
-    }
+    // EOF: every writer (the container's processes) is gone.
+    if (!ReadLogPipe(*inst, index)) return;
     loop_.Remove(inst->pipes[index].get());
     inst->pipes[index].Reset();
     if (inst->log) (void)inst->log->Close(stream, std::chrono::system_clock::now());
@@ -307,13 +297,9 @@ std::string Executor::TerminationMessage(const Instance& inst, int exit_code) co
       spec->termination_message_policy != pod::TerminationMessagePolicy::kFallbackToLogsOnError) {
     return {};
   }
-  auto lines = ReadCriLog(inst.log->path());
-  if (!lines) return {};
-  std::size_t from = lines->size() > kFallbackLogLines ? lines->size() - kFallbackLogLines : 0;
-  std::string text;
-  for (std::size_t i = from; i < lines->size(); ++i) text += (*lines)[i].content + "\n";
-  if (text.size() > kFallbackLogBytes) text = text.substr(text.size() - kFallbackLogBytes);
-  return text;
+  // The log may have just rotated: the tail spans the newest files.
+  return TailOfLog(InstanceLogFiles(inst.log->path().parent_path(), inst.instance),
+                   kFallbackLogLines, kFallbackLogBytes);
 }
 
 void Executor::ReportExit(Instance& inst) {
@@ -325,6 +311,11 @@ void Executor::ReportExit(Instance& inst) {
   e.exit_code = exit.KubernetesExitCode();
   e.signal = exit.killed() ? exit.signal : 0;
   e.oom_killed = OomKilledSinceCreate(inst);
+  // What the container wrote before it exited is in the pipes; log it
+  // first so a FallbackToLogsOnError message sees its last lines.
+  for (int i = 0; i < 2; ++i) {
+    if (inst.pipes[i]) (void)ReadLogPipe(inst, i);
+  }
   e.message = TerminationMessage(inst, e.exit_code);
   spdlog::debug("{} {}", inst.id, exit.ToString());
   Feed(std::move(e));

@@ -1,0 +1,80 @@
+// `podvisor logs` over one container's log files (S11.1, S11.2): the
+// instance's rotated files (plain or gzip) and its current file read as one
+// stream, and -f following it as the supervisor appends, rotates and
+// restarts the container.
+//
+// Following holds the current file open: when the supervisor renames it
+// aside, the open descriptor still reads the old inode to its end, then
+// the follower reads any file rotated while it was not looking and opens
+// the new <n>.log. A new instance (<n+1>.log) is followed from its first
+// byte, as `kubectl logs -f` follows a restarted container. A follower that
+// falls behind by more than --log-max-files rotations loses what retention
+// deleted meanwhile, as with the kubelet.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/fd.h"
+#include "common/result.h"
+#include "supervisor/cri_log.h"
+
+namespace podvisor::cli {
+
+// Prints user lines from CRI records fed as raw bytes.
+class LogPrinter {
+ public:
+  explicit LogPrinter(bool timestamps) : timestamps_(timestamps) {}
+  void Print(const supervisor::LogLine& line);
+  // Until Release, lines are kept instead of printed; Release prints the
+  // last `last_n` of them (all when negative) and prints directly after.
+  void Hold() { held_.emplace(); }
+  void Release(int last_n);
+  // Raw bytes of a log file; a trailing incomplete record waits for more.
+  void Feed(const std::string& bytes);
+  // Ends the stream: lines still open (P without F) are printed.
+  void Finish();
+
+ private:
+  bool timestamps_;
+  supervisor::LogLineJoiner joiner_;
+  std::string pending_;  // bytes after the last newline
+  std::optional<std::vector<supervisor::LogLine>> held_;
+};
+
+class LogFollower {
+ public:
+  LogFollower(std::filesystem::path dir, int instance, LogPrinter& printer)
+      : dir_(std::move(dir)), instance_(instance), printer_(printer) {}
+
+  // Opens the instance's current file and returns everything logged so far
+  // (rotated files first) as raw CRI bytes, leaving the descriptor at the
+  // end; following continues from there.
+  Result<std::string> Start();
+
+  // Prints what was appended since, following a rotation or a new
+  // instance. Returns whether anything moved.
+  bool CatchUp();
+
+ private:
+  Status OpenCurrent();
+  std::string ReadFd();
+  std::set<std::string> RotatedStamps() const;
+  std::string ReadRotated(const std::string& stamp) const;
+  std::filesystem::path Current() const {
+    return dir_ / (std::to_string(instance_) + ".log");
+  }
+
+  std::filesystem::path dir_;
+  int instance_;
+  LogPrinter& printer_;
+  Fd fd_;
+  ino_t ino_ = 0;
+  std::set<std::string> seen_;  // rotated stamps older than the open file
+};
+
+}  // namespace podvisor::cli
