@@ -34,6 +34,7 @@ struct RunOptions {
   std::string backoff_initial = "10s";
   std::string backoff_max = "300s";
   std::string backoff_reset = "10m";
+  std::string runtime_timeout = "2m";
   std::optional<int64_t> pids_limit;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -86,6 +87,11 @@ int RunPod(const RunOptions& opts) {
       return kExitUsage;
     }
     *target = *d;
+  }
+  auto runtime_timeout = ParseDuration(opts.runtime_timeout);
+  if (!runtime_timeout) {
+    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n", runtime_timeout.error().message().c_str());
+    return kExitUsage;
   }
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
@@ -142,6 +148,7 @@ int RunPod(const RunOptions& opts) {
   ex.node_hostname = NodeHostname();
   ex.pids_limit = opts.pids_limit;
   ex.sandbox = sandbox;
+  ex.runtime_timeout = *runtime_timeout;
   spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
                runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
@@ -181,6 +188,9 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")->capture_default_str();
   cmd->add_option("--backoff-reset", opts->backoff_reset,
                   "a run this long resets the crash-loop backoff")
+      ->capture_default_str();
+  cmd->add_option("--runtime-timeout", opts->runtime_timeout,
+                  "kill a runtime create/start/delete still running after this long; 0: never")
       ->capture_default_str();
   cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max for each container")
       ->check(CLI::PositiveNumber);

@@ -38,6 +38,7 @@
 #include "supervisor/event_recorder.h"
 #include "supervisor/lifecycle.h"
 #include "supervisor/net_check.h"
+#include "supervisor/runtime_timeout.h"
 #include "supervisor/sandbox.h"
 
 namespace podvisor::supervisor {
@@ -55,6 +56,9 @@ struct ExecutorOptions {
   std::optional<int64_t> pids_limit;
   bool sandbox = true;  // own namespaces (needs root)
   std::filesystem::path podvisor_exe = "/proc/self/exe";
+  // The bound on each create/start/delete call (runtime_timeout.h); zero:
+  // unbounded.
+  Duration runtime_timeout = kDefaultRuntimeTimeout;
 };
 
 class Executor {
@@ -102,6 +106,7 @@ class Executor {
   void ReportExit(Instance& inst);
   void WatchLogPipe(Instance& inst, int index);
   void FinishDelete(Instance& inst);
+  void ReleaseDescriptors(Instance& inst);
   std::string TerminationMessage(const Instance& inst, int exit_code) const;
   // Spawns one runtime call, tracked by the reaper; returns its pid.
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
@@ -159,12 +164,15 @@ class Executor {
   std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;
   std::map<pid_t, std::unique_ptr<RuntimeCall>> calls_;
   std::vector<ControlServer::Responder> stop_waiters_;
+  // The `status` reply for the current state; every event clears it.
+  std::optional<ControlReply> status_reply_;
 
   std::deque<Event> queue_;
   bool draining_ = false;
   int interrupts_ = 0;
   bool pod_ended_ = false;
   bool finished_ = false;
+  bool owns_pod_ = false;  // recovery passed: the pod's state dir is ours
 };
 
 }  // namespace podvisor::supervisor
