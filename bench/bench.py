@@ -433,6 +433,11 @@ def conmon_memory(env, n):
                  "-P", pidfile, "-l", "k8s-file:" + os.path.join(d, f"{cid}.log"),
                  "--exit-dir", d, "--socket-dir-path", d, "--runtime-arg", "--root",
                  "--runtime-arg", root], os.path.join(d, "conmon.err"))
+            # Without podman's sync pipe conmon returns before `runc create`
+            # has finished; the container's pid file says it has.
+            deadline = time.time() + 60
+            while not os.path.exists(os.path.join(d, f"{cid}.pid")) and time.time() < deadline:
+                time.sleep(0.01)
             run([RUNC, "--root", root, "start", cid])
             with open(pidfile) as f:
                 pids.append(int(f.read().strip()))
