@@ -36,6 +36,7 @@ struct RunOptions {
   std::string backoff_initial = "10s";
   std::string backoff_max = "300s";
   std::string backoff_reset = "10m";
+  std::string runtime_timeout = "2m";
   std::optional<int64_t> pids_limit;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -96,6 +97,11 @@ int RunPod(const RunOptions& opts) {
   if (!log_max_size || log_max_size->value() <= 0) {
     std::fprintf(stderr, "podvisor: --log-max-size: invalid size \"%s\" (e.g. 10Mi)\n",
                  opts.log_max_size.c_str());
+    return kExitUsage;
+  }
+  auto runtime_timeout = ParseDuration(opts.runtime_timeout);
+  if (!runtime_timeout) {
+    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n", runtime_timeout.error().message().c_str());
     return kExitUsage;
   }
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
@@ -159,6 +165,7 @@ int RunPod(const RunOptions& opts) {
   ex.sandbox = sandbox;
   ex.image_cache_dir = image_options.cache_dir;
   ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
+  ex.runtime_timeout = *runtime_timeout;
   spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
                runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
@@ -198,6 +205,9 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")->capture_default_str();
   cmd->add_option("--backoff-reset", opts->backoff_reset,
                   "a run this long resets the crash-loop backoff")
+      ->capture_default_str();
+  cmd->add_option("--runtime-timeout", opts->runtime_timeout,
+                  "kill a runtime create/start/delete still running after this long; 0: never")
       ->capture_default_str();
   cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max of the pod cgroup and of each container")
       ->check(CLI::PositiveNumber);

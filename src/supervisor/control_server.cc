@@ -10,6 +10,8 @@
 
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 namespace podvisor::supervisor {
 
 struct ControlServer::Connection {
@@ -38,7 +40,21 @@ Result<sockaddr_un> SocketAddress(const std::filesystem::path& path) {
 
 nlohmann::json ErrorReply(std::string message) { return {{"error", std::move(message)}}; }
 
+constexpr int kAcceptsPerWakeup = 64;
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
 }  // namespace
+
+ControlReply::ControlReply(const nlohmann::json& doc)
+    : line_(std::make_shared<const std::string>(
+          doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {}
+
+ControlReply ControlReply::FromText(std::string json_text) {
+  ControlReply reply;
+  json_text += "\n";
+  reply.line_ = std::make_shared<const std::string>(std::move(json_text));
+  return reply;
+}
 
 ControlServer::ControlServer(EventLoop& loop, std::filesystem::path path, Fd listen_fd,
                              Handler handler, ControlServerOptions options)
@@ -81,15 +97,36 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Listen(EventLoop& loop,
 
 ControlServer::~ControlServer() {
   *self_ = nullptr;
+  if (accept_pause_) loop_.CancelTimer(accept_pause_);
   while (!connections_.empty()) Close(connections_.begin()->first);
   loop_.Remove(listen_fd_.get());
   ::unlink(path_.c_str());
 }
 
 void ControlServer::OnAcceptable() {
-  for (;;) {
+  // At most one epoll batch worth of new connections per wakeup: the
+  // listening socket stays readable, so the rest are taken on the next
+  // loop iteration, after the container exits, timers and replies that
+  // are ready now. A flood of clients thus cannot delay a transition by
+  // more than one batch of requests.
+  for (int accepted = 0; accepted < kAcceptsPerWakeup; ++accepted) {
     Fd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!conn) return;  // EAGAIN, or a transient error such as EMFILE
+    if (!conn) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the pending connection stays queued and the
+        // listening socket readable, so a level-triggered watch would spin.
+        // Stop watching it for a moment; closing connections frees room.
+        spdlog::warn("control socket: cannot accept: {}; pausing for {} ms", std::strerror(errno),
+                     kAcceptPause.count());
+        if (accept_pause_ == 0 && loop_.Modify(listen_fd_.get(), 0)) {
+          accept_pause_ = loop_.AddTimer(std::chrono::steady_clock::now() + kAcceptPause, [this] {
+            accept_pause_ = 0;
+            (void)loop_.Modify(listen_fd_.get(), EPOLLIN);
+          });
+        }
+      }
+      return;  // EAGAIN: every pending connection has been taken
+    }
     ucred cred{};
     socklen_t len = sizeof cred;
     bool allowed = ::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
@@ -108,7 +145,7 @@ void ControlServer::OnAcceptable() {
     c->fd = std::move(conn);
     c->serial = next_serial_++;
     c->deadline = loop_.AddTimer(std::chrono::steady_clock::now() + options_.request_timeout,
-                                 [this, fd] { Close(fd); });
+                                 [this, fd] { OnRequestTimeout(fd); });
     connections_.emplace(fd, std::move(c));
     if (!loop_.Add(fd, EPOLLIN | EPOLLRDHUP, [this, fd](uint32_t ev) { OnEvent(fd, ev); })) {
       Close(fd);
@@ -129,6 +166,26 @@ void ControlServer::OnEvent(int fd, uint32_t events) {
   } else {
     OnReadable(fd);
   }
+}
+
+void ControlServer::OnRequestTimeout(int fd) {
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  Connection& c = *it->second;
+  c.deadline = 0;  // this timer has fired
+  if (c.dispatched) return;
+  // A truncated request (no newline and no end of input in time) is
+  // answered, like any other bad request, before the connection closes.
+  c.dispatched = true;
+  if (!loop_.Modify(fd, 0)) {
+    Close(fd);
+    return;
+  }
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options_.request_timeout).count();
+  Respond(fd, c.serial,
+          ErrorReply(c.in.empty() ? "no request within " + std::to_string(ms) + " ms"
+                                  : "incomplete request: no newline or end of input within " +
+                                        std::to_string(ms) + " ms"));
 }
 
 void ControlServer::OnReadable(int fd) {
@@ -180,19 +237,19 @@ void ControlServer::Dispatch(int fd) {
   }
   std::weak_ptr<ControlServer*> weak = self_;
   uint64_t serial = c.serial;
-  handler_(request, [weak, fd, serial](const nlohmann::json& reply) {
+  handler_(request, [weak, fd, serial](const ControlReply& reply) {
     if (auto self = weak.lock(); self && *self) (*self)->Respond(fd, serial, reply);
   });
 }
 
-void ControlServer::Respond(int fd, uint64_t serial, const nlohmann::json& reply) {
+void ControlServer::Respond(int fd, uint64_t serial, const ControlReply& reply) {
   auto it = connections_.find(fd);
   // The serial check keeps a late reply from reaching a new connection that
   // got the same descriptor number.
   if (it == connections_.end() || it->second->serial != serial) return;
   Connection& c = *it->second;
   if (!c.out.empty()) return;  // answered already
-  c.out = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  c.out = reply.line();
   OnWritable(fd);
 }
 

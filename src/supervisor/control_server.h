@@ -6,7 +6,11 @@
 // Everything is non-blocking inside the event loop: a client that connects
 // and sends nothing, sends garbage, sends 1 GiB, or never reads its reply
 // costs one descriptor for at most `request_timeout` and never delays a
-// container transition. Replies may be deferred (`stop` answers when the
+// container transition. Bad requests are answered with {"error": ...}:
+// malformed JSON, a non-object, more than `max_request_bytes` (64 KiB;
+// the largest real request, a stop with a 256-byte reason, is ~300 bytes),
+// and a truncated request that neither ends in a newline nor half-closes
+// within `request_timeout`. Replies may be deferred (`stop` answers when the
 // pod has ended): the handler gets a Responder it may call later; if the
 // client has gone by then, the reply is dropped.
 #pragma once
@@ -14,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +35,24 @@ struct ControlServerOptions {
   Duration request_timeout = std::chrono::seconds(5);
 };
 
+// One reply, serialized once: a JSON document, or text already serialized
+// and shared between many replies (the supervisor's cached status, so that
+// a flood of status requests costs a copy each, not a serialization).
+class ControlReply {
+ public:
+  ControlReply(const nlohmann::json& doc);  // NOLINT: implicit, replies are JSON
+  // `json_text` is one serialized JSON document.
+  static ControlReply FromText(std::string json_text);
+  const std::string& line() const { return *line_; }  // the text and a newline
+
+ private:
+  ControlReply() = default;
+  std::shared_ptr<const std::string> line_;
+};
+
 class ControlServer {
  public:
-  using Responder = std::function<void(const nlohmann::json& reply)>;
+  using Responder = std::function<void(const ControlReply& reply)>;
   // Called with a parsed JSON object; must eventually call respond (or
   // not, if the server is being torn down).
   using Handler = std::function<void(const nlohmann::json& request, Responder respond)>;
@@ -56,9 +76,10 @@ class ControlServer {
   void OnAcceptable();
   void OnEvent(int fd, uint32_t events);
   void OnReadable(int fd);
+  void OnRequestTimeout(int fd);
   void OnWritable(int fd);
   void Dispatch(int fd);
-  void Respond(int fd, uint64_t serial, const nlohmann::json& reply);
+  void Respond(int fd, uint64_t serial, const ControlReply& reply);
   void Close(int fd);
 
   EventLoop& loop_;
@@ -69,6 +90,7 @@ class ControlServer {
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;
   uint64_t next_serial_ = 1;
   uint64_t refused_peers_ = 0;
+  EventLoop::TimerId accept_pause_ = 0;  // accepting paused after EMFILE
   // Responders hold a weak reference, so a reply after destruction is a no-op.
   std::shared_ptr<ControlServer*> self_;
 };

@@ -93,7 +93,7 @@ class ControlServerTest : public ::testing::Test {
 
 ControlServer::Handler Echo() {
   return [](const json& req, ControlServer::Responder respond) {
-    respond({{"echo", req}});
+    respond(json{{"echo", req}});
   };
 }
 
@@ -149,9 +149,34 @@ TEST_F(ControlServerTest, SilentClientsAreDroppedAfterTheTimeout) {
     ASSERT_TRUE(loop_->RunOnce(20ms).ok());
   }
   EXPECT_EQ(server_->open_connections(), 0u);
-  char c;
-  EXPECT_EQ(read(fd, &c, 1), 0);  // closed by the server
+  // Answered, then closed by the server.
+  std::string reply;
+  char buf[256];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
+  EXPECT_EQ(json::parse(reply), (json{{"error", "no request within 50 ms"}}));
   close(fd);
+}
+
+TEST_F(ControlServerTest, TruncatedRequestsGetAnErrorAfterTheTimeout) {
+  ControlServerOptions opts;
+  opts.request_timeout = 50ms;
+  Serve(Echo(), opts);
+  std::string reply;
+  WithClient([&] {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, sock_.c_str());
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
+    // Half a request, no newline, and the client keeps the connection open.
+    if (send(fd, "{\"op\":\"sta", 10, MSG_NOSIGNAL) != 10) return;
+    char buf[256];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
+    close(fd);
+  });
+  EXPECT_EQ(json::parse(reply),
+            (json{{"error", "incomplete request: no newline or end of input within 50 ms"}}));
+  EXPECT_EQ(server_->open_connections(), 0u);
 }
 
 TEST_F(ControlServerTest, DeferredRepliesArriveWhenReady) {
@@ -169,7 +194,7 @@ TEST_F(ControlServerTest, DeferredRepliesArriveWhenReady) {
   // The client half-closed after its request; it must still be connected.
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
   EXPECT_EQ(server_->open_connections(), 1u);
-  pending({{"phase", "Succeeded"}});
+  pending(json{{"phase", "Succeeded"}});
   while (!done) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
   t.join();
   EXPECT_EQ(reply["phase"], "Succeeded");
@@ -184,7 +209,7 @@ TEST_F(ControlServerTest, ARepliesAfterTheServerIsGoneAreDropped) {
   server_.reset();  // closes the connection: the client sees EOF
   t.join();
   ASSERT_TRUE(pending);
-  pending({{"late", true}});  // must not crash
+  pending(json{{"late", true}});  // must not crash
   EXPECT_FALSE(fs::exists(sock_));
 }
 

@@ -17,6 +17,7 @@
 #include "oci/mounts.h"
 #include "oci/volumes.h"
 #include "supervisor/executor_internal.h"
+#include "supervisor/recovery.h"
 
 namespace podvisor::supervisor {
 
@@ -56,6 +57,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
   if (!loop) return loop.take_error();
   std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
   if (auto s = ex->Setup(); !s) {
+    if (!ex->owns_pod_) return s.take_error();  // another supervisor's: untouched
     ex->Cleanup();
     // Nothing is left behind by a pod that never started: the directories
     // Setup created go too when they are empty.
@@ -89,6 +91,15 @@ Status Executor::Setup() {
       images_.emplace(c.name, std::move(*image));
     }
   }
+  // What a SIGKILLed supervisor of this pod left goes before anything new
+  // is made (recovery.h); a live one's pod is not ours to touch.
+  oci::RuntimeCli runtime = Runtime();
+  RecoveryInput recovery{&layout_, &runtime, "", options_.runtime_timeout};
+  if (!options_.cgroup_parent.empty()) {
+    recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_.metadata.name;
+  }
+  if (auto r = RecoverLeftovers(recovery); !r) return r.take_error();
+  owns_pod_ = true;
   if (auto s = oci::MakeDirs(options_.state_dir, 0700); !s) return s;
   if (auto s = oci::MakeDirs(options_.log_dir, 0755); !s) return s;
   if (auto s = SetupPodCgroup(); !s) return s;
@@ -180,6 +191,7 @@ void Executor::Drain() {
   while (!queue_.empty()) {
     Event e = std::move(queue_.front());
     queue_.pop_front();
+    status_reply_.reset();  // the status may change with any event
     spdlog::debug("event {}", ToString(e));
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
@@ -308,6 +320,7 @@ void Executor::MaybeFinish() {
 }
 
 void Executor::Cleanup() {
+  if (!owns_pod_) return;  // Setup stopped before touching the pod
   probes_.clear();
   hooks_.clear();
   for (auto& [pid, call] : calls_) (void)call->process.KillAndReap();

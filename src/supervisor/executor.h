@@ -43,6 +43,7 @@
 #include "supervisor/lifecycle.h"
 #include "supervisor/log_files.h"
 #include "supervisor/net_check.h"
+#include "supervisor/runtime_timeout.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/sd_notify.h"
 
@@ -65,6 +66,9 @@ struct ExecutorOptions {
   std::filesystem::path image_cache_dir;  // where OCI layouts unpack (oci/image_cache.h)
   // S11.2: --log-max-size, --log-max-files.
   LogRotation log_rotation{kDefaultLogMaxSize, kDefaultLogMaxFiles};
+  // The bound on each create/start/delete call (runtime_timeout.h); zero:
+  // unbounded.
+  Duration runtime_timeout = kDefaultRuntimeTimeout;
 };
 
 class Executor {
@@ -117,6 +121,7 @@ class Executor {
   void ReportExit(Instance& inst);
   void WatchLogPipe(Instance& inst, int index);
   void FinishDelete(Instance& inst);
+  void ReleaseDescriptors(Instance& inst);
   std::string TerminationMessage(const Instance& inst, int exit_code) const;
 
   // executor_logs.cc: reading log pipes; rotation's retention and gzip.
@@ -190,12 +195,15 @@ class Executor {
   // Rotated logs waiting for gzip, one child at a time (executor_logs.cc).
   std::deque<std::pair<std::filesystem::path, int>> compress_queue_;  // file, instance
   std::filesystem::path compressing_;
+  // The `status` reply for the current state; every event clears it.
+  std::optional<ControlReply> status_reply_;
 
   std::deque<Event> queue_;
   bool draining_ = false;
   int interrupts_ = 0;
   bool pod_ended_ = false;
   bool finished_ = false;
+  bool owns_pod_ = false;  // recovery passed: the pod's state dir is ours
 };
 
 }  // namespace podvisor::supervisor

@@ -102,7 +102,9 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
   }
   const std::string op = op_it->get<std::string>();
   if (op == "status") {
-    respond(StatusJson());
+    // Serialized once per state change, however many clients ask.
+    if (!status_reply_) status_reply_.emplace(StatusJson());
+    respond(*status_reply_);
     return;
   }
   if (op == "summary") {

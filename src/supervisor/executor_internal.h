@@ -67,6 +67,7 @@ struct Executor::Probe {
 struct Executor::RuntimeCall {
   signals::ChildProcess process;
   std::string what;
+  EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
 };
 
 std::string InstanceKey(std::string_view container, int instance);

@@ -1,6 +1,7 @@
 // The Executor's runtime side: an instance's create, start, exit and
 // delete, and its log pipes.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "oci/rootfs.h"
 #include "signals/spawn.h"
 #include "supervisor/executor_internal.h"
+#include "supervisor/runtime_timeout.h"
 
 namespace podvisor::supervisor {
 
@@ -81,12 +83,29 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
   call->what = cmd.step;
   if (auto s = reaper_.Track(call->process, [this, pid, done = std::move(done)](
                                                 const signals::ExitInfo& exit) {
+        if (auto it = calls_.find(pid); it != calls_.end() && it->second->deadline) {
+          loop_.CancelTimer(it->second->deadline);
+        }
         calls_.erase(pid);
         done(exit);
         MaybeFinish();
       });
       !s) {
     return s.take_error();
+  }
+  if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(cmd.step)) {
+    // A hung runtime is killed at its deadline; its exit then fails the
+    // call like any other runtime failure (runtime_timeout.h).
+    call->deadline = loop_.AddTimer(
+        std::chrono::steady_clock::now() + options_.runtime_timeout,
+        [this, pid, log_file, step = cmd.step] {
+          auto it = calls_.find(pid);
+          if (it == calls_.end()) return;
+          it->second->deadline = 0;
+          spdlog::warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
+          RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
+          (void)it->second->process.SendSignal(SIGKILL);
+        });
   }
   calls_.emplace(pid, std::move(call));
   return pid;
@@ -244,6 +263,7 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
     loop_.Remove(inst->pipes[index].get());
     inst->pipes[index].Reset();
     if (inst->log) (void)inst->log->Close(stream, std::chrono::system_clock::now());
+    ReleaseDescriptors(*inst);
   };
   if (auto s = loop_.Add(fd, EPOLLIN, drain); !s) spdlog::warn("{}", s.error().message());
 }
@@ -318,7 +338,10 @@ void Executor::ReportExit(Instance& inst) {
   }
   e.message = TerminationMessage(inst, e.exit_code);
   spdlog::debug("{} {}", inst.id, exit.ToString());
+  std::string id = inst.id;
   Feed(std::move(e));
+  // Deleted before it exited (a failed start): its pidfd can go now.
+  if (Instance* gone = FindById(id)) ReleaseDescriptors(*gone);
 }
 
 void Executor::SignalInstance(const SignalContainer& a) {
@@ -366,6 +389,18 @@ void Executor::FinishDelete(Instance& inst) {
     if (auto s = oci::RemoveWritableRoot(inst.root); !s) spdlog::warn("{}", s.error().message());
     inst.root_mounted = false;
   }
+  ReleaseDescriptors(inst);
+}
+
+void Executor::ReleaseDescriptors(Instance& inst) {
+  // The record of an instance that is gone stays (callbacks find it by id),
+  // but its descriptors do not: a container crash-looping for weeks would
+  // otherwise pile up a pidfd and a log file per restart until the
+  // supervisor runs out of descriptors.
+  if (!inst.deleted) return;
+  if (inst.exited) inst.init.reset();  // reaped: the pidfd is of no more use
+  // The log is complete once both pipes reached EOF (S11.1).
+  if (!inst.pipes[0] && !inst.pipes[1]) inst.log.reset();
 }
 
 }  // namespace podvisor::supervisor

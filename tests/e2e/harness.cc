@@ -167,6 +167,17 @@ std::string Describe(const std::vector<HelperEvent>& events) {
   return out;
 }
 
+// This process's open descriptors.
+static int OpenFdCount() {
+  int n = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc/self/fd", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
 void E2eTest::SetUp() {
   tier_ = Tier();
   // Short: the control socket path under it must fit sun_path (108 bytes).
@@ -174,6 +185,7 @@ void E2eTest::SetUp() {
   dir_ = fs::path(::testing::TempDir()) /
          ("podvisor-e2e-" + std::to_string(getpid()) + "-" + std::to_string(++test_number));
   fs::remove_all(dir_);
+  test_fds_ = OpenFdCount();
   bundle_ = dir_ / "bundle";
   state_dir_ = dir_ / "state";
   log_dir_ = dir_ / "logs";
@@ -208,6 +220,9 @@ void E2eTest::TearDown() {
 }
 
 void E2eTest::CheckNothingLeftBehind() {
+  // Descriptors: the test's client connections, pipes and files all closed.
+  EXPECT_EQ(OpenFdCount(), test_fds_) << "descriptors left open by the test";
+
   // Processes: anything mentioning our temp dir (tier 2 containers and
   // hooks name it on their command line) or living in our cgroup parent.
   std::string cgroup_needle = tier_.cgroup_parent.empty() ? "" : tier_.cgroup_parent + "/";

@@ -3,7 +3,8 @@
 // timestamped event log the test helper appends to; it runs the real
 // `podvisor run` as a child process, talks to it through the client
 // commands a user runs, and afterwards checks that the pod left nothing
-// behind (runtime state, mounts, processes, cgroups).
+// behind (runtime state, mounts, processes, cgroups, the test's own
+// descriptors).
 //
 // Pod manifests are written by the tests with three placeholders so the
 // same text reads naturally in both tiers:
@@ -139,6 +140,7 @@ class E2eTest : public ::testing::Test {
   void CheckNothingLeftBehind();
   fs::path EventLogOnHost() const { return scratch_ / "events.log"; }
 
+  int test_fds_ = 0;  // this process's open descriptors at SetUp
   pid_t run_pid_ = -1;
   bool run_reaped_ = true;
   int reaped_status_ = 0;  // waitpid status once reaped

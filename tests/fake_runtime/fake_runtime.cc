@@ -42,9 +42,13 @@ using nlohmann::json;
 namespace {
 
 std::string g_root = "/run/fake-runtime";
+std::string g_log;  // --log: like runc, errors also go there as JSON lines
 
 [[noreturn]] void Die(const std::string& message) {
   std::fprintf(stderr, "fake-runtime: %s\n", message.c_str());
+  if (!g_log.empty()) {
+    std::ofstream(g_log, std::ios::app) << json{{"level", "error"}, {"msg", message}}.dump() << "\n";
+  }
   std::exit(1);
 }
 
@@ -301,7 +305,9 @@ int main(int argc, char** argv) {
   for (; i < args.size() && args[i].starts_with("-"); ++i) {
     if (args[i] == "--root") {
       g_root = args.at(++i);
-    } else if (args[i] == "--log" || args[i] == "--log-format") {
+    } else if (args[i] == "--log") {
+      g_log = args.at(++i);
+    } else if (args[i] == "--log-format") {
       ++i;
     } else if (args[i] == "--version" || args[i] == "-v") {
       std::puts("fake-runtime version 0.0 (podvisor tests)\nspec: 1.0.2");

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs podvisor's benchmarks (bench/bench.py; README "Benchmarks") and
+# prints a table of medians and ratios against same-run baselines; the
+# full results go to bench/results/<time>.json.
+#
+#   bench/run.sh            the full run (about 10 minutes on 2 cores)
+#   bench/run.sh --quick    fewer repetitions, a 50-container scale run (a few minutes)
+#   bench/run.sh --only start,kill   a subset: start, kill, memory, scale
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ ! -f build/build.ninja ]]; then
+  scripts/install-deps.sh
+  meson setup build >/dev/null
+fi
+ninja -C build podvisor tests/podvisor-test-helper >/dev/null
+exec python3 bench/bench.py "$@"

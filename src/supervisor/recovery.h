@@ -1,0 +1,61 @@
+// Recovery: removing what a previous supervisor of the same pod left behind
+// when it was SIGKILLed (or the machine lost power) mid-run, before a new
+// `podvisor run` of that pod starts anything.
+//
+// A supervisor that dies uncleanly leaves, under its pod's state dir
+// DIR/<pod>/ and cgroup parent:
+//   - containers still running, known only to the runtime's state under
+//     DIR/<pod>/runtime (its --root): deleted with `delete --force` through
+//     the same runtime, which kills them (runc kills the whole container);
+//   - overlay roots, tmpfs volumes, the pod's /dev/shm and the sandbox's
+//     namespace pins mounted under DIR/<pod>: unmounted, deepest first,
+//     and the generated directories removed (oci::CleanupPod);
+//   - cgroup directories <parent>/<pod>/...: after an unclean end (the
+//     stale control.sock shows one), any process still in one (a container
+//     whose runtime state was lost, e.g. a create killed half way) is
+//     SIGKILLed through a pidfd; then the empty directories go;
+//   - a stale control.sock, which ControlServer::Listen replaces.
+// The sandbox holder dies with its supervisor (PR_SET_PDEATHSIG), and the
+// events.jsonl and logs are kept, as after a normal end.
+//
+// It refuses to touch anything while another supervisor still answers on
+// the pod's control socket: two supervisors of one pod must not run, and
+// the live one's containers are not leftovers.
+//
+// This runs in Executor::Setup, before the event loop exists, so it waits
+// for its runtime calls synchronously (each bounded by the runtime timeout).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "oci/layout.h"
+#include "oci/runtime_cli.h"
+
+namespace podvisor::supervisor {
+
+struct RecoveryReport {
+  int containers_deleted = 0;  // runtime state entries removed with delete --force
+  int mounts_removed = 0;
+  int processes_killed = 0;    // found in the pod's cgroups without runtime state
+  int cgroups_removed = 0;
+  bool Any() const {
+    return containers_deleted + mounts_removed + processes_killed + cgroups_removed > 0;
+  }
+  std::string ToString() const;
+};
+
+struct RecoveryInput {
+  const oci::PodLayout* layout = nullptr;
+  const oci::RuntimeCli* runtime = nullptr;  // with the pod's --root
+  std::string pod_cgroup;  // "<parent>/<pod>", relative to each cgroup mount; "" = none
+  Duration runtime_timeout = std::chrono::minutes(2);
+};
+
+// Fails with EADDRINUSE when a live supervisor serves the pod (nothing is
+// touched then), or when a leftover container cannot be deleted.
+Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in);
+
+}  // namespace podvisor::supervisor

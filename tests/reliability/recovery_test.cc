@@ -1,0 +1,130 @@
+// Reliability: a supervisor SIGKILLed mid-run leaves nothing that a later
+// `podvisor run` of the same pod cannot clean up (supervisor/recovery.h):
+// the second run deletes the containers still running through the runtime,
+// removes mounts, runtime state and cgroups, and then runs the pod
+// normally; and a second run while the first is alive touches nothing.
+#include <signal.h>
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tiers.h"
+
+namespace podvisor::e2e {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+// The container init pids the fake runtime recorded under the pod's --root.
+std::vector<pid_t> FakeRuntimePids(const fs::path& root) {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    std::ifstream in(entry.path() / "state.json");
+    auto state = nlohmann::json::parse(in, nullptr, false);
+    if (!state.is_discarded()) pids.push_back(state.value("pid", 0));
+  }
+  return pids;
+}
+
+std::string FourContainers(const std::string& name, bool shared_volume) {
+  std::string mount = shared_volume ? ", volumeMounts: [{name: shared, mountPath: /shared}]" : "";
+  return PodHeader(name, "Always", 2, shared_volume) + "  initContainers:\n" +
+         PodSidecar("side", HelperCmd("side", "ignore-sigterm"), mount) +
+         PodEntry("init", HelperCmd("init", "exit 0"), mount) + "  containers:\n" +
+         PodEntry("a", HelperCmd("a", "trap-sigterm 0 0"), mount) +
+         PodEntry("b", HelperCmd("b", "ignore-sigterm"), mount);
+}
+
+class Recovery : public FakeRuntimeTier {};
+
+TEST_F(Recovery, SigkillMidRunThenRunAgainDeletesLeftoverContainersAndRunsThePod) {
+  WritePod(FourContainers("recover", false));
+  StartRun();
+  WaitUntilRunning();
+  fs::path root = state_dir_ / "recover" / "runtime";
+  std::vector<pid_t> old = FakeRuntimePids(root);
+  ASSERT_EQ(old.size(), 3u) << "side, a and b";  // the init has been deleted
+  ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
+  EXPECT_EQ(WaitRun(), -1);
+  for (pid_t pid : old) ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
+  EXPECT_TRUE(fs::exists(state_dir_ / "recover" / "control.sock")) << "a stale socket is left";
+
+  StartRun();
+  WaitUntilRunning();
+  for (pid_t pid : old) EXPECT_FALSE(Alive(pid)) << "leftover container " << pid << " still runs";
+  EXPECT_THAT(RunStderr(), HasSubstr("recovered from a previous supervisor of this pod: 3 container(s) deleted"));
+  EXPECT_EQ(FakeRuntimePids(root).size(), 3u);
+  auto stop = Client({"stop"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+  // TearDown checks that neither run left processes or runtime state.
+}
+
+TEST_F(Recovery, ASecondRunWhileTheFirstLivesChangesNothing) {
+  WritePod(FourContainers("twice", false));
+  StartRun();
+  WaitUntilRunning();
+  std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "run", "--state-dir", state_dir_.string(),
+                                   "--log-dir", log_dir_.string(), "--sandbox", "none",
+                                   "--runtime", RequiredEnv("PODVISOR_FAKE_RUNTIME"), bundle_.string()};
+  auto second = testing::RunCommand(argv);
+  EXPECT_EQ(second.exit_code, 3) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("another supervisor is serving"));
+  auto pod = Status();
+  ASSERT_TRUE(pod) << "the first supervisor no longer answers";
+  EXPECT_EQ(Phase(*pod), "Running");
+  for (const char* c : {"side", "a", "b"}) {
+    EXPECT_EQ(StateOf(*pod, c), "running") << c;
+    EXPECT_EQ(FindContainerStatus(*pod, c)->value("restartCount", -1), 0) << c;
+  }
+  EXPECT_EQ(FakeRuntimePids(state_dir_ / "twice" / "runtime").size(), 3u);
+  auto stop = Client({"stop", "--grace", "1"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+}
+
+class RecoveryRunc : public RuncTier {};
+
+TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainCleansContainersMountsAndCgroups) {
+  WritePod(FourContainers("recover-runc", true));
+  StartRun();
+  WaitUntilRunning();
+  fs::path root = state_dir_ / "recover-runc" / "runtime";
+  auto list = testing::RunCommand({FindInPath("runc"), "--root", root.string(), "list", "-f", "json"});
+  auto containers = nlohmann::json::parse(list.out, nullptr, false);
+  ASSERT_TRUE(containers.is_array()) << list.out << list.err;
+  ASSERT_EQ(containers.size(), 3u) << list.out;
+  std::vector<pid_t> old;
+  for (const auto& c : containers) old.push_back(c.value("pid", 0));
+  ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
+  EXPECT_EQ(WaitRun(), -1);
+  for (pid_t pid : old) ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::stringstream mounts;
+  mounts << mountinfo.rdbuf();
+  ASSERT_THAT(mounts.str(), HasSubstr((state_dir_ / "recover-runc").string())) << "overlays are left";
+
+  StartRun();
+  WaitUntilRunning();
+  for (pid_t pid : old) EXPECT_FALSE(Alive(pid)) << "leftover container " << pid << " still runs";
+  EXPECT_THAT(RunStderr(), HasSubstr("recovered from a previous supervisor of this pod: 3 container(s) deleted"));
+  auto stop = Client({"stop"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+  // TearDown: no runc containers, mounts, cgroups or processes left.
+}
+
+}  // namespace
+}  // namespace podvisor::e2e
