@@ -116,6 +116,14 @@ Result<ParseOutput> ParseManifest(std::string_view text, ManifestFormat format) 
   Result<json> doc = format == ManifestFormat::kJson ? ParseJsonText(text) : YamlToJson(text);
   if (!doc) return doc.take_error();
   if (doc->is_null()) return Error("manifest is empty");
+  // Kubernetes manifests are UTF-8. YAML hands over bytes as they are, and
+  // every later dump of the pod (status, events, config.json) would throw
+  // on invalid UTF-8 (found by the fuzzer): refuse it here, once.
+  try {
+    (void)doc->dump();
+  } catch (const json::type_error& e) {
+    return Error(std::string("the manifest is not valid UTF-8: ") + e.what());
+  }
   if (!doc->is_object()) {
     return Error(std::string("the manifest must be a mapping (a v1 Pod object), not ") +
                  (doc->is_array() ? "a list" : "a scalar"));
