@@ -117,6 +117,20 @@ std::string RequiredEnv(const char* name) {
   return v;
 }
 
+std::string FindInPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    fs::path candidate = fs::path(dir) / program;
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+    fs::path candidate = fs::path(dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
 std::string HelperCmd(const std::string& name, const std::string& args) {
   nlohmann::json cmd = {"{{H}}", "--log", name, "--log-file", "{{LOG}}"};
   std::istringstream in(args);

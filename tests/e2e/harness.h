@@ -39,6 +39,9 @@ using std::chrono::milliseconds;
 // An environment variable the test binary needs (set by meson); fails the
 // test and returns "" when missing.
 std::string RequiredEnv(const char* name);
+// The executable `program` from $PATH, then the sbin/bin directories
+// (runc is in /usr/sbin, which a non-login PATH may lack); "" if absent.
+std::string FindInPath(const std::string& program);
 
 // One line of the test helper's event log: "<RFC3339 ms> NAME VERB".
 struct HelperEvent {

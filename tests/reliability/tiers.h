@@ -13,20 +13,6 @@
 
 namespace podvisor::e2e {
 
-inline std::string FindInPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    fs::path candidate = fs::path(dir) / program;
-    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
-    fs::path candidate = fs::path(dir) / program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return "";
-}
-
 class FakeRuntimeTier : public E2eTest {
  protected:
   TierConfig Tier() const override {
