@@ -140,6 +140,7 @@ std::vector<Action> Lifecycle::Start(Now now) {
     MarkInitialized();  // S1.6
   } else {
     CreateInstance(containers_[0]);  // S1.1
+    CreateAhead(1);
   }
   RecordConditions(now);
   return std::exchange(out_, {});
@@ -219,6 +220,33 @@ void Lifecycle::CreateInstance(Container& c) {
   Emit(CreateContainer{c.spec.name, c.instance});
 }
 
+// The next init-list entry is created while the current one is created,
+// started and run, so that its start follows at once when its turn comes:
+// S1.1 orders the starts. One entry ahead, not the whole list, and never a
+// regular container, whose create would make the pod initialized (S1.5).
+void Lifecycle::CreateAhead(size_t init_index) {
+  if (init_index >= init_count_ || Terminating()) return;
+  Container& c = containers_[init_index];
+  if (c.state != RunState::kWaiting || c.ahead_tried || c.ever_started) return;
+  c.ahead_tried = true;
+  CreateInstance(c);
+  c.ahead = true;
+}
+
+// The start plan reached `c`, an init-list entry.
+void Lifecycle::TakeTurn(Container& c) {
+  if (!c.ahead) {
+    CreateInstance(c);
+    return;
+  }
+  c.ahead = false;
+  // Still creating: OnRuntimeCreated starts it, as any other.
+  if (c.state == RunState::kCreated) {
+    AnnounceFor(c, EventType::kNormal, "Created", "Created container " + c.spec.name);
+    StartInstance(c);
+  }
+}
+
 void Lifecycle::BeginNextInstance(Container& c) {
   // An instance that never existed (its create failed) keeps its number.
   if (c.terminated) {
@@ -245,6 +273,10 @@ void Lifecycle::OnRuntimeCreated(const RuntimeCreated& e, Now /*now*/) {
   if (c->state != RunState::kCreating) return;
   c->instance_exists = true;
   c->container_id = e.container_id;
+  if (c->ahead) {
+    c->state = RunState::kCreated;  // TakeTurn starts it
+    return;
+  }
   AnnounceFor(*c, EventType::kNormal, "Created", "Created container " + c->spec.name);
   if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
     // S1.4: created concurrently, started in spec order.
@@ -335,7 +367,8 @@ void Lifecycle::SequenceEntryDone(const Container& c, Now /*now*/) {
   if (c.list_index != next_init_) return;
   ++next_init_;
   if (next_init_ < init_count_) {
-    CreateInstance(containers_[next_init_]);  // S1.1
+    TakeTurn(containers_[next_init_]);  // S1.1
+    CreateAhead(next_init_ + 1);
   } else {
     MarkInitialized();
   }

@@ -22,7 +22,7 @@ std::string_view ContainerRoleName(ContainerRole role);
 enum class RunState {
   kWaiting,    // its turn in the start plan has not come (S1)
   kCreating,   // CreateContainer issued
-  kCreated,    // created; its start waits for the previous regular container (S1.4)
+  kCreated,    // created; its start waits for its turn (S1.4, or S1.1 when created ahead)
   kStarting,   // StartContainer issued
   kRunning,    // its process runs; StopStep says whether it is being stopped
   kBackOff,    // ended; a restart is scheduled (S4)
@@ -79,6 +79,12 @@ struct ContainerRecord {
   MonoTime signalled_at{};
   std::optional<MonoTime> sigkill_at;  // set while the SIGKILL timer is armed
   bool start_attempt_finished = false;  // S1.4 gate, first start only
+  // Created ahead of its turn in the init list (S1.1 orders the starts,
+  // not the creates): nothing of it shows in status or events until its
+  // turn comes. One try per container: a failed one is not reported, and
+  // the turn creates it the ordinary way.
+  bool ahead = false;
+  bool ahead_tried = false;
 
   // History, for status (S9.2).
   std::optional<pod::ContainerStateTerminated> terminated;       // this instance's end

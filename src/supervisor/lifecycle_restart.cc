@@ -95,6 +95,13 @@ void Lifecycle::OnRuntimeFailed(const RuntimeFailed& e, Now now) {
   if (!c) return;
   if (e.step == RuntimeStep::kCreate) {
     if (c->state != RunState::kCreating) return;  // includes kAbandoned: nothing to undo
+    if (c->ahead) {
+      // Not its turn yet, so not its failure yet: the turn creates it again
+      // and reports what happens then.
+      c->ahead = false;
+      c->state = RunState::kWaiting;
+      return;
+    }
     c->start_error = pod::ContainerStateWaiting{"CreateContainerError", e.message};
   } else {
     if (c->state != RunState::kStarting) return;

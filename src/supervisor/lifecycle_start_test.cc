@@ -17,10 +17,11 @@ using pod::RestartPolicy;
 TEST(LifecycleStart, S1_1_InitEntriesStartOneAtATimeInSpecOrder) {
   Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
   h.Start();
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Start(init-1#0)"));
+  // init-2 is created ahead, while init-1 runs; only the starts are ordered.
+  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Create(init-2#0)", "0s Start(init-1#0)"));
   h.Advance(1s);
   h.Exit("init-1", 0);
-  EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Create(init-2#0)", "1s Start(init-2#0)"));
+  EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Start(init-2#0)"));
   h.Advance(1s);
   h.Exit("init-2", 0);
   EXPECT_THAT(h.Take(), ElementsAre("2s Delete(init-2#0)", "2s Create(app#0)", "2s Start(app#0)"));
@@ -32,9 +33,11 @@ TEST(LifecycleStart, S1_2_OomKilledInitCountsAsFailedEvenWithExitZero) {
   h.Start();
   h.Take();
   h.Exit("init-1", 0, 0, /*oom=*/true);
-  // Restarted (first restart immediate, S4.1), init-2 does not begin.
+  // Restarted (first restart immediate, S4.1), init-2 does not begin: it
+  // stays created ahead, not started, and is not created a second time.
   EXPECT_THAT(h.Take(), ElementsAre("0s Delete(init-1#0)", "0s Create(init-1#1)", "0s Start(init-1#1)"));
-  EXPECT_EQ(h.lc().StateOf("init-2"), RunState::kWaiting);
+  EXPECT_EQ(h.lc().StateOf("init-2"), RunState::kCreated);
+  EXPECT_EQ(h.lc().Status().init_container_statuses[1].state.waiting->reason, "PodInitializing");
 }
 
 TEST(LifecycleStart, S1_3_SidecarGatesTheNextEntryOnPostStartAndStartupProbe) {
@@ -42,7 +45,7 @@ TEST(LifecycleStart, S1_3_SidecarGatesTheNextEntryOnPostStartAndStartupProbe) {
                     {C("app")}));
   h.manual_post_start = {"proxy"};
   h.Start();
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(proxy#0)", "0s Start(proxy#0)",
+  EXPECT_THAT(h.Take(), ElementsAre("0s Create(proxy#0)", "0s Create(init#0)", "0s Start(proxy#0)",
                                     "0s StartProbes(proxy#0, startup)", "0s RunHook(proxy#0, postStart)"));
   h.Advance(1s);
   h.Probe("proxy", ProbeKind::kStartup, true);
@@ -51,7 +54,7 @@ TEST(LifecycleStart, S1_3_SidecarGatesTheNextEntryOnPostStartAndStartupProbe) {
   h.Advance(1s);
   h.HookDone("proxy", HookKind::kPostStart);
   // Readiness never gates the sequence (it is still failure here).
-  EXPECT_THAT(h.Take(), ElementsAre("2s Create(init#0)", "2s Start(init#0)"));
+  EXPECT_THAT(h.Take(), ElementsAre("2s Start(init#0)"));
 }
 
 TEST(LifecycleStart, S1_3_SidecarWithoutHooksOrProbesIsStartedWhenRunning) {
@@ -83,6 +86,74 @@ TEST(LifecycleStart, S1_4_SlowCreateOfAnEarlierContainerHoldsLaterStarts) {
   EXPECT_THAT(h.Take(), ElementsAre("1s Start(a#0)"));
   h.Feed(RuntimeStarted{"a", 0});
   EXPECT_THAT(h.Take(), ElementsAre("1s Start(b#0)"));
+}
+
+TEST(LifecycleStart, S1_1_EntryCreatedAheadIsStartedAndReportedOnlyInItsTurn) {
+  Harness h(MakePod({C("init-1"), Sidecar(C("proxy")), C("init-2")}, {C("app")}));
+  h.manual_runtime = {"init-1", "proxy", "init-2"};
+  h.Start();
+  // One entry ahead: proxy, not init-2, and never a regular container.
+  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Create(proxy#0)"));
+  h.Feed(RuntimeCreated{"proxy", 0, "id-proxy"});
+  EXPECT_THAT(h.Take(), IsEmpty());
+  EXPECT_THAT(h.TakeEvents(), IsEmpty());
+  pod::PodStatus st = h.lc().Status();
+  EXPECT_EQ(st.init_container_statuses[1].state.waiting->reason, "PodInitializing");
+  EXPECT_EQ(st.init_container_statuses[1].container_id, "");
+  h.Feed(RuntimeCreated{"init-1", 0, "id-1"});
+  h.Feed(RuntimeStarted{"init-1", 0});
+  EXPECT_THAT(h.Take(), ElementsAre("0s Start(init-1#0)"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("0s Created container/init-1", "0s Started container/init-1"));
+  h.Advance(1s);
+  h.Exit("init-1", 0);
+  // proxy starts at once; init-2 is created ahead in turn.
+  EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Start(proxy#0)", "1s Create(init-2#0)"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s Created container/proxy"));
+  EXPECT_EQ(h.lc().Status().init_container_statuses[1].container_id, "id-proxy");
+  EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
+}
+
+TEST(LifecycleStart, S1_1_FailedCreateAheadIsRetriedInItsTurnAndOnlyThenReported) {
+  Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
+  h.manual_runtime = {"init-2"};
+  h.Start();
+  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Create(init-2#0)", "0s Start(init-1#0)"));
+  h.TakeEvents();
+  h.Feed(RuntimeFailed{"init-2", 0, RuntimeStep::kCreate, "rootfs missing"});
+  EXPECT_THAT(h.Take(), IsEmpty());
+  EXPECT_THAT(h.TakeEvents(), IsEmpty());
+  EXPECT_EQ(h.lc().StateOf("init-2"), RunState::kWaiting);
+  EXPECT_EQ(h.lc().Status().init_container_statuses[1].state.waiting->reason, "PodInitializing");
+  h.Advance(1s);
+  h.Exit("init-1", 0);
+  EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Create(init-2#0)"));
+  h.Feed(RuntimeFailed{"init-2", 0, RuntimeStep::kCreate, "rootfs missing"});
+  EXPECT_EQ(h.lc().Status().init_container_statuses[1].state.waiting->reason, "CreateContainerError");
+  EXPECT_THAT(h.TakeEvents(), Contains("1s Failed container/init-2"));
+}
+
+TEST(LifecycleStart, S1_1_TurnReachedWhileTheCreateAheadIsInFlight) {
+  Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
+  h.manual_runtime = {"init-2"};
+  h.Start();
+  h.Take();
+  h.Exit("init-1", 0);
+  // Its create is still running: nothing to issue until it returns.
+  EXPECT_THAT(h.Take(), ElementsAre("0s Delete(init-1#0)"));
+  h.TakeEvents();
+  h.Advance(1s);
+  h.Feed(RuntimeCreated{"init-2", 0, "id-2"});
+  EXPECT_THAT(h.Take(), ElementsAre("1s Start(init-2#0)"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s Created container/init-2"));
+}
+
+TEST(LifecycleStart, S1_5_RegularContainersAreNeverCreatedAhead) {
+  Harness h(MakePod({Sidecar(C("proxy"))}, {C("app")}));
+  h.manual_runtime = {"proxy"};
+  h.Start();
+  EXPECT_THAT(h.Take(), ElementsAre("0s Create(proxy#0)"));
+  EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
+  EXPECT_EQ(h.lc().Status().FindCondition("Initialized")->status, pod::ConditionStatus::kFalse);
 }
 
 TEST(LifecycleStart, S1_5_CompletedInitsNeverRunAgain) {
@@ -151,9 +222,9 @@ TEST(LifecycleStart, S2_2_SidecarExitingBeforeStartedIsRestartedEvenUnderNever) 
   EXPECT_THAT(h.Take(), ElementsAre("1s StopProbes(proxy#0, startup)", "1s Delete(proxy#0)",
                                     "1s Create(proxy#1)", "1s Start(proxy#1)",
                                     "1s StartProbes(proxy#1, startup)"));
-  EXPECT_EQ(h.lc().StateOf("init"), RunState::kWaiting);
+  EXPECT_EQ(h.lc().StateOf("init"), RunState::kCreated);  // ahead, waiting for its turn
   h.Probe("proxy", ProbeKind::kStartup, true);
-  EXPECT_THAT(h.Take(), ElementsAre("1s Create(init#0)", "1s Start(init#0)"));
+  EXPECT_THAT(h.Take(), ElementsAre("1s Start(init#0)"));
 }
 
 TEST(LifecycleStart, S2_2_StartupFailureKillsThroughPreStopThenRestarts) {

@@ -77,11 +77,12 @@ pod::ContainerStatus Lifecycle::ContainerStatusOf(const Container& c) const {
   s.name = c.spec.name;
   s.image = c.spec.image;
   s.restart_count = c.instance;
-  s.container_id = c.container_id;
+  // An entry created ahead of its turn (S1.1) looks as if it were not.
+  s.container_id = c.ahead ? "" : c.container_id;
   s.ready = ReadyForStatus(c);
   s.started = StartedForStatus(c);
   s.last_state = StateOrEmpty(c.last_terminated);
-  switch (c.state) {
+  switch (c.ahead ? RunState::kWaiting : c.state) {
     case RunState::kWaiting:
       s.state = Waiting("PodInitializing");
       break;

@@ -233,7 +233,9 @@ void Lifecycle::BeginTermination(TerminationCause cause, std::optional<std::stri
         if (!(c.IsSidecar() && c.ever_started)) c.state = RunState::kAbandoned;
         break;
       case RunState::kCreated:
-        c.state = RunState::kAbandoned;  // a regular waiting for its turn (S1.4)
+        // A regular waiting for its turn (S1.4), or an init-list entry
+        // created ahead of its turn (S1.1).
+        c.state = RunState::kAbandoned;
         Emit(DeleteContainer{c.spec.name, c.instance});
         break;
       case RunState::kStarting:

@@ -281,12 +281,13 @@ TEST(LifecycleTermination, S5_8_NeverStartedAreNotWaitedForRunningUnstartedSidec
   h.Start();
   h.Take();
   h.Stop();
-  EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(proxy#0, preStop)"));
+  // init was created ahead of its turn: removed, never started.
+  EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(proxy#0, preStop)", "0s Delete(init#0)"));
   h.HookDone("proxy", HookKind::kPreStop);
   EXPECT_THAT(h.Take(), ElementsAre("0s Signal(proxy#0, SIGTERM)", "0s StopProbes(proxy#0, startup)"));
   h.ExitBySignal("proxy", 15);
   EXPECT_THAT(h.Take(), ElementsAre("0s Delete(proxy#0)", "0s PodEnded(Failed)"));
-  EXPECT_EQ(h.lc().StateOf("init"), RunState::kWaiting);
+  EXPECT_EQ(h.lc().StateOf("init"), RunState::kAbandoned);
   EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
 }
 
