@@ -82,39 +82,50 @@ void EventLoop::CancelTimer(TimerId id) {
   timers_.erase(id);
 }
 
+// Arms the timerfd for the earliest live deadline, unless it is armed for
+// that one or an earlier one already, or that deadline is due: RunOnce
+// runs due timers itself, without a syscall. A probe every second per
+// container makes several timer changes per probe, and most of them (a
+// "now" from curl or a FailSoon, a later timeout) need no re-arm. The cost
+// is a wakeup with nothing due when the armed timer was cancelled.
 void EventLoop::RearmTimerFd() {
   while (!heap_.empty() && !timers_.count(heap_.top().id)) heap_.pop();
-  MonoTime next = heap_.empty() ? MonoTime{} : heap_.top().deadline;
-  if (next == armed_for_) return;
+  if (heap_.empty()) return;
+  MonoTime next = heap_.top().deadline;
+  if (armed_for_ != MonoTime{} && armed_for_ <= next) return;
+  if (next <= std::chrono::steady_clock::now()) return;
   armed_for_ = next;
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(next.time_since_epoch()).count();
   itimerspec spec{};
-  if (!heap_.empty()) {
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(next.time_since_epoch()).count();
-    // A zero it_value would disarm the timer; deadlines in the past fire at once.
-    if (ns <= 0) ns = 1;
-    spec.it_value.tv_sec = ns / 1'000'000'000;
-    spec.it_value.tv_nsec = ns % 1'000'000'000;
-  }
+  spec.it_value.tv_sec = ns / 1'000'000'000;
+  spec.it_value.tv_nsec = ns % 1'000'000'000;
   ::timerfd_settime(timerfd_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
 }
 
-void EventLoop::FireDueTimers() {
+bool EventLoop::TimerDue(MonoTime now) {
+  while (!heap_.empty() && !timers_.count(heap_.top().id)) heap_.pop();
+  return !heap_.empty() && heap_.top().deadline <= now;
+}
+
+void EventLoop::OnTimerFd() {
   uint64_t expirations;
-  while (::read(timerfd_.get(), &expirations, sizeof expirations) > 0) {
-  }
+  // One read resets the expiration count; the fd is non-blocking.
+  (void)!::read(timerfd_.get(), &expirations, sizeof expirations);
+  armed_for_ = MonoTime{};  // it fired: nothing is armed now
+  FireDueTimers();
+}
+
+void EventLoop::FireDueTimers() {
   MonoTime now = std::chrono::steady_clock::now();
   // Timers added by handlers for "now" fire in this same pass, in order.
-  while (!heap_.empty() && heap_.top().deadline <= now) {
+  while (!stopped_ && TimerDue(now)) {
     Timer t = heap_.top();
     heap_.pop();
     auto it = timers_.find(t.id);
-    if (it == timers_.end()) continue;
     TimerHandler handler = std::move(it->second);
     timers_.erase(it);
     handler();
-    if (stopped_) break;
   }
-  armed_for_ = MonoTime{};  // force a re-arm: the fd was consumed
   RearmTimerFd();
 }
 
@@ -124,6 +135,8 @@ Status EventLoop::RunOnce(std::optional<Duration> max_wait) {
   if (max_wait) {
     timeout_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(*max_wait).count());
   }
+  const bool due = TimerDue(std::chrono::steady_clock::now());
+  if (due) timeout_ms = 0;  // see what else is ready, then run them
   int n = ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
   if (n < 0) {
     if (errno == EINTR) return Ok();
@@ -133,7 +146,7 @@ Status EventLoop::RunOnce(std::optional<Duration> max_wait) {
     int fd = static_cast<int>(events[i].data.u64 & 0xffffffffu);
     uint32_t generation = static_cast<uint32_t>(events[i].data.u64 >> 32);
     if (generation == kTimerGeneration && fd == timerfd_.get()) {
-      FireDueTimers();
+      OnTimerFd();
       continue;
     }
     auto it = fds_.find(fd);
@@ -142,6 +155,7 @@ Status EventLoop::RunOnce(std::optional<Duration> max_wait) {
     std::shared_ptr<FdHandler> handler = it->second.handler;
     (*handler)(events[i].events);
   }
+  if (due && !stopped_) FireDueTimers();
   return Ok();
 }
 

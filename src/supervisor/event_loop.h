@@ -1,7 +1,8 @@
 // EventLoop: the one place podvisor waits. A single epoll instance watches
 // every descriptor (signalfd, pidfds, pipes, sockets) and one timerfd that
-// is always armed for the earliest deadline of a min-heap of timers, so a
-// timeout is just another readiness event (ARCHITECTURE.md "The shell").
+// is armed for the earliest deadline of a min-heap of timers, so a timeout
+// is just another readiness event (ARCHITECTURE.md "The shell"); timers
+// already due when the loop comes round run without the timerfd.
 //
 // Handlers run on the loop's thread, one at a time, and may add or remove
 // descriptors and timers, including their own. Each registration carries a
@@ -60,6 +61,8 @@ class EventLoop {
  private:
   EventLoop(Fd epoll, Fd timerfd) : epoll_(std::move(epoll)), timerfd_(std::move(timerfd)) {}
   void RearmTimerFd();
+  bool TimerDue(MonoTime now);  // drops cancelled timers from the heap top
+  void OnTimerFd();
   void FireDueTimers();
 
   struct Watch {

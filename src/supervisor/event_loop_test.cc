@@ -59,6 +59,35 @@ TEST(EventLoop, PastDeadlinesFireAtOnceAndHandlersMayAddTimers) {
   EXPECT_EQ(count, 2);
 }
 
+TEST(EventLoop, DueTimerRunsOnTheNextRoundWhileALaterOneIsArmed) {
+  auto loop = MakeLoop();
+  MonoTime now = std::chrono::steady_clock::now();
+  bool late = false, due = false;
+  loop.AddTimer(now + 10s, [&] { late = true; });  // the timerfd is armed for this
+  loop.AddTimer(now - 1ms, [&] { due = true; });    // due: needs no timerfd
+  MonoTime before = std::chrono::steady_clock::now();
+  ASSERT_TRUE(loop.RunOnce(5s).ok());
+  EXPECT_TRUE(due);
+  EXPECT_FALSE(late);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+}
+
+TEST(EventLoop, CancellingTheArmedTimerNeverFiresItOrTheNextOneEarly) {
+  auto loop = MakeLoop();
+  MonoTime now = std::chrono::steady_clock::now();
+  bool cancelled_ran = false;
+  MonoTime fired_at{};
+  auto first = loop.AddTimer(now + 20ms, [&] { cancelled_ran = true; });
+  loop.AddTimer(now + 60ms, [&] {
+    fired_at = std::chrono::steady_clock::now();
+    loop.Stop();
+  });
+  loop.CancelTimer(first);
+  ASSERT_TRUE(loop.Run().ok());
+  EXPECT_FALSE(cancelled_ran);
+  EXPECT_GE(fired_at, now + 60ms);
+}
+
 TEST(EventLoop, DispatchesReadableDescriptors) {
   auto loop = MakeLoop();
   int fds[2];
