@@ -116,11 +116,16 @@ class HttpClient {
   void OnTimeout();
   void OnTimerRequest(long timeout_ms);
   void ProcessCompleted();
+  // Easy handles are reused: curl_easy_init and cleanup are a good part of
+  // a probe's cost, and a pod probes every second.
+  void* AcquireEasy();
+  void ReleaseEasy(void* easy);
 
   friend struct CurlCallbacks;
 
   EventLoop& loop_;
   void* multi_;  // CURLM*
+  std::vector<void*> idle_easy_;  // CURL*, reset, not in the multi handle
   EventLoop::TimerId timer_ = 0;
   std::unordered_map<void*, HttpTransfer*> active_;  // by CURL*, in the multi handle
 };

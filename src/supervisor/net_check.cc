@@ -8,8 +8,30 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
+#include <tuple>
+#include <vector>
+
 
 namespace podvisor::supervisor {
+
+namespace {
+
+// The namespace files stay open once used: 100 containers probed every
+// second would otherwise cost two /proc path walks per socket. The paths are /proc/<pid>/ns/net of the pod's
+// namespace holder, which lives as long as the pod; an open file keeps
+// naming the namespace it was opened for, whatever becomes of the pid.
+Result<int> NetnsFd(const std::string& path) {
+  static std::map<std::string, Fd, std::less<>> open_files;
+  if (auto it = open_files.find(path); it != open_files.end()) return it->second.get();
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::FromErrno("open " + path);
+  // A supervisor has one pod; tests use a few namespaces. Bounded anyway.
+  if (open_files.size() >= 8) open_files.clear();
+  return open_files.emplace(path, std::move(fd)).first->second.get();
+}
+
+}  // namespace
 
 Result<Fd> SocketInNetns(const std::string& netns, int domain, int type) {
   if (netns.empty()) {
@@ -17,20 +39,39 @@ Result<Fd> SocketInNetns(const std::string& netns, int domain, int type) {
     if (!s) return Error::FromErrno("socket");
     return s;
   }
-  // podvisor is single-threaded, so switching the namespace of the one
-  // thread for the duration of socket() affects nothing else.
-  Fd own(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-  if (!own) return Error::FromErrno("open /proc/thread-self/ns/net");
-  Fd target(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!target) return Error::FromErrno("open " + netns);
-  if (::setns(target.get(), CLONE_NEWNET) != 0) return Error::FromErrno("setns " + netns);
-  Fd s(::socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  int socket_errno = errno;
-  if (::setns(own.get(), CLONE_NEWNET) != 0) {
-    // Staying in the pod's namespace would be wrong for every later call.
-    return Error::FromErrno("setns back to the supervisor's network namespace");
+  // A socket belongs to the namespace it was created in, for good. So a
+  // trip into the pod's namespace makes a few at once and keeps the rest
+  // for the next probes: two setns calls per kSocketBatch sockets instead
+  // of per socket.
+  constexpr int kSocketBatch = 8;
+  static std::map<std::tuple<std::string, int, int>, std::vector<Fd>> spare;
+  std::vector<Fd>& pool = spare[{netns, domain, type}];
+  if (pool.empty()) {
+    // podvisor is single-threaded, so switching the namespace of the one
+    // thread for the duration of socket() affects nothing else.
+    auto own = NetnsFd("/proc/thread-self/ns/net");
+    if (!own) return own.error();
+    auto target = NetnsFd(netns);
+    if (!target) return target.error();
+    if (::setns(*target, CLONE_NEWNET) != 0) return Error::FromErrno("setns " + netns);
+    int socket_errno = 0;
+    for (int i = 0; i < kSocketBatch; ++i) {
+      Fd s(::socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+      if (!s) {
+        socket_errno = errno;
+        break;
+      }
+      pool.push_back(std::move(s));
+    }
+    if (::setns(*own, CLONE_NEWNET) != 0) {
+      // Staying in the pod's namespace would be wrong for every later call.
+      pool.clear();
+      return Error::FromErrno("setns back to the supervisor's network namespace");
+    }
+    if (pool.empty()) return Error::FromErrno("socket", socket_errno);
   }
-  if (!s) return Error::FromErrno("socket", socket_errno);
+  Fd s = std::move(pool.back());
+  pool.pop_back();
   return s;
 }
 

@@ -59,8 +59,10 @@ class NetCheck {
   bool finished_ = false;
 };
 
-// Opens a socket of `type` inside the network namespace file `netns`
-// (empty: ours), returning to our own namespace before it returns.
+// A non-blocking socket of `type` inside the network namespace file
+// `netns` (empty: ours); the thread is back in its own namespace when it
+// returns. Sockets for a namespace are made a few at a time and handed out
+// from a pool, so a pod's namespace costs a few idle descriptors.
 Result<Fd> SocketInNetns(const std::string& netns, int domain, int type);
 
 }  // namespace podvisor::supervisor
