@@ -26,7 +26,11 @@ const WallTime kT{std::chrono::seconds(1'700'000'000)};
 // fluent-bit's parsers.conf, [PARSER] Name cri (vector's kubernetes_logs
 // reads the same four fields), and the time field as RFC 3339 with
 // nanoseconds in UTC, as its Time_Format %Y-%m-%dT%H:%M:%S.%L%z takes it.
-const std::regex kFluentBitCri("^([^ ]+) (stdout|stderr) ([^ ]*) (.*)$");
+// The regex ends in "(.*)$" there; any line from getline matches that, and
+// libstdc++'s std::regex recurses once per character of a ".*" (a 16 KiB
+// line overflows the stack under ASan), so only the three fields are
+// matched, anchored at the start of the line.
+const std::regex kFluentBitCri("^([^ ]+) (stdout|stderr) ([^ ]*) ");
 const std::regex kRfc3339Nano(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$)");
 
 void ExpectShipperParsable(const std::string& data, const std::string& what) {
@@ -36,7 +40,7 @@ void ExpectShipperParsable(const std::string& data, const std::string& what) {
   int n = 0;
   for (std::string line; std::getline(in, line); ++n) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_match(line, m, kFluentBitCri)) << what << " line " << n << ": " << line;
+    ASSERT_TRUE(std::regex_search(line, m, kFluentBitCri, std::regex_constants::match_continuous)) << what << " line " << n << ": " << line;
     EXPECT_TRUE(std::regex_match(m[1].str(), kRfc3339Nano)) << what << ": " << m[1];
     EXPECT_TRUE(m[3] == "F" || m[3] == "P") << what << ": " << line;
   }

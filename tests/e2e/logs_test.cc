@@ -46,15 +46,17 @@ std::string ReadLog(const fs::path& file) {
 }
 
 // fluent-bit's parsers.conf [PARSER] Name cri; vector reads the same fields.
+// Its trailing "(.*)$" matches any line from getline and is left out:
+// libstdc++'s std::regex recurses once per character of a ".*".
 void ExpectFluentBitCri(const std::string& text, const std::string& what) {
-  static const std::regex cri("^([^ ]+) (stdout|stderr) ([^ ]*) (.*)$");
+  static const std::regex cri("^([^ ]+) (stdout|stderr) ([^ ]*) ");
   static const std::regex time(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$)");
   ASSERT_FALSE(text.empty()) << what;
   EXPECT_EQ(text.back(), '\n') << what << " ends inside a record";
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_match(line, m, cri)) << what << ": " << line;
+    ASSERT_TRUE(std::regex_search(line, m, cri, std::regex_constants::match_continuous)) << what << ": " << line;
     EXPECT_TRUE(std::regex_match(m[1].str(), time)) << what << ": " << line;
     EXPECT_TRUE(m[3] == "F" || m[3] == "P") << what << ": " << line;
   }
