@@ -36,6 +36,7 @@ MonoTime OnProbeTick(MonoTime t) {
   auto ticks = (t.time_since_epoch() + kProbeTick - Duration(1)) / kProbeTick;
   return MonoTime(ticks * kProbeTick);
 }
+
 constexpr const char* kDefaultReasonEnv = "KUBE_POD_TERM_REASON";     // S6.2
 constexpr const char* kDefaultReasonHeader = "KUBE-POD-TERM-REASON";  // S6.2
 // Hooks have no timeout of their own, as in the kubelet: a preStop is

@@ -227,8 +227,8 @@ void Lifecycle::CreateInstance(Container& c) {
 void Lifecycle::CreateAhead(size_t init_index) {
   if (init_index >= init_count_ || Terminating()) return;
   Container& c = containers_[init_index];
-  if (c.state != RunState::kWaiting || c.ahead_tried || c.ever_started) return;
-  c.ahead_tried = true;
+  // Called once per entry, as the plan moves past the one before it.
+  if (c.state != RunState::kWaiting) return;
   CreateInstance(c);
   c.ahead = true;
 }

@@ -84,7 +84,6 @@ struct ContainerRecord {
   // turn comes. One try per container: a failed one is not reported, and
   // the turn creates it the ordinary way.
   bool ahead = false;
-  bool ahead_tried = false;
 
   // History, for status (S9.2).
   std::optional<pod::ContainerStateTerminated> terminated;       // this instance's end

@@ -12,15 +12,24 @@
 #include <tuple>
 #include <vector>
 
-
 namespace podvisor::supervisor {
 
 namespace {
 
 // The namespace files stay open once used: 100 containers probed every
-// second would otherwise cost two /proc path walks per socket. The paths are /proc/<pid>/ns/net of the pod's
-// namespace holder, which lives as long as the pod; an open file keeps
-// naming the namespace it was opened for, whatever becomes of the pid.
+// second would otherwise cost two /proc path walks per socket. The paths
+// are /proc/<pid>/ns/net of the pod's namespace holder, which lives as
+// long as the pod; an open file keeps naming the namespace it was opened
+// for, whatever becomes of the pid.
+Result<int> OwnNetnsFd() {
+  // Outside the bounded cache below: clearing it must never close this
+  // one between the two setns calls of SocketInNetns.
+  static Fd own;
+  if (!own) own = Fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!own) return Error::FromErrno("open /proc/thread-self/ns/net");
+  return own.get();
+}
+
 Result<int> NetnsFd(const std::string& path) {
   static std::map<std::string, Fd, std::less<>> open_files;
   if (auto it = open_files.find(path); it != open_files.end()) return it->second.get();
@@ -49,7 +58,7 @@ Result<Fd> SocketInNetns(const std::string& netns, int domain, int type) {
   if (pool.empty()) {
     // podvisor is single-threaded, so switching the namespace of the one
     // thread for the duration of socket() affects nothing else.
-    auto own = NetnsFd("/proc/thread-self/ns/net");
+    auto own = OwnNetnsFd();
     if (!own) return own.error();
     auto target = NetnsFd(netns);
     if (!target) return target.error();
