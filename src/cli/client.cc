@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "supervisor/control_server.h"
+#include "supervisor/control/control_server.h"
 
 namespace podvisor::cli {
 

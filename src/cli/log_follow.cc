@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/log_files.h"
+#include "supervisor/logs/log_files.h"
 
 namespace podvisor::cli {
 

@@ -21,7 +21,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "supervisor/cri_log.h"
+#include "supervisor/logs/cri_log.h"
 
 namespace podvisor::cli {
 

@@ -22,8 +22,8 @@
 #include "cli/log_follow.h"
 #include "common/fd.h"
 #include "pod/status.h"
-#include "supervisor/cri_log.h"
-#include "supervisor/log_files.h"
+#include "supervisor/logs/cri_log.h"
+#include "supervisor/logs/log_files.h"
 
 namespace podvisor::cli {
 namespace {
@@ -220,7 +220,7 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
   }
   {
     // The supervisor's gzip of a rotated log (S11.2), in a child process
-    // so the event loop never waits for it (supervisor/executor_logs.cc).
+    // so the event loop never waits for it (supervisor/executor/container_logs.cc).
     auto file = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("compress-log", "");
     cmd->group("");  // hidden from --help

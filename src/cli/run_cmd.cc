@@ -20,8 +20,8 @@
 #include "pod/quantity.h"
 #include "pod/resources.h"
 #include "signals/reaper.h"
-#include "supervisor/executor.h"
-#include "supervisor/sandbox.h"
+#include "supervisor/executor/executor.h"
+#include "supervisor/sandbox/sandbox.h"
 
 namespace podvisor::cli {
 namespace {
@@ -240,7 +240,7 @@ void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
     bool pid = false;
   };
   auto opts = std::make_shared<Options>();
-  // Internal: the pod sandbox's holder process (supervisor/sandbox.h).
+  // Internal: the pod sandbox's holder process (supervisor/sandbox/sandbox.h).
   CLI::App* cmd = app.add_subcommand("sandbox-init", "");
   cmd->group("");  // hidden from --help
   cmd->add_option("--hostname", opts->hostname);

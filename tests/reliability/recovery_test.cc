@@ -1,5 +1,5 @@
 // Reliability: a supervisor SIGKILLed mid-run leaves nothing that a later
-// `podvisor run` of the same pod cannot clean up (supervisor/recovery.h):
+// `podvisor run` of the same pod cannot clean up (supervisor/executor/recovery.h):
 // the second run deletes the containers still running through the runtime,
 // removes mounts, runtime state and cgroups, and then runs the pod
 // normally; and a second run while the first is alive touches nothing.

@@ -1,0 +1,105 @@
+// The control socket (INTERFACE.md "Control socket"): DIR/<pod>/control.sock,
+// a Unix stream socket of mode 0600 that accepts only peers with the
+// supervisor's uid or root (SO_PEERCRED). One JSON request per connection,
+// one JSON reply, then the server closes.
+//
+// Everything is non-blocking inside the event loop: a client that connects
+// and sends nothing, sends garbage, sends 1 GiB, or never reads its reply
+// costs one descriptor for at most `request_timeout` and never delays a
+// container transition. Bad requests are answered with {"error": ...}:
+// malformed JSON, a non-object, more than `max_request_bytes` (64 KiB;
+// the largest real request, a stop with a 256-byte reason, is ~300 bytes),
+// and a truncated request that neither ends in a newline nor half-closes
+// within `request_timeout`. Replies may be deferred (`stop` answers when the
+// pod has ended): the handler gets a Responder it may call later; if the
+// client has gone by then, the reply is dropped.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/fd.h"
+#include "common/result.h"
+#include "supervisor/loop/event_loop.h"
+
+namespace podvisor::supervisor {
+
+struct ControlServerOptions {
+  std::size_t max_request_bytes = 64 * 1024;
+  std::size_t max_connections = 4096;
+  Duration request_timeout = std::chrono::seconds(5);
+};
+
+// One reply, serialized once: a JSON document, or text already serialized
+// and shared between many replies (the supervisor's cached status, so that
+// a flood of status requests costs a copy each, not a serialization).
+class ControlReply {
+ public:
+  ControlReply(const nlohmann::json& doc);  // NOLINT: implicit, replies are JSON
+  // `json_text` is one serialized JSON document.
+  static ControlReply FromText(std::string json_text);
+  const std::string& line() const { return *line_; }  // the text and a newline
+
+ private:
+  ControlReply() = default;
+  std::shared_ptr<const std::string> line_;
+};
+
+class ControlServer {
+ public:
+  using Responder = std::function<void(const ControlReply& reply)>;
+  // Called with a parsed JSON object; must eventually call respond (or
+  // not, if the server is being torn down).
+  using Handler = std::function<void(const nlohmann::json& request, Responder respond)>;
+
+  // Binds `socket_path` (replacing a stale socket file), mode 0600.
+  static Result<std::unique_ptr<ControlServer>> Listen(EventLoop& loop,
+                                                       const std::filesystem::path& socket_path,
+                                                       Handler handler,
+                                                       ControlServerOptions options = {});
+  ~ControlServer();  // closes every connection and unlinks the socket
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  std::size_t open_connections() const { return connections_.size(); }
+  uint64_t refused_peers() const { return refused_peers_; }
+
+ private:
+  struct Connection;
+  ControlServer(EventLoop& loop, std::filesystem::path path, Fd listen_fd, Handler handler,
+                ControlServerOptions options);
+  void OnAcceptable();
+  void OnEvent(int fd, uint32_t events);
+  void OnReadable(int fd);
+  void OnRequestTimeout(int fd);
+  void OnWritable(int fd);
+  void Dispatch(int fd);
+  void Respond(int fd, uint64_t serial, const ControlReply& reply);
+  void Close(int fd);
+
+  EventLoop& loop_;
+  std::filesystem::path path_;
+  Fd listen_fd_;
+  Handler handler_;
+  ControlServerOptions options_;
+  std::unordered_map<int, std::unique_ptr<Connection>> connections_;
+  uint64_t next_serial_ = 1;
+  uint64_t refused_peers_ = 0;
+  EventLoop::TimerId accept_pause_ = 0;  // accepting paused after EMFILE
+  // Responders hold a weak reference, so a reply after destruction is a no-op.
+  std::shared_ptr<ControlServer*> self_;
+};
+
+// The client side, for the CLI: connects, sends `request`, reads the reply.
+// Blocking, with an overall timeout (none when zero, for `stop` which
+// waits for the pod to end).
+Result<nlohmann::json> ControlRequest(const std::filesystem::path& socket_path,
+                                      const nlohmann::json& request,
+                                      Duration timeout = std::chrono::seconds(10));
+
+}  // namespace podvisor::supervisor

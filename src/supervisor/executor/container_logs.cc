@@ -1,0 +1,101 @@
+// The Executor's log side: reading the containers' stdout/stderr pipes
+// into CRI logs (S11.1) and what follows a rotation (S11.2): retention
+// and gzip of older rotated files.
+//
+// gzip runs in a child process (`podvisor compress-log FILE`, at nice 10),
+// one at a time, tracked by the reaper like a runtime call: compressing a
+// 10 MiB file costs a few hundred milliseconds of CPU, which on the event
+// loop would delay every signal, probe and exit of the pod by as much; a
+// child takes the other core when there is one and the loop only sees its
+// exit. The pod's end waits for a running one (MaybeFinish waits for
+// every call), so no half-written .gz.partial is left behind; a crash
+// leaves the plain file, which readers use.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "signals/spawn.h"
+#include "supervisor/executor/internal.h"
+
+namespace podvisor::supervisor {
+
+bool Executor::ReadLogPipe(Instance& inst, int index) {
+  LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(inst.pipes[index].get(), buf, sizeof buf);
+    if (n > 0) {
+      if (inst.log) {
+        auto s = inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
+                                  std::chrono::system_clock::now());
+        if (!s) spdlog::warn("{}", s.error().message());
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return false;
+    return true;  // EOF (or an error: nothing more will come)
+  }
+}
+
+void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
+  RetentionPlan plan =
+      PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files);
+  for (const auto& name : plan.remove) {
+    if (::unlink((dir / name).c_str()) != 0 && errno != ENOENT) {
+      spdlog::warn("removing old log {}: {}", (dir / name).string(), std::strerror(errno));
+    }
+  }
+  if (finished_) return;  // the final flush of a finished pod: no new children
+  for (const auto& name : plan.compress) {
+    std::filesystem::path file = dir / name;
+    bool queued = file == compressing_ ||
+                  std::any_of(compress_queue_.begin(), compress_queue_.end(),
+                              [&](const auto& q) { return q.first == file; });
+    if (!queued) compress_queue_.emplace_back(file, instance);
+  }
+  StartCompression();
+}
+
+void Executor::StartCompression() {
+  if (!compressing_.empty() || compress_queue_.empty()) return;
+  std::filesystem::path file = compress_queue_.front().first;
+  int inst = compress_queue_.front().second;
+  compress_queue_.pop_front();
+  signals::SpawnOptions spawn;
+  spawn.argv = {options_.podvisor_exe.string(), "compress-log", file.string()};
+  spawn.stderr_fd = signals::SpawnOptions::kInherit;
+  spawn.cwd = "/";
+  auto child = signals::Spawn(spawn);
+  if (!child) {
+    spdlog::warn("compressing {}: {}", file.string(), child.error().message());
+    return;
+  }
+  pid_t pid = child->pid();
+  auto call = std::make_unique<RuntimeCall>();
+  call->process = std::move(*child);
+  call->what = "compress-log";
+  compressing_ = file;
+  std::filesystem::path dir = file.parent_path();
+  auto s = reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
+    calls_.erase(pid);
+    compressing_.clear();
+    if (!exit.success()) spdlog::warn("compressing {}: {}", file.string(), exit.ToString());
+    // Rotations while it ran may have made more files old enough to go.
+    OnLogRotated(dir, inst);
+    StartCompression();
+    MaybeFinish();
+  });
+  if (!s) {
+    compressing_.clear();
+    spdlog::warn("compressing {}: {}", file.string(), s.error().message());
+    return;
+  }
+  calls_.emplace(pid, std::move(call));
+}
+
+}  // namespace podvisor::supervisor

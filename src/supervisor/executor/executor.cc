@@ -1,0 +1,340 @@
+#include "supervisor/executor/executor.h"
+
+#include <signal.h>
+
+#include <cstring>
+#include <sys/epoll.h>
+
+#include <spdlog/spdlog.h>
+
+#include "cgroups/cleanup.h"
+#include "common/signal_names.h"
+#include "common/uuid.h"
+#include "oci/etc_files.h"
+#include "oci/mounts.h"
+#include "oci/rootfs.h"
+#include "oci/volumes.h"
+#include "supervisor/executor/internal.h"
+#include "supervisor/executor/recovery.h"
+
+namespace podvisor::supervisor {
+
+std::string InstanceKey(std::string_view container, int instance) {
+  return std::string(container) + "#" + std::to_string(instance);
+}
+
+Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
+    : pod_(std::move(pod)),
+      options_(std::move(options)),
+      loop_(std::move(loop)),
+      lifecycle_(pod_, options_.lifecycle),
+      layout_(options_.state_dir.parent_path(), pod_.metadata.name) {}
+
+Executor::~Executor() { Cleanup(); }
+
+Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options) {
+  auto loop = EventLoop::Create();
+  if (!loop) return loop.take_error();
+  std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
+  if (auto s = ex->Setup(); !s) {
+    if (!ex->owns_pod_) return s.take_error();  // another supervisor's: untouched
+    ex->Cleanup();
+    // Nothing is left behind by a pod that never started: the directories
+    // Setup created go too when they are empty.
+    std::error_code ec;
+    std::filesystem::remove(ex->options_.state_dir / "events.jsonl", ec);
+    std::filesystem::remove(ex->options_.state_dir, ec);
+    std::filesystem::remove(ex->options_.log_dir, ec);
+    return s.take_error();
+  }
+  return ex;
+}
+
+Status Executor::Setup() {
+  created_at_ = std::chrono::system_clock::now();
+  // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
+  if (auto notifier = SdNotifier::FromEnvironment(); !notifier) {
+    spdlog::warn("{}: not notifying systemd", notifier.error().message());
+  } else if (notifier->enabled()) {
+    notifier_ = std::move(*notifier);
+    systemd_.emplace(pod_.metadata.name);
+  }
+  // The API server gives every pod a uid; scripts reading `status -o json`
+  // rely on one being there.
+  uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
+  // Images first: a missing image is the user's problem and must leave
+  // nothing behind.
+  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
+    for (const auto& c : *list) {
+      auto image = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
+      if (!image) return image.take_error().Wrap("container " + c.name);
+      images_.emplace(c.name, std::move(*image));
+    }
+  }
+  // What a SIGKILLed supervisor of this pod left goes before anything new
+  // is made (recovery.h); a live one's pod is not ours to touch.
+  oci::RuntimeCli runtime = Runtime();
+  RecoveryInput recovery{&layout_, &runtime, "", options_.runtime_timeout};
+  if (!options_.cgroup_parent.empty()) {
+    recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_.metadata.name;
+  }
+  if (auto r = RecoverLeftovers(recovery); !r) return r.take_error();
+  owns_pod_ = true;
+  if (auto s = oci::MakeDirs(options_.state_dir, 0700); !s) return s;
+  if (auto s = oci::MakeDirs(options_.log_dir, 0755); !s) return s;
+  if (auto s = SetupPodCgroup(); !s) return s;
+
+  // Signals are blocked before any child exists, then read from a signalfd.
+  ::signal(SIGPIPE, SIG_IGN);
+  auto sfd = signals::SignalFd::Create(
+      {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM});
+  if (!sfd) return sfd.take_error();
+  signal_fd_ = std::move(*sfd);
+  if (auto s = loop_.Add(signal_fd_->fd(), EPOLLIN, [this](uint32_t) { OnSignal(); }); !s) return s;
+
+  if (options_.sandbox) {
+    SandboxOptions sb;
+    sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
+    sb.new_network = !pod_.spec.host_network;
+    sb.new_ipc = !pod_.spec.host_ipc;
+    sb.new_uts = !pod_.spec.host_network;
+    sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
+    sb.podvisor_exe = options_.podvisor_exe;
+    auto sandbox = Sandbox::Create(sb);
+    if (!sandbox) return sandbox.take_error();
+    sandbox_.emplace(std::move(*sandbox));
+  }
+
+  auto events = EventRecorder::Open(options_.state_dir / "events.jsonl");
+  if (!events) return events.take_error();
+  events_.emplace(std::move(*events));
+
+  auto control = ControlServer::Listen(
+      loop_, options_.state_dir / "control.sock",
+      [this](const nlohmann::json& req, ControlServer::Responder respond) {
+        OnControlRequest(req, std::move(respond));
+      });
+  if (!control) return control.take_error();
+  control_ = std::move(*control);
+
+  if (auto s = oci::PreparePodVolumes(pod_, layout_.VolumesDir()); !s) return s;
+  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
+    for (const auto& c : *list) {
+      if (auto s = oci::PrepareSubPaths(pod_, c, layout_.VolumesDir()); !s) return s;
+    }
+  }
+  if (auto s = oci::WritePodEtcFiles(layout_, oci::PodHostname(pod_, options_.node_hostname),
+                                     pod_.spec.host_network);
+      !s) {
+    return s;
+  }
+  // The pod's own /dev/shm only makes sense in its own IPC namespace, and
+  // mounting it needs privileges.
+  if (sandbox_ && sandbox_->ipc_ns()) {
+    if (auto s = oci::MountPodShm(layout_); !s) return s;
+  }
+  return Ok();
+}
+
+Now Executor::CurrentTime() const {
+  return Now{std::chrono::steady_clock::now(), std::chrono::system_clock::now()};
+}
+
+std::string Executor::RuntimeId(std::string_view container, int instance) const {
+  // Unique per attempt: a failed create is retried under the same instance
+  // number while the runtime may still be cleaning up the failed one.
+  static uint64_t attempt = 0;
+  return pod_.metadata.name + "_" + std::string(container) + "_" + std::to_string(instance) +
+         "_" + std::to_string(++attempt);
+}
+
+Result<pod::PodPhase> Executor::Run() {
+  // The start actions are a batch like any other: events they cause wait.
+  draining_ = true;
+  for (auto& action : lifecycle_.Start(CurrentTime())) Execute(action);
+  draining_ = false;
+  Drain();
+  while (!finished_) {
+    if (auto s = loop_.RunOnce(); !s) return s.take_error();
+  }
+  return lifecycle_.Phase();
+}
+
+void Executor::Feed(Event event) {
+  queue_.push_back(std::move(event));
+  Drain();
+}
+
+void Executor::Drain() {
+  if (draining_) return;  // the outer Drain picks it up: never re-entrant
+  draining_ = true;
+  while (!queue_.empty()) {
+    Event e = std::move(queue_.front());
+    queue_.pop_front();
+    status_reply_.reset();  // the status may change with any event
+    spdlog::debug("event {}", ToString(e));
+    for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
+  }
+  draining_ = false;
+  NotifySystemd();
+  MaybeFinish();
+}
+
+void Executor::Execute(const Action& action) {
+  spdlog::debug("action {}", ToString(action));
+  std::visit(
+      [this](const auto& a) {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, CreateContainer>) {
+          CreateInstance(a);
+        } else if constexpr (std::is_same_v<T, StartContainer>) {
+          StartInstance(a);
+        } else if constexpr (std::is_same_v<T, DeleteContainer>) {
+          DeleteInstance(a);
+        } else if constexpr (std::is_same_v<T, SignalContainer>) {
+          SignalInstance(a);
+        } else if constexpr (std::is_same_v<T, RunHook>) {
+          RunHookAction(a);
+        } else if constexpr (std::is_same_v<T, CancelHook>) {
+          CancelHookAction(a);
+        } else if constexpr (std::is_same_v<T, StartProbes>) {
+          StartProbesAction(a);
+        } else if constexpr (std::is_same_v<T, StopProbes>) {
+          StopProbesAction(a);
+        } else if constexpr (std::is_same_v<T, ArmTimer>) {
+          OnTimerAction(a);
+        } else if constexpr (std::is_same_v<T, CancelTimer>) {
+          auto it = timers_.find(ToString(a.id));
+          if (it != timers_.end()) {
+            loop_.CancelTimer(it->second);
+            timers_.erase(it);
+          }
+        } else if constexpr (std::is_same_v<T, Publish>) {
+          OnPublish(a);
+        } else if constexpr (std::is_same_v<T, PodEnded>) {
+          OnPodEnded(a);
+        }
+      },
+      action);
+}
+
+void Executor::OnTimerAction(const ArmTimer& arm) {
+  std::string key = ToString(arm.id);
+  if (auto it = timers_.find(key); it != timers_.end()) loop_.CancelTimer(it->second);
+  timers_[key] = loop_.AddTimer(arm.deadline, [this, key, id = arm.id] {
+    timers_.erase(key);
+    Feed(TimerFired{id});
+  });
+}
+
+void Executor::OnPublish(const Publish& p) {
+  WallTime now = std::chrono::system_clock::now();
+  if (events_) {
+    if (auto s = events_->Record(p, now); !s) spdlog::warn("{}", s.error().message());
+  }
+  auto level = p.type == EventType::kWarning ? spdlog::level::warn : spdlog::level::info;
+  spdlog::log(level, "{} {}: {}", p.object, p.reason, p.message);
+}
+
+void Executor::NotifySystemd() {
+  if (!systemd_) return;
+  auto messages = systemd_->Update(lifecycle_.Status(), lifecycle_.Terminating());
+  for (const std::string& message : messages) {
+    if (auto s = notifier_.Send(message); !s) spdlog::warn("{}", s.error().message());
+  }
+}
+
+void Executor::OnSignal() {
+  auto infos = signal_fd_->Read();
+  if (!infos) {
+    spdlog::error("{}", infos.error().message());
+    return;
+  }
+  for (const auto& info : *infos) {
+    int signo = static_cast<int>(info.ssi_signo);
+    switch (signo) {
+      case SIGCHLD:
+        // One SIGCHLD may stand for many exits: the reaper collects them all.
+        if (auto n = reaper_.Dispatch(); !n) spdlog::error("{}", n.error().message());
+        break;
+      case SIGTERM:
+      case SIGINT:
+        if (signo == SIGINT && ++interrupts_ >= 2) {
+          // A second interrupt: the user is impatient. The budget ends now;
+          // S5.5 still gives every container its stop signal and 2 s.
+          spdlog::warn("second SIGINT: shortening the grace period to the 2 s floor");
+          Feed(StopRequested{std::nullopt, Duration::zero()});
+        } else {
+          spdlog::info("{} received: stopping the pod", SignalName(signo));
+          Feed(StopRequested{});
+        }
+        break;
+      default:
+        spdlog::info("{} received and ignored", SignalName(signo));
+    }
+  }
+}
+
+void Executor::OnPodEnded(const PodEnded& e) {
+  pod_ended_ = true;
+  // PID-1 duty: everything reparented to us was reaped as it exited.
+  spdlog::info("{} orphaned processes reaped", reaper_.orphans_reaped());
+  spdlog::info("pod {} ended: phase {}", pod_.metadata.name, pod::PodPhaseName(e.phase));
+}
+
+void Executor::MaybeFinish() {
+  if (!pod_ended_ || finished_ || draining_) return;
+  // Wait for every runtime call (deletes above all) before cleaning up.
+  if (!calls_.empty()) return;
+  for (auto& [id, inst] : instances_) {
+    if (inst->runtime_state && !inst->deleted) {
+      if (!inst->deleting) DeleteRecord(*inst);
+      return;
+    }
+  }
+  finished_ = true;
+  nlohmann::json final_status = StatusJson();
+  for (auto& respond : stop_waiters_) respond(final_status);
+  stop_waiters_.clear();
+  Cleanup();
+}
+
+void Executor::Cleanup() {
+  if (!owns_pod_) return;  // Setup stopped before touching the pod
+  probes_.clear();
+  hooks_.clear();
+  for (auto& [pid, call] : calls_) (void)call->process.KillAndReap();
+  calls_.clear();
+  for (auto& [id, inst] : instances_) {
+    if (inst->log) {
+      for (int i = 0; i < 2; ++i) {
+        (void)inst->log->Close(i == 0 ? LogStream::kStdout : LogStream::kStderr,
+                               std::chrono::system_clock::now());
+      }
+    }
+    if (inst->root_mounted) (void)oci::RemoveWritableRoot(inst->root);
+  }
+  instances_.clear();
+  current_.clear();
+  control_.reset();
+  if (sandbox_) sandbox_->Destroy();
+  sandbox_.reset();
+  // Volumes, /etc files, bundles and the runtime root go; events.jsonl
+  // stays for `podvisor events` after the end.
+  if (std::filesystem::exists(layout_.dir())) {
+    if (auto s = oci::CleanupPod(layout_); !s) spdlog::warn("{}", s.error().message());
+    std::error_code ec;
+    std::filesystem::remove_all(layout_.RuntimeRoot(), ec);
+  }
+  if (pod_cgroup_) {
+    if (auto s = pod_cgroup_->Destroy(); !s) spdlog::warn("{}", s.error().message());
+    pod_cgroup_.reset();
+  }
+  // The runtime removed each container's cgroup; the pod's directories
+  // above them are ours to remove (every hierarchy of a v1/hybrid host).
+  if (!options_.cgroup_parent.empty()) {
+    cgroups::RemoveEmptyCgroupDirs(options_.cgroup_parent + "/" + pod_.metadata.name);
+  }
+}
+
+}  // namespace podvisor::supervisor

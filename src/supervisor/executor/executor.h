@@ -1,0 +1,209 @@
+// supervisor::Executor: the shell around the pure Lifecycle. It owns the
+// event loop and everything that touches the kernel or another program for
+// one pod, turns what happens into Lifecycle events and carries out the
+// actions the Lifecycle returns (ARCHITECTURE.md "The shell"):
+//
+//   runtime calls   create/start/delete/exec are child processes tracked
+//                   by the loop through the reaper; nothing blocks on them
+//   containers      each instance's init process is adopted by pidfd (we
+//                   are PID 1 or a child subreaper) and signalled directly
+//                   through it (S5.9); its exit comes from waitid
+//   logs            stdout/stderr are pipes we own, written as CRI logs
+//   hooks, probes   exec through the runtime; tcpSocket by a non-blocking
+//                   connect, httpGet and gRPC through libcurl's multi
+//                   interface, both from the pod's network namespace
+//   timers          the Lifecycle's ArmTimer/CancelTimer on the loop
+//   control         the control socket: status, stop, kill
+//   signals         SIGTERM/SIGINT stop the pod; SIGCHLD drives the reaper
+//
+// Events the shell produces while carrying out actions are queued and fed
+// to the Lifecycle after the current batch, never re-entrantly.
+#pragma once
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cgroups/mode.h"
+#include "cgroups/pod_cgroup.h"
+#include "oci/image.h"
+#include "oci/layout.h"
+#include "oci/runtime_cli.h"
+#include "oci/spec.h"
+#include "pod/model.h"
+#include "signals/reaper.h"
+#include "signals/signalfd.h"
+#include "supervisor/control/control_server.h"
+#include "supervisor/loop/event_loop.h"
+#include "supervisor/logs/event_recorder.h"
+#include "supervisor/probes/http_client.h"
+#include "supervisor/lifecycle/lifecycle.h"
+#include "supervisor/logs/log_files.h"
+#include "supervisor/probes/net_check.h"
+#include "supervisor/executor/runtime_timeout.h"
+#include "supervisor/sandbox/sandbox.h"
+#include "supervisor/control/sd_notify.h"
+
+namespace podvisor::supervisor {
+
+struct ExecutorOptions {
+  std::filesystem::path bundle;
+  std::filesystem::path state_dir;  // the pod's own: DIR/<pod>
+  std::filesystem::path log_dir;    // the pod's own: DIR/<pod>
+  oci::RuntimeBinary runtime;
+  bool no_pivot = false;
+  LifecycleOptions lifecycle;
+  std::string cgroup_parent;  // "" = let the runtime choose
+  cgroups::CgroupInfo cgroups;  // what this host has (DetectCgroups)
+  int64_t node_memory_bytes = 0;
+  std::string node_hostname;
+  std::optional<int64_t> pids_limit;
+  bool sandbox = true;  // own namespaces (needs root)
+  std::filesystem::path podvisor_exe = "/proc/self/exe";
+  std::filesystem::path image_cache_dir;  // where OCI layouts unpack (oci/image_cache.h)
+  // S11.2: --log-max-size, --log-max-files.
+  LogRotation log_rotation{kDefaultLogMaxSize, kDefaultLogMaxFiles};
+  // The bound on each create/start/delete call (runtime_timeout.h); zero:
+  // unbounded.
+  Duration runtime_timeout = kDefaultRuntimeTimeout;
+};
+
+class Executor {
+ public:
+  // Everything that can fail before a container exists: layout, images,
+  // sandbox, control socket, signal handling. Nothing is left behind when
+  // it fails.
+  static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options);
+  ~Executor();
+
+  // Runs the pod until it ended and everything is cleaned up; returns the
+  // final phase.
+  Result<pod::PodPhase> Run();
+
+ private:
+  struct Instance;
+  struct Hook;
+  struct Probe;
+  struct RuntimeCall;
+
+  Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop);
+
+  // executor.cc: the loop, the event queue, actions, signals, the end.
+  Status Setup();
+  void Feed(Event event);
+  void Drain();
+  void Execute(const Action& action);
+  void OnSignal();
+  void OnTimerAction(const ArmTimer& arm);
+  void OnPublish(const Publish& p);
+  void NotifySystemd();  // INTERFACE.md "systemd", after each batch
+  void OnPodEnded(const PodEnded& e);
+  void MaybeFinish();
+  void Cleanup();
+  Now CurrentTime() const;
+  std::string RuntimeId(std::string_view container, int instance) const;
+
+  // cgroups.cc: the pod cgroup (S10.4) and OOM kills (S9.5).
+  Status SetupPodCgroup();
+  bool OomKilledSinceCreate(const Instance& inst) const;
+
+  // runtime.cc: create, start, exit, delete.
+  void CreateInstance(const CreateContainer& a);
+  Status PrepareInstance(Instance& inst);
+  void StartInstance(const StartContainer& a);
+  void DeleteInstance(const DeleteContainer& a);
+  void DeleteRecord(Instance& inst);
+  void SignalInstance(const SignalContainer& a);
+  void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
+  void ReportExit(Instance& inst);
+  void WatchLogPipe(Instance& inst, int index);
+  void FinishDelete(Instance& inst);
+  void ReleaseDescriptors(Instance& inst);
+  std::string TerminationMessage(const Instance& inst, int exit_code) const;
+
+  // container_logs.cc: reading log pipes; rotation's retention and gzip.
+  // Reads what the pipe holds now; true at EOF.
+  bool ReadLogPipe(Instance& inst, int index);
+  void OnLogRotated(const std::filesystem::path& dir, int instance);
+  void StartCompression();
+  // Spawns one runtime call, tracked by the reaper; returns its pid.
+  Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
+                             int stdout_fd, int stderr_fd,
+                             std::function<void(const signals::ExitInfo&)> done);
+  // The current record of (container, instance), or one by runtime id:
+  // callbacks of runtime calls hold the id, because a failed create is
+  // retried under the same instance number with a new id.
+  Instance* FindInstance(std::string_view container, int instance);
+  Instance* FindById(const std::string& id);
+  // The runtime's command line for this pod (its own --root).
+  oci::RuntimeCli Runtime() const;
+
+  // hooks.cc: lifecycle hooks and probes.
+  void RunHookAction(const RunHook& a);
+  void CancelHookAction(const CancelHook& a);
+  void StartProbesAction(const StartProbes& a);
+  void StopProbesAction(const StopProbes& a);
+  void ScheduleProbe(Probe& probe, MonoTime at);
+  void RunProbeOnce(Probe& probe);
+  void OnProbeOutcome(const std::string& key, bool success, std::string message);
+  // Runs `args` inside the instance through the runtime's exec; `done`
+  // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
+  // the runtime process's pid, to kill it on cancel, or 0 when it could not
+  // start (done has then been queued with the reason).
+  pid_t ExecInContainer(Instance& inst, std::string_view name, std::vector<std::string> args,
+                        std::vector<std::string> extra_env, std::optional<Duration> timeout,
+                        std::function<void(bool ok, std::string output)> done);
+  const pod::Container* ContainerSpec(std::string_view name) const;
+  std::string NetnsPath() const;
+  // The HTTP client of probes and hooks, created on first use; nullptr
+  // (with the reason in `why`) when libcurl cannot be set up.
+  HttpClient* Http(std::string& why);
+
+  // control.cc: the control socket.
+  void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
+  nlohmann::json StatusJson() const;
+  nlohmann::json SummaryJson() const;
+
+  pod::Pod pod_;
+  ExecutorOptions options_;
+  EventLoop loop_;
+  Lifecycle lifecycle_;
+  oci::PodLayout layout_;
+  std::map<std::string, oci::Image> images_;  // by container name
+  std::optional<Sandbox> sandbox_;
+  std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
+  signals::Reaper reaper_;
+  std::optional<signals::SignalFd> signal_fd_;
+  std::unique_ptr<ControlServer> control_;
+  std::optional<EventRecorder> events_;
+  SdNotifier notifier_;
+  std::optional<SystemdReporter> systemd_;
+  WallTime created_at_{};
+  std::string uid_;
+  std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
+
+  std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
+  std::map<std::pair<std::string, int>, std::string> current_;  // -> runtime id
+  std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
+  std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;
+  std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;
+  std::map<pid_t, std::unique_ptr<RuntimeCall>> calls_;
+  std::vector<ControlServer::Responder> stop_waiters_;
+  // Rotated logs waiting for gzip, one child at a time (container_logs.cc).
+  std::deque<std::pair<std::filesystem::path, int>> compress_queue_;  // file, instance
+  std::filesystem::path compressing_;
+  // The `status` reply for the current state; every event clears it.
+  std::optional<ControlReply> status_reply_;
+
+  std::deque<Event> queue_;
+  bool draining_ = false;
+  int interrupts_ = 0;
+  bool pod_ended_ = false;
+  bool finished_ = false;
+  bool owns_pod_ = false;  // recovery passed: the pod's state dir is ours
+};
+
+}  // namespace podvisor::supervisor

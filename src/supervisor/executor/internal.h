@@ -1,0 +1,75 @@
+// Records the Executor keeps per container instance, hook, probe and
+// runtime call. Internal to the executor_*.cc files.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/fd.h"
+#include "oci/layout.h"
+#include "pod/model.h"
+#include "signals/child_process.h"
+#include "signals/exit_info.h"
+#include "supervisor/logs/cri_log.h"
+#include "supervisor/executor/executor.h"
+#include "supervisor/probes/probe_state.h"
+
+namespace podvisor::supervisor {
+
+struct Executor::Instance {
+  std::string container;
+  int instance = 0;
+  std::string id;  // the runtime's container id, unique per attempt
+  std::filesystem::path dir;
+  oci::WritableRootPaths root;
+  bool root_mounted = false;
+  nlohmann::json process;  // config.json's process, the template for exec
+  std::string cgroups_path;  // linux.cgroupsPath; "" = the runtime's choice
+  uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
+  std::optional<signals::ChildProcess> init;
+  Fd pipes[2];  // read ends of the container's stdout and stderr
+  std::optional<CriLogWriter> log;
+  bool runtime_state = false;  // the runtime may hold state: delete before cleanup
+  bool start_pending = false;
+  std::optional<signals::ExitInfo> early_exit;  // exited while `start` ran
+  bool exited = false;
+  bool deleting = false;
+  bool deleted = false;
+};
+
+struct Executor::Hook {
+  std::string container;
+  int instance = 0;
+  HookKind kind = HookKind::kPostStart;
+  EventLoop::TimerId sleep_timer = 0;
+  pid_t exec_pid = 0;  // the runtime exec running an exec hook
+  std::unique_ptr<HttpTransfer> http;
+};
+
+struct Executor::Probe {
+  std::string key;
+  std::string container;
+  int instance = 0;
+  ProbeKind kind = ProbeKind::kReadiness;
+  pod::Probe spec;
+  ProbeState state;
+  EventLoop::TimerId timer = 0;
+  MonoTime next_run{};
+  pid_t exec_pid = 0;
+  std::unique_ptr<NetCheck> check;      // tcpSocket
+  std::unique_ptr<HttpTransfer> http;  // httpGet, grpc
+  Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), state(k, p) {}
+};
+
+struct Executor::RuntimeCall {
+  signals::ChildProcess process;
+  std::string what;
+  EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
+};
+
+std::string InstanceKey(std::string_view container, int instance);
+
+}  // namespace podvisor::supervisor

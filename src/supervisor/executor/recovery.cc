@@ -1,0 +1,181 @@
+#include "supervisor/executor/recovery.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "cgroups/cleanup.h"
+#include "common/fd.h"
+#include "oci/mounts.h"
+#include "oci/volumes.h"
+#include "signals/pidfd.h"
+#include "signals/spawn.h"
+#include "supervisor/executor/runtime_timeout.h"
+
+namespace podvisor::supervisor {
+namespace {
+
+namespace fs = std::filesystem;
+
+// True when something accepts connections on `socket_path`: a live
+// supervisor (a stale socket file refuses with ECONNREFUSED).
+bool SomeoneListens(const fs::path& socket_path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.native().size() >= sizeof addr.sun_path) return false;
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.native().size() + 1);
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return false;
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+}
+
+// Runs one runtime call to its end, at most `timeout` (then SIGKILL).
+Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout) {
+  signals::SpawnOptions spawn;
+  spawn.argv = cmd.argv;
+  spawn.cwd = std::string("/");
+  auto child = signals::Spawn(spawn);
+  if (!child) return child.take_error().Wrap("runtime " + cmd.step);
+  pollfd p{child->pidfd(), POLLIN, 0};
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    int r = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (r < 0 && errno == EINTR) continue;
+    break;  // exited (POLLIN), timed out (0) or poll failed: reap it either way
+  }
+  bool timed_out = !(p.revents & POLLIN);
+  auto exit = child->KillAndReap();
+  if (timed_out) return Error(RuntimeTimeoutMessage(cmd.step, timeout), ETIMEDOUT);
+  if (!exit) return exit.take_error();
+  if (!exit->success()) return Error("runtime " + cmd.step + " " + exit->ToString());
+  return Ok();
+}
+
+// Every cgroup directory at and below `dir`, parents before children.
+std::vector<fs::path> CgroupTree(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> dirs{dir};
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec)) dirs.push_back(it->path());
+  }
+  return dirs;
+}
+
+// SIGKILLs every process listed in the cgroup directories at and below
+// `dir`, through pidfds, and waits (at most `timeout` in all) until they
+// have exited, so that their cgroups can be removed. Returns how many
+// were signalled.
+int KillCgroupProcesses(const fs::path& dir, Duration timeout) {
+  std::vector<Fd> pidfds;
+  for (const auto& d : CgroupTree(dir)) {
+    std::ifstream procs(d / "cgroup.procs");
+    for (pid_t pid; procs >> pid;) {
+      auto pidfd = signals::PidfdOpen(pid);
+      if (!pidfd) continue;  // gone already
+      if (signals::PidfdSendSignal(pidfd->get(), SIGKILL)) pidfds.push_back(std::move(*pidfd));
+    }
+  }
+  // A pidfd becomes readable when its process has exited.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const auto& fd : pidfds) {
+    pollfd p{fd.get(), POLLIN, 0};
+    for (;;) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      int r = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+      if (r < 0 && errno == EINTR) continue;
+      break;
+    }
+  }
+  return static_cast<int>(pidfds.size());
+}
+
+// Removes the (now empty) cgroup directories at and below `dir`, deepest
+// first; rmdir fails on a cgroup still in use, which is the guard wanted.
+int RemoveCgroupTree(const fs::path& dir) {
+  std::vector<fs::path> dirs = CgroupTree(dir);
+  int removed = 0;
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (::rmdir(it->c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace
+
+std::string RecoveryReport::ToString() const {
+  return std::to_string(containers_deleted) + " container(s) deleted, " +
+         std::to_string(mounts_removed) + " mount(s) removed, " + std::to_string(processes_killed) +
+         " stray process(es) killed, " + std::to_string(cgroups_removed) + " cgroup(s) removed";
+}
+
+Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
+  RecoveryReport report;
+  const oci::PodLayout& layout = *in.layout;
+  std::error_code ec;
+  if (!fs::exists(layout.dir(), ec)) return report;  // a first run: nothing to recover
+  fs::path socket = layout.dir() / "control.sock";
+  if (SomeoneListens(socket)) {
+    return Error("another supervisor is serving " + socket.string() +
+                     " (stop it first: podvisor stop --state-dir " + layout.dir().parent_path().string() +
+                     " " + layout.dir().filename().string() + ")",
+                 EADDRINUSE);
+  }
+
+  // Containers the runtime still knows: runc, crun and the fake runtime
+  // keep one directory per container id under --root.
+  std::vector<std::string> ids;
+  for (const auto& entry : fs::directory_iterator(layout.RuntimeRoot(), ec)) {
+    if (entry.is_directory(ec)) ids.push_back(entry.path().filename().string());
+  }
+  for (const auto& id : ids) {
+    spdlog::info("recovery: deleting container {} left by a previous supervisor", id);
+    if (auto s = RunRuntimeCall(in.runtime->Delete(id), in.runtime_timeout); !s) {
+      return s.take_error().Wrap("deleting container " + id + " left by a previous supervisor");
+    }
+    ++report.containers_deleted;
+  }
+
+  // Processes in the pod's cgroups that no runtime state accounts for.
+  // Only after an unclean end (its socket is still there: a clean end
+  // unlinks it), since a pod of the same name under another state dir
+  // would share these cgroups while it runs.
+  bool unclean_end = fs::exists(socket, ec);
+  if (unclean_end && !in.pod_cgroup.empty()) {
+    fs::path rel = fs::path(in.pod_cgroup).relative_path();
+    for (const auto& mount : cgroups::CgroupMounts()) {
+      if (fs::is_directory(mount / rel, ec)) report.processes_killed += KillCgroupProcesses(mount / rel, in.runtime_timeout);
+    }
+  }
+
+  // Mounts and the generated directories (containers/, volumes/, etc/,
+  // shm/, ns/); then the runtime root.
+  auto mounts = oci::MountPointsUnder(layout.dir());
+  if (mounts) report.mounts_removed = static_cast<int>(mounts->size());
+  if (auto s = oci::CleanupPod(layout); !s) {
+    return s.take_error().Wrap("removing what a previous supervisor left");
+  }
+  fs::remove_all(layout.RuntimeRoot(), ec);
+  if (ec) return Error("removing " + layout.RuntimeRoot().string() + ": " + ec.message(), ec.value());
+
+  if (!in.pod_cgroup.empty()) {
+    fs::path rel = fs::path(in.pod_cgroup).relative_path();
+    for (const auto& mount : cgroups::CgroupMounts()) {
+      if (fs::is_directory(mount / rel, ec)) report.cgroups_removed += RemoveCgroupTree(mount / rel);
+    }
+    // The parent directories podvisor created above the pod, when empty.
+    cgroups::RemoveEmptyCgroupDirs(fs::path(in.pod_cgroup).parent_path().string());
+  }
+  if (report.Any()) spdlog::warn("recovered from a previous supervisor of this pod: {}", report.ToString());
+  return report;
+}
+
+}  // namespace podvisor::supervisor

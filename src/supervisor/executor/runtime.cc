@@ -1,0 +1,406 @@
+// The Executor's runtime side: an instance's create, start, exit and
+// delete, and its log pipes.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "cgroups/cleanup.h"
+#include "cgroups/oom.h"
+#include "oci/capabilities.h"
+#include "oci/devices.h"
+#include "oci/instance.h"
+#include "oci/mounts.h"
+#include "oci/rootfs.h"
+#include "signals/spawn.h"
+#include "supervisor/executor/internal.h"
+#include "supervisor/executor/runtime_timeout.h"
+
+namespace podvisor::supervisor {
+
+constexpr std::string_view kRootDir = "/";
+namespace {
+
+constexpr std::size_t kTerminationMessageMax = 4096;     // S11.3
+constexpr std::size_t kFallbackLogLines = 80;            // S11.3
+constexpr std::size_t kFallbackLogBytes = 2048;          // S11.3
+
+std::string ReadTail(const std::filesystem::path& file, std::size_t max) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > static_cast<std::streamoff>(max) ? size - static_cast<std::streamoff>(max) : 0;
+  in.seekg(from);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Executor::Instance* Executor::FindInstance(std::string_view container, int instance) {
+  auto it = current_.find({std::string(container), instance});
+  return it == current_.end() ? nullptr : FindById(it->second);
+}
+
+oci::RuntimeCli Executor::Runtime() const {
+  return oci::RuntimeCli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
+}
+
+Executor::Instance* Executor::FindById(const std::string& id) {
+  auto it = instances_.find(id);
+  return it == instances_.end() ? nullptr : it->second.get();
+}
+
+Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
+                                     const std::filesystem::path& log_file, int stdout_fd,
+                                     int stderr_fd,
+                                     std::function<void(const signals::ExitInfo&)> done) {
+  signals::SpawnOptions spawn;
+  spawn.argv = cmd.argv;
+  if (!log_file.empty()) {
+    // The per-instance --log file: the runtime's own diagnostics, read back
+    // for RunContainerError messages.
+    spawn.argv.insert(spawn.argv.begin() + 1, {"--log", log_file.string(), "--log-format", "json"});
+  }
+  spawn.stdout_fd = stdout_fd;
+  spawn.stderr_fd = stderr_fd;
+  // Copy-assigned from a std::string: assigning the literal trips GCC 12's
+  // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
+  spawn.cwd = std::string(kRootDir);
+  auto child = signals::Spawn(spawn);
+  if (!child) return child.take_error().Wrap("runtime " + cmd.step);
+  pid_t pid = child->pid();
+  auto call = std::make_unique<RuntimeCall>();
+  call->process = std::move(*child);
+  call->what = cmd.step;
+  if (auto s = reaper_.Track(call->process, [this, pid, done = std::move(done)](
+                                                const signals::ExitInfo& exit) {
+        if (auto it = calls_.find(pid); it != calls_.end() && it->second->deadline) {
+          loop_.CancelTimer(it->second->deadline);
+        }
+        calls_.erase(pid);
+        done(exit);
+        MaybeFinish();
+      });
+      !s) {
+    return s.take_error();
+  }
+  if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(cmd.step)) {
+    // A hung runtime is killed at its deadline; its exit then fails the
+    // call like any other runtime failure (runtime_timeout.h).
+    call->deadline = loop_.AddTimer(
+        std::chrono::steady_clock::now() + options_.runtime_timeout,
+        [this, pid, log_file, step = cmd.step] {
+          auto it = calls_.find(pid);
+          if (it == calls_.end()) return;
+          it->second->deadline = 0;
+          spdlog::warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
+          RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
+          (void)it->second->process.SendSignal(SIGKILL);
+        });
+  }
+  calls_.emplace(pid, std::move(call));
+  return pid;
+}
+
+Status Executor::PrepareInstance(Instance& inst) {
+  const oci::Image& image = images_.at(inst.container);
+  if (auto s = oci::MakeDirs(inst.dir, 0700); !s) return s;
+  inst.root = oci::WritableRootPaths{image.rootfs, inst.dir / "upper", inst.dir / "work",
+                                     inst.dir / "rootfs"};
+  std::filesystem::path root_path = image.rootfs;
+  if (options_.sandbox) {
+    // Each instance writes into its own overlay (INTERFACE.md); mounting it
+    // needs privileges, which a sandboxed (root) supervisor has.
+    if (auto s = oci::MountWritableRoot(inst.root); !s) return s;
+    inst.root_mounted = true;
+    root_path = inst.root.merged;
+  }
+  std::filesystem::path message_file = inst.dir / "termination-log";
+  {
+    std::ofstream touch(message_file);
+  }
+  ::chmod(message_file.c_str(), 0666);
+
+  const pod::Container* spec = ContainerSpec(inst.container);
+  oci::ContainerConfigInput in = oci::PodInputFromLayout(layout_, pod_);
+  in.bundle = options_.bundle;
+  in.root_path = root_path;
+  in.termination_message_file = message_file;
+  // The pod's /dev/shm is mounted only in its own IPC namespace (Setup).
+  if (!(sandbox_ && sandbox_->ipc_ns())) in.pod_shm_dir.clear();
+  if (sandbox_) {
+    in.namespaces.network = sandbox_->network_ns().value_or("").string();
+    in.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
+    in.namespaces.uts = sandbox_->uts_ns().value_or("").string();
+    in.namespaces.pid = sandbox_->pid_ns().value_or("").string();
+  }
+  if (pod_cgroup_) {
+    in.cgroups_path = pod_cgroup_->relative() + "/" + inst.id;
+    in.memory_oom_group = true;  // S10.4
+  } else if (!options_.cgroup_parent.empty()) {
+    in.cgroups_path = options_.cgroup_parent + "/" + pod_.metadata.name + "/" + inst.id;
+  }
+  inst.cgroups_path = in.cgroups_path;
+  // "All capabilities" is what we hold ourselves, as with containerd.
+  in.available_capabilities = oci::CurrentBoundingCapabilities();
+  if (oci::IsPrivileged(*spec)) {
+    auto devices = oci::ScanHostDevices();
+    if (!devices) return devices.take_error();
+    in.host_devices = std::move(*devices);
+  }
+  in.node_memory_bytes = options_.node_memory_bytes;
+  in.node_hostname = options_.node_hostname;
+  in.pids_limit = options_.pids_limit;
+  auto config = oci::GenerateConfig(pod_, *spec, image, in);
+  if (!config) return config.take_error();
+  inst.process = (*config)["process"];
+  return oci::WriteConfigFile(*config, inst.dir / "config.json");
+}
+
+void Executor::CreateInstance(const CreateContainer& a) {
+  auto owned = std::make_unique<Instance>();
+  Instance& inst = *owned;
+  inst.container = a.container;
+  inst.instance = a.instance;
+  inst.id = RuntimeId(a.container, a.instance);
+  inst.dir = layout_.ContainersDir() / a.container / inst.id;
+  // A failed create is retried under the same instance number; the failed
+  // record stays under its own id until its cleanup is done.
+  current_[{a.container, a.instance}] = inst.id;
+  instances_[inst.id] = std::move(owned);
+  auto fail = [&](const Error& e) {
+    spdlog::warn("creating {}: {}", inst.id, e.message());
+    DeleteRecord(inst);
+    Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kCreate, e.message()});
+  };
+
+  if (auto s = PrepareInstance(inst); !s) return fail(s.error());
+  std::filesystem::path log_dir = options_.log_dir / a.container;
+  auto log = CriLogWriter::Open(log_dir / (std::to_string(a.instance) + ".log"),
+                                options_.log_rotation.max_size,
+                                [this, log_dir, instance = a.instance] { OnLogRotated(log_dir, instance); });
+  if (!log) return fail(log.error());
+  inst.log.emplace(std::move(*log));
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return fail(Error::FromErrno("pipe2"));
+  Fd out_w(out[1]);
+  inst.pipes[0].Reset(out[0]);
+  if (::pipe2(err, O_CLOEXEC) != 0) return fail(Error::FromErrno("pipe2"));
+  Fd err_w(err[1]);
+  inst.pipes[1].Reset(err[0]);
+
+  oci::RuntimeCli cli = Runtime();
+  std::filesystem::path pid_file = inst.dir / "init.pid";
+  std::filesystem::path log_file = inst.dir / "runtime.log";
+  std::string container = a.container;
+  int instance = a.instance;
+  std::string id = inst.id;
+  inst.runtime_state = true;
+  // The container's init inherits create's stdout and stderr: our pipes.
+  auto spawned = SpawnRuntime(
+      cli.Create(inst.id, inst.dir, pid_file), log_file, out_w.get(), err_w.get(),
+      [this, container, instance, id, pid_file, log_file](const signals::ExitInfo& exit) {
+        Instance* inst = FindById(id);
+        if (!inst) return;
+        std::string message;
+        if (exit.success()) {
+          int pid = 0;
+          std::ifstream(pid_file) >> pid;
+          auto init = signals::ChildProcess::Adopt(pid);
+          if (init) {
+            auto s = reaper_.Track(*init, [this, id](const signals::ExitInfo& e) {
+              if (Instance* i = FindById(id)) OnInitExited(*i, e);
+            });
+            if (s) {
+              inst->init.emplace(std::move(*init));
+              // The runtime made the cgroup during create: its count now is
+              // what the instance starts with (0 for a fresh cgroup).
+              inst->oom_kills_at_create =
+                  cgroups::ContainerOomKills(inst->cgroups_path, cgroups::CgroupMounts());
+              Feed(RuntimeCreated{container, instance, inst->id});
+              return;
+            }
+            message = s.error().message();
+          } else {
+            message = init.error().Wrap("adopting the container process").message();
+          }
+        } else {
+          message = oci::LastRuntimeError(log_file);
+          if (message.empty()) message = "runtime create " + exit.ToString();
+        }
+        spdlog::warn("creating {}: {}", inst->id, message);
+        DeleteRecord(*inst);
+        Feed(RuntimeFailed{container, instance, RuntimeStep::kCreate, message});
+      });
+  if (!spawned) {
+    inst.runtime_state = false;
+    return fail(spawned.error());
+  }
+  WatchLogPipe(inst, 0);
+  WatchLogPipe(inst, 1);
+}
+
+void Executor::WatchLogPipe(Instance& inst, int index) {
+  int fd = inst.pipes[index].get();
+  if (fd < 0) return;
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  std::string id = inst.id;
+  LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
+  auto drain = [this, id, index, stream](uint32_t) {
+    Instance* inst = FindById(id);
+    if (!inst || !inst->pipes[index]) return;
+    // EOF: every writer (the container's processes) is gone.
+    if (!ReadLogPipe(*inst, index)) return;
+    loop_.Remove(inst->pipes[index].get());
+    inst->pipes[index].Reset();
+    if (inst->log) (void)inst->log->Close(stream, std::chrono::system_clock::now());
+    ReleaseDescriptors(*inst);
+  };
+  if (auto s = loop_.Add(fd, EPOLLIN, drain); !s) spdlog::warn("{}", s.error().message());
+}
+
+void Executor::StartInstance(const StartContainer& a) {
+  Instance* inst = FindInstance(a.container, a.instance);
+  if (!inst) return;
+  oci::RuntimeCli cli = Runtime();
+  inst->start_pending = true;
+  std::string container = a.container;
+  int instance = a.instance;
+  std::string id = inst->id;
+  std::filesystem::path log_file = inst->dir / "runtime.log";
+  auto s = SpawnRuntime(
+      cli.Start(inst->id), log_file, signals::SpawnOptions::kDevNull,
+      signals::SpawnOptions::kDevNull,
+      [this, container, instance, id, log_file](const signals::ExitInfo& exit) {
+        Instance* inst = FindById(id);
+        if (!inst) return;
+        inst->start_pending = false;
+        if (exit.success()) {
+          Feed(RuntimeStarted{container, instance});
+        } else {
+          std::string message = oci::LastRuntimeError(log_file);
+          if (message.empty()) message = "runtime start " + exit.ToString();
+          Feed(RuntimeFailed{container, instance, RuntimeStep::kStart, message});
+        }
+        // An exit that raced the start is reported after it, in order.
+        if (inst->early_exit && !inst->exited) ReportExit(*inst);
+      });
+  if (!s) {
+    inst->start_pending = false;
+    Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kStart, s.error().message()});
+  }
+}
+
+void Executor::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
+  inst.early_exit = exit;
+  if (inst.start_pending) return;  // reported once `start` returned
+  ReportExit(inst);
+}
+
+std::string Executor::TerminationMessage(const Instance& inst, int exit_code) const {
+  // S11.3: the file's last 4096 bytes; with FallbackToLogsOnError and an
+  // empty file, the last 80 lines (at most 2048 bytes) of a failed
+  // instance's log.
+  std::string message = ReadTail(inst.dir / "termination-log", kTerminationMessageMax);
+  if (!message.empty() || exit_code == 0) return message;
+  const pod::Container* spec = ContainerSpec(inst.container);
+  if (!spec || !inst.log ||
+      spec->termination_message_policy != pod::TerminationMessagePolicy::kFallbackToLogsOnError) {
+    return {};
+  }
+  // The log may have just rotated: the tail spans the newest files.
+  return TailOfLog(InstanceLogFiles(inst.log->path().parent_path(), inst.instance),
+                   kFallbackLogLines, kFallbackLogBytes);
+}
+
+void Executor::ReportExit(Instance& inst) {
+  inst.exited = true;
+  const signals::ExitInfo& exit = *inst.early_exit;
+  ContainerExited e;
+  e.container = inst.container;
+  e.instance = inst.instance;
+  e.exit_code = exit.KubernetesExitCode();
+  e.signal = exit.killed() ? exit.signal : 0;
+  e.oom_killed = OomKilledSinceCreate(inst);
+  // What the container wrote before it exited is in the pipes; log it
+  // first so a FallbackToLogsOnError message sees its last lines.
+  for (int i = 0; i < 2; ++i) {
+    if (inst.pipes[i]) (void)ReadLogPipe(inst, i);
+  }
+  e.message = TerminationMessage(inst, e.exit_code);
+  spdlog::debug("{} {}", inst.id, exit.ToString());
+  std::string id = inst.id;
+  Feed(std::move(e));
+  // Deleted before it exited (a failed start): its pidfd can go now.
+  if (Instance* gone = FindById(id)) ReleaseDescriptors(*gone);
+}
+
+void Executor::SignalInstance(const SignalContainer& a) {
+  Instance* inst = FindInstance(a.container, a.instance);
+  if (!inst || !inst->init) return;
+  // S5.9: straight to the container's init through its pidfd.
+  if (auto s = inst->init->SendSignal(a.signo); !s) {
+    spdlog::debug("signalling {}: {}", inst->id, s.error().message());
+  }
+}
+
+void Executor::DeleteInstance(const DeleteContainer& a) {
+  if (Instance* inst = FindInstance(a.container, a.instance)) DeleteRecord(*inst);
+}
+
+void Executor::DeleteRecord(Instance& inst) {
+  if (inst.deleting || inst.deleted) return;
+  if (!inst.runtime_state) {
+    FinishDelete(inst);
+    return;
+  }
+  inst.deleting = true;
+  oci::RuntimeCli cli = Runtime();
+  std::string id = inst.id;
+  auto s = SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log",
+                          signals::SpawnOptions::kDevNull, signals::SpawnOptions::kDevNull,
+                          [this, id](const signals::ExitInfo& exit) {
+                            Instance* inst = FindById(id);
+                            if (!inst) return;
+                            if (!exit.success()) {
+                              spdlog::warn("runtime delete {} {}", inst->id, exit.ToString());
+                            }
+                            FinishDelete(*inst);
+                          });
+  if (!s) {
+    spdlog::warn("deleting {}: {}", inst.id, s.error().message());
+    FinishDelete(inst);
+  }
+}
+
+void Executor::FinishDelete(Instance& inst) {
+  inst.deleting = false;
+  inst.deleted = true;
+  if (inst.root_mounted) {
+    if (auto s = oci::RemoveWritableRoot(inst.root); !s) spdlog::warn("{}", s.error().message());
+    inst.root_mounted = false;
+  }
+  ReleaseDescriptors(inst);
+}
+
+void Executor::ReleaseDescriptors(Instance& inst) {
+  // The record of an instance that is gone stays (callbacks find it by id),
+  // but its descriptors do not: a container crash-looping for weeks would
+  // otherwise pile up a pidfd and a log file per restart until the
+  // supervisor runs out of descriptors.
+  if (!inst.deleted) return;
+  if (inst.exited) inst.init.reset();  // reaped: the pidfd is of no more use
+  // The log is complete once both pipes reached EOF (S11.1).
+  if (!inst.pipes[0] && !inst.pipes[1]) inst.log.reset();
+}
+
+}  // namespace podvisor::supervisor

@@ -1,0 +1,490 @@
+// Lifecycle: event dispatch and the start plan (SEMANTICS S1, S7.4, S8.2).
+
+#include "supervisor/lifecycle/lifecycle.h"
+
+#include <utility>
+
+namespace podvisor::supervisor {
+
+namespace {
+
+constexpr unsigned ProbeBit(ProbeKind kind) { return 1u << static_cast<unsigned>(kind); }
+
+const std::optional<pod::Probe>& ProbeOf(const pod::Container& spec, ProbeKind kind) {
+  switch (kind) {
+    case ProbeKind::kStartup:
+      return spec.startup_probe;
+    case ProbeKind::kReadiness:
+      return spec.readiness_probe;
+    case ProbeKind::kLiveness:
+      break;
+  }
+  return spec.liveness_probe;
+}
+
+bool HasHook(const pod::Container& spec, HookKind kind) {
+  if (!spec.lifecycle) return false;
+  return kind == HookKind::kPostStart ? spec.lifecycle->post_start.has_value()
+                                      : spec.lifecycle->pre_stop.has_value();
+}
+
+}  // namespace
+
+std::string_view ContainerRoleName(ContainerRole role) {
+  switch (role) {
+    case ContainerRole::kInit:
+      return "init";
+    case ContainerRole::kSidecar:
+      return "sidecar";
+    case ContainerRole::kRegular:
+      return "regular";
+  }
+  return "?";
+}
+
+std::string_view RunStateName(RunState state) {
+  switch (state) {
+    case RunState::kWaiting:
+      return "Waiting";
+    case RunState::kCreating:
+      return "Creating";
+    case RunState::kCreated:
+      return "Created";
+    case RunState::kStarting:
+      return "Starting";
+    case RunState::kRunning:
+      return "Running";
+    case RunState::kBackOff:
+      return "BackOff";
+    case RunState::kExited:
+      return "Exited";
+    case RunState::kAbandoned:
+      return "Abandoned";
+  }
+  return "?";
+}
+
+std::string_view StopStepName(StopStep step) {
+  switch (step) {
+    case StopStep::kNone:
+      return "None";
+    case StopStep::kPreStop:
+      return "PreStopRunning";
+    case StopStep::kWaitingForTurn:
+      return "WaitingForTurn";
+    case StopStep::kSignalled:
+      return "Signalled";
+    case StopStep::kKilled:
+      return "Killed";
+  }
+  return "?";
+}
+
+std::string_view KillCauseName(KillCause cause) {
+  switch (cause) {
+    case KillCause::kNone:
+      return "None";
+    case KillCause::kPodTermination:
+      return "PodTermination";
+    case KillCause::kLivenessFailed:
+      return "LivenessFailed";
+    case KillCause::kStartupFailed:
+      return "StartupFailed";
+    case KillCause::kPostStartFailed:
+      return "PostStartFailed";
+  }
+  return "?";
+}
+
+std::string_view TerminationCauseName(TerminationCause cause) {
+  switch (cause) {
+    case TerminationCause::kNone:
+      return "None";
+    case TerminationCause::kStopRequested:
+      return "StopRequested";
+    case TerminationCause::kCompleted:
+      return "Completed";
+    case TerminationCause::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case TerminationCause::kInitFailed:
+      return "InitFailed";
+  }
+  return "?";
+}
+
+Lifecycle::Lifecycle(pod::Pod pod, LifecycleOptions options)
+    : pod_(std::move(pod)), options_(std::move(options)) {
+  const auto& inits = pod_.spec.init_containers;
+  for (size_t i = 0; i < inits.size(); ++i) {
+    const ContainerRole role = pod::IsSidecar(inits[i]) ? ContainerRole::kSidecar : ContainerRole::kInit;
+    containers_.emplace_back(inits[i], role, i, options_.backoff);
+  }
+  init_count_ = inits.size();
+  for (size_t i = 0; i < pod_.spec.containers.size(); ++i) {
+    containers_.emplace_back(pod_.spec.containers[i], ContainerRole::kRegular, i, options_.backoff);
+  }
+}
+
+std::vector<Action> Lifecycle::Start(Now now) {
+  out_.clear();
+  if (started_) return {};
+  started_ = true;
+  pod_start_ = now;
+  // S3.5: the deadline counts from the pod start, init containers included.
+  if (pod_.spec.active_deadline_seconds) {
+    active_deadline_armed_ = true;
+    Emit(ArmTimer{TimerId{TimerKind::kActiveDeadline, "", 0},
+                  now.mono + std::chrono::seconds(*pod_.spec.active_deadline_seconds)});
+  }
+  if (init_count_ == 0) {
+    MarkInitialized();  // S1.6
+  } else {
+    CreateInstance(containers_[0]);  // S1.1
+    CreateAhead(1);
+  }
+  RecordConditions(now);
+  return std::exchange(out_, {});
+}
+
+std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
+  out_.clear();
+  if (!started_) return {};
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, RuntimeCreated>) OnRuntimeCreated(e, now);
+        if constexpr (std::is_same_v<T, RuntimeStarted>) OnRuntimeStarted(e, now);
+        if constexpr (std::is_same_v<T, RuntimeFailed>) OnRuntimeFailed(e, now);
+        if constexpr (std::is_same_v<T, ContainerExited>) OnContainerExited(e, now);
+        if constexpr (std::is_same_v<T, HookFinished>) OnHookFinished(e, now);
+        if constexpr (std::is_same_v<T, ProbeResult>) OnProbeResult(e, now);
+        if constexpr (std::is_same_v<T, TimerFired>) OnTimerFired(e, now);
+        if constexpr (std::is_same_v<T, StopRequested>) OnStopRequested(e, now);
+      },
+      event);
+  RecordConditions(now);
+  return std::exchange(out_, {});
+}
+
+// ---- Lookups and small helpers ---------------------------------------------
+
+Lifecycle::Container* Lifecycle::Find(std::string_view name) {
+  for (Container& c : containers_) {
+    if (c.spec.name == name) return &c;
+  }
+  return nullptr;
+}
+
+const Lifecycle::Container* Lifecycle::Find(std::string_view name) const {
+  for (const Container& c : containers_) {
+    if (c.spec.name == name) return &c;
+  }
+  return nullptr;
+}
+
+Lifecycle::Container* Lifecycle::Current(std::string_view name, int instance) {
+  Container* c = Find(name);
+  return c && c->instance == instance ? c : nullptr;
+}
+
+RunState Lifecycle::StateOf(std::string_view name) const { return Find(name)->state; }
+StopStep Lifecycle::StopStepOf(std::string_view name) const { return Find(name)->stop; }
+int Lifecycle::InstanceOf(std::string_view name) const { return Find(name)->instance; }
+
+void Lifecycle::Announce(EventType type, std::string reason, std::string object, std::string message) {
+  Emit(supervisor::Publish{type, std::move(reason), std::move(object), std::move(message)});
+}
+
+void Lifecycle::AnnounceFor(const Container& c, EventType type, std::string reason,
+                            std::string message) {
+  Announce(type, std::move(reason), c.Object(), std::move(message));
+}
+
+// ---- The start plan (S1) ---------------------------------------------------
+
+void Lifecycle::CreateInstance(Container& c) {
+  c.state = RunState::kCreating;
+  c.instance_exists = false;
+  c.started_mono.reset();
+  c.post_start_running = false;
+  c.post_start_done = false;
+  c.startup_succeeded = false;
+  c.readiness_success = false;  // S7.3: readiness starts as failure
+  c.probes_active = 0;
+  c.pre_stop_running = false;
+  c.stop = StopStep::kNone;
+  c.kill_cause = KillCause::kNone;
+  c.kill_budget_end.reset();
+  c.kill_budget_armed = false;
+  c.sigkill_at.reset();
+  Emit(CreateContainer{c.spec.name, c.instance});
+}
+
+// The next init-list entry is created while the current one is created,
+// started and run, so that its start follows at once when its turn comes:
+// S1.1 orders the starts. One entry ahead, not the whole list, and never a
+// regular container, whose create would make the pod initialized (S1.5).
+void Lifecycle::CreateAhead(size_t init_index) {
+  if (init_index >= init_count_ || Terminating()) return;
+  Container& c = containers_[init_index];
+  // Called once per entry, as the plan moves past the one before it.
+  if (c.state != RunState::kWaiting) return;
+  CreateInstance(c);
+  c.ahead = true;
+}
+
+// The start plan reached `c`, an init-list entry.
+void Lifecycle::TakeTurn(Container& c) {
+  if (!c.ahead) {
+    CreateInstance(c);
+    return;
+  }
+  c.ahead = false;
+  // Still creating: OnRuntimeCreated starts it, as any other.
+  if (c.state == RunState::kCreated) {
+    AnnounceFor(c, EventType::kNormal, "Created", "Created container " + c.spec.name);
+    StartInstance(c);
+  }
+}
+
+void Lifecycle::BeginNextInstance(Container& c) {
+  // An instance that never existed (its create failed) keeps its number.
+  if (c.terminated) {
+    c.last_terminated = std::move(c.terminated);
+    c.terminated.reset();
+    ++c.instance;
+  }
+}
+
+void Lifecycle::StartInstance(Container& c) {
+  c.state = RunState::kStarting;
+  Emit(StartContainer{c.spec.name, c.instance});
+}
+
+void Lifecycle::OnRuntimeCreated(const RuntimeCreated& e, Now /*now*/) {
+  Container* c = Current(e.container, e.instance);
+  if (!c) return;
+  if (c->state == RunState::kAbandoned) {
+    // S5.8: the pod began terminating while this create was in flight; the
+    // instance will never start, so it only needs removing.
+    Emit(DeleteContainer{c->spec.name, c->instance});
+    return;
+  }
+  if (c->state != RunState::kCreating) return;
+  c->instance_exists = true;
+  c->container_id = e.container_id;
+  if (c->ahead) {
+    c->state = RunState::kCreated;  // TakeTurn starts it
+    return;
+  }
+  AnnounceFor(*c, EventType::kNormal, "Created", "Created container " + c->spec.name);
+  if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+    // S1.4: created concurrently, started in spec order.
+    c->state = RunState::kCreated;
+    StartCreatedRegulars();
+  } else {
+    StartInstance(*c);
+  }
+}
+
+// S1.4: regular container k+1 starts once k's first start finished, its
+// postStart hook included. A start that failed also finishes it: the
+// kubelet moves on to the next container, and so do we.
+void Lifecycle::StartCreatedRegulars() {
+  bool earlier_finished = true;
+  for (Container& c : containers_) {
+    if (c.role != ContainerRole::kRegular) continue;
+    if (c.state == RunState::kCreated && earlier_finished) StartInstance(c);
+    earlier_finished = earlier_finished && c.start_attempt_finished;
+  }
+}
+
+void Lifecycle::OnRuntimeStarted(const RuntimeStarted& e, Now now) {
+  Container* c = Current(e.container, e.instance);
+  if (!c || c->state != RunState::kStarting) return;
+  c->state = RunState::kRunning;
+  c->started_mono = now.mono;
+  c->started_wall = now.wall;
+  c->ever_started = true;
+  c->start_error.reset();  // as the kubelet clears its reason cache
+  AnnounceFor(*c, EventType::kNormal, "Started", "Started container " + c->spec.name);
+
+  // S7.4: liveness and readiness wait for the startup probe.
+  if (c->spec.startup_probe) {
+    StartProbe(*c, ProbeKind::kStartup);
+  } else {
+    StartProbe(*c, ProbeKind::kReadiness);
+    StartProbe(*c, ProbeKind::kLiveness);
+  }
+
+  if (Terminating()) {
+    if (!c->IsSidecar()) {
+      // Its start was in flight when termination began; the moment for
+      // preStop hooks (S5.2) has passed, so it gets its stop signal now.
+      c->kill_cause = KillCause::kPodTermination;
+      SendStopSignal(*c, now);
+      return;
+    }
+    // S5.7: a sidecar restarted during termination waits for its turn; its
+    // preStop already had its moment.
+    c->stop = StopStep::kWaitingForTurn;
+    if (termination_.budget_expired) {
+      SendStopSignal(*c, now);  // S5.5
+      return;
+    }
+  }
+
+  if (HasHook(c->spec, HookKind::kPostStart)) {
+    c->post_start_running = true;
+    Emit(RunHook{c->spec.name, c->instance, HookKind::kPostStart, std::nullopt});  // S8.2
+  } else {
+    StartFinished(*c, now);
+  }
+  AdvanceSidecarStops(now);
+}
+
+// The instance is running and its postStart hook (if any) succeeded.
+void Lifecycle::StartFinished(Container& c, Now now) {
+  c.post_start_done = true;
+  if (c.role == ContainerRole::kRegular && !c.start_attempt_finished) {
+    c.start_attempt_finished = true;
+    StartCreatedRegulars();
+  }
+  if (c.IsSidecar() && StartedForSequence(c)) SequenceEntryDone(c, now);
+}
+
+// S1.3: started = running, postStart completed, startup probe succeeded.
+bool Lifecycle::StartedForSequence(const Container& c) const {
+  return c.state == RunState::kRunning && c.post_start_done &&
+         (!c.spec.startup_probe || c.startup_succeeded);
+}
+
+// An init-list entry is done (S1.2: an init exited 0; S1.3: a sidecar
+// started): the next entry may begin. Later restarts of a sidecar call this
+// again and change nothing, since the plan has moved past them.
+void Lifecycle::SequenceEntryDone(const Container& c, Now /*now*/) {
+  if (Terminating() || initialized_ || c.role == ContainerRole::kRegular) return;
+  if (c.list_index != next_init_) return;
+  ++next_init_;
+  if (next_init_ < init_count_) {
+    TakeTurn(containers_[next_init_]);  // S1.1
+    CreateAhead(next_init_ + 1);
+  } else {
+    MarkInitialized();
+  }
+}
+
+// S1.4/S1.5: every regular container is created at once; the pod stays
+// initialized from now on, whatever happens to the init list.
+void Lifecycle::MarkInitialized() {
+  initialized_ = true;
+  for (Container& c : containers_) {
+    if (c.role == ContainerRole::kRegular && c.state == RunState::kWaiting) CreateInstance(c);
+  }
+}
+
+// ---- Hooks (S8) ------------------------------------------------------------
+
+void Lifecycle::OnHookFinished(const HookFinished& e, Now now) {
+  Container* c = Current(e.container, e.instance);
+  if (!c || c->state != RunState::kRunning) return;
+  if (e.kind == HookKind::kPostStart) {
+    if (!c->post_start_running) return;
+    c->post_start_running = false;
+    if (e.success) {
+      StartFinished(*c, now);
+      return;
+    }
+    // S8.2: a failed postStart is a failed start; S2/S3 decide the restart
+    // once the kill (S5.3) is through.
+    AnnounceFor(*c, EventType::kWarning, "FailedPostStartHook", e.message);
+    c->start_error = pod::ContainerStateWaiting{"PostStartHookError", e.message};
+    if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+      c->start_attempt_finished = true;
+      StartCreatedRegulars();
+    }
+    KillInstance(*c, KillCause::kPostStartFailed, std::nullopt, now);
+    return;
+  }
+  if (!c->pre_stop_running) return;
+  c->pre_stop_running = false;
+  // S5.6: a failing preStop is reported and changes nothing else.
+  if (!e.success) AnnounceFor(*c, EventType::kWarning, "FailedPreStopHook", e.message);
+  if (c->stop == StopStep::kPreStop) PreStopEnded(*c, now);
+}
+
+// ---- Probes (S7.3–S7.5) ----------------------------------------------------
+
+void Lifecycle::StartProbe(Container& c, ProbeKind kind) {
+  if (!ProbeOf(c.spec, kind) || (c.probes_active & ProbeBit(kind))) return;
+  c.probes_active |= ProbeBit(kind);
+  Emit(StartProbes{c.spec.name, c.instance, kind, c.started_mono.value_or(MonoTime{})});
+}
+
+void Lifecycle::StopProbe(Container& c, ProbeKind kind) {
+  if (!(c.probes_active & ProbeBit(kind))) return;
+  c.probes_active &= ~ProbeBit(kind);
+  Emit(StopProbes{c.spec.name, c.instance, kind});
+}
+
+void Lifecycle::StopAllProbes(Container& c) {
+  StopProbe(c, ProbeKind::kStartup);
+  StopProbe(c, ProbeKind::kReadiness);
+  StopProbe(c, ProbeKind::kLiveness);
+}
+
+void Lifecycle::OnProbeResult(const ProbeResult& e, Now now) {
+  Container* c = Current(e.container, e.instance);
+  if (!c || c->state != RunState::kRunning || !(c->probes_active & ProbeBit(e.kind))) return;
+  const std::optional<pod::Probe>& probe = ProbeOf(c->spec, e.kind);
+  switch (e.kind) {
+    case ProbeKind::kStartup:
+      // S7.4: the runner pauses the startup probe after any result. The
+      // runner also records an Unhealthy event for every failed run.
+      c->probes_active &= ~ProbeBit(ProbeKind::kStartup);
+      if (!e.success) {
+        // S2.2/S3.3: killed through S5.3, then restarted per S3.1/S3.2.
+        KillInstance(*c, KillCause::kStartupFailed, probe->termination_grace_period_seconds, now);
+        return;
+      }
+      c->startup_succeeded = true;
+      StartProbe(*c, ProbeKind::kReadiness);
+      // A regular container already being stopped gets no liveness probe:
+      // it will not be restarted (S5.7).
+      if (c->IsSidecar() || c->stop == StopStep::kNone) StartProbe(*c, ProbeKind::kLiveness);
+      if (c->IsSidecar() && StartedForSequence(*c)) SequenceEntryDone(*c, now);
+      return;
+    case ProbeKind::kLiveness:
+      if (e.success) return;  // S7.3: the initial result is already success
+      c->probes_active &= ~ProbeBit(ProbeKind::kLiveness);  // S7.4: paused by the runner
+      KillInstance(*c, KillCause::kLivenessFailed, probe->termination_grace_period_seconds, now);
+      return;
+    case ProbeKind::kReadiness:
+      c->readiness_success = e.success;
+      return;
+  }
+}
+
+// ---- Timers ----------------------------------------------------------------
+
+void Lifecycle::OnTimerFired(const TimerFired& e, Now now) {
+  switch (e.id.kind) {
+    case TimerKind::kActiveDeadline:
+      OnDeadline(now);
+      return;
+    case TimerKind::kGraceBudget:
+      OnGraceBudgetExpired(now);
+      return;
+    case TimerKind::kRestart:
+      if (Container* c = Find(e.id.container)) OnRestartTimer(*c, e.id.instance);
+      return;
+    case TimerKind::kKillBudget:
+      if (Container* c = Current(e.id.container, e.id.instance)) OnKillBudgetExpired(*c, now);
+      return;
+    case TimerKind::kSigkill:
+      if (Container* c = Current(e.id.container, e.id.instance)) OnSigkillTimer(*c);
+      return;
+  }
+}
+
+}  // namespace podvisor::supervisor

@@ -1,0 +1,213 @@
+// Lifecycle: the end of an instance and what follows it — restart with
+// crash-loop backoff, the next init-list entry, pod failure or completion
+// (SEMANTICS S1.2, S2, S3.1, S3.2, S3.4, S4, S9.2).
+
+#include "supervisor/lifecycle/lifecycle.h"
+
+namespace podvisor::supervisor {
+
+namespace {
+
+// Shown as terminated.message when the container left none (S11.3): the
+// reason the supervisor killed it, recorded once (STYLE: a termination
+// cause is written once; our own SIGKILL never replaces it).
+std::string KillMessage(KillCause cause) {
+  switch (cause) {
+    case KillCause::kLivenessFailed:
+      return "Container failed liveness probe";
+    case KillCause::kStartupFailed:
+      return "Container failed startup probe";
+    case KillCause::kPostStartFailed:
+      return "PostStartHook failed";
+    case KillCause::kNone:
+    case KillCause::kPodTermination:
+      break;
+  }
+  return "";
+}
+
+// A probe or hook failure makes the run a failure whatever the exit code,
+// as the kubelet restarts such containers under OnFailure.
+bool KilledForFailure(KillCause cause) {
+  return cause == KillCause::kLivenessFailed || cause == KillCause::kStartupFailed ||
+         cause == KillCause::kPostStartFailed;
+}
+
+}  // namespace
+
+void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
+  Container* c = Current(e.container, e.instance);
+  if (!c || (c->state != RunState::kRunning && c->state != RunState::kStarting)) return;
+  if (!c->started_mono) {
+    // The exit overtook the runtime's report that `start` returned.
+    c->started_mono = now.mono;
+    c->started_wall = now.wall;
+    c->ever_started = true;
+  }
+
+  pod::ContainerStateTerminated t;
+  t.exit_code = e.exit_code;
+  t.signal = e.signal;
+  // S9.5: OOMKilled comes from the cgroup, never from the exit code; a
+  // SIGKILL we sent ourselves is reported as what it is, an Error.
+  t.reason = e.oom_killed ? "OOMKilled" : (e.exit_code == 0 ? "Completed" : "Error");
+  t.message = e.message.empty() ? KillMessage(c->kill_cause) : e.message;
+  t.started_at = c->started_wall;
+  t.finished_at = now.wall;
+  c->terminated = std::move(t);
+  c->last_exit_ok = e.exit_code == 0 && !e.oom_killed;  // S1.2: OOMKilled fails even with 0
+  if (e.oom_killed) {
+    AnnounceFor(*c, EventType::kWarning, "OOMKilled", "Container " + c->spec.name + " was OOM-killed");
+  }
+
+  // S5.6: hooks end with their container.
+  if (c->post_start_running) {
+    c->post_start_running = false;
+    Emit(CancelHook{c->spec.name, c->instance, HookKind::kPostStart});
+  }
+  if (c->pre_stop_running) {
+    c->pre_stop_running = false;
+    Emit(CancelHook{c->spec.name, c->instance, HookKind::kPreStop});
+  }
+  StopAllProbes(*c);
+  if (c->kill_budget_armed) {
+    c->kill_budget_armed = false;
+    Emit(CancelTimer{TimerId{TimerKind::kKillBudget, c->spec.name, c->instance}});
+  }
+  if (c->sigkill_at) {
+    c->sigkill_at.reset();
+    Emit(CancelTimer{TimerId{TimerKind::kSigkill, c->spec.name, c->instance}});
+  }
+  Emit(DeleteContainer{c->spec.name, c->instance});
+  c->instance_exists = false;
+
+  if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+    c->start_attempt_finished = true;  // S1.4: an exit ends the start too
+    StartCreatedRegulars();
+  }
+  InstanceEnded(*c, !c->last_exit_ok || KilledForFailure(c->kill_cause), now);
+}
+
+// S2.3: a runtime failure is a start error, retried with backoff like a
+// crash; it never takes the supervisor down.
+void Lifecycle::OnRuntimeFailed(const RuntimeFailed& e, Now now) {
+  Container* c = Current(e.container, e.instance);
+  if (!c) return;
+  if (e.step == RuntimeStep::kCreate) {
+    if (c->state != RunState::kCreating) return;  // includes kAbandoned: nothing to undo
+    if (c->ahead) {
+      // Not its turn yet, so not its failure yet: the turn creates it again
+      // and reports what happens then.
+      c->ahead = false;
+      c->state = RunState::kWaiting;
+      return;
+    }
+    c->start_error = pod::ContainerStateWaiting{"CreateContainerError", e.message};
+  } else {
+    if (c->state != RunState::kStarting) return;
+    c->start_error = pod::ContainerStateWaiting{"RunContainerError", e.message};
+    // The instance existed, so it counts as a run that ended (the kubelet's
+    // StartError with exit code 128) and the retry is a restart.
+    pod::ContainerStateTerminated t;
+    t.exit_code = 128;
+    t.reason = "StartError";
+    t.message = e.message;
+    t.finished_at = now.wall;
+    c->terminated = std::move(t);
+    c->last_exit_ok = false;
+    Emit(DeleteContainer{c->spec.name, c->instance});
+    c->instance_exists = false;
+  }
+  AnnounceFor(*c, EventType::kWarning, "Failed", "Error: " + e.message);
+  if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+    c->start_attempt_finished = true;
+    StartCreatedRegulars();
+  }
+  InstanceEnded(*c, /*failed=*/true, now);
+}
+
+// What follows the end of an instance.
+void Lifecycle::InstanceEnded(Container& c, bool failed, Now now) {
+  const pod::RestartPolicy policy = pod_.spec.restart_policy;
+  if (Terminating()) {
+    // S5.7: only a sidecar that had not yet got its stop signal comes back.
+    if (c.IsSidecar() && c.kill_cause != KillCause::kPodTermination) {
+      ScheduleRestart(c, now);
+    } else {
+      c.state = RunState::kExited;
+    }
+    AdvanceSidecarStops(now);
+    CheckEnded(now);
+    return;
+  }
+  switch (c.role) {
+    case ContainerRole::kInit:
+      if (!failed) {
+        c.state = RunState::kExited;
+        SequenceEntryDone(c, now);  // S1.2
+      } else if (policy == pod::RestartPolicy::kNever) {
+        // S2.1: the pod fails; running sidecars are stopped by S5.
+        c.state = RunState::kExited;
+        failed_ = true;
+        BeginTermination(TerminationCause::kInitFailed, std::nullopt, std::nullopt, now);
+      } else {
+        ScheduleRestart(c, now);  // S2.1: the same init again, with backoff
+      }
+      return;
+    case ContainerRole::kSidecar:
+      ScheduleRestart(c, now);  // S2.2, S3.1: under every restartPolicy
+      return;
+    case ContainerRole::kRegular:
+      // S3.2.
+      if (policy == pod::RestartPolicy::kAlways ||
+          (policy == pod::RestartPolicy::kOnFailure && failed)) {
+        ScheduleRestart(c, now);
+      } else {
+        c.state = RunState::kExited;
+        CheckCompletion(now);
+      }
+      return;
+  }
+}
+
+// S4.1–S4.3.
+void Lifecycle::ScheduleRestart(Container& c, Now now) {
+  const Duration ran = c.started_mono ? now.mono - *c.started_mono : Duration::zero();
+  const Duration delay = c.backoff.NextDelay(ran);
+  const MonoTime at = now.mono + delay;
+  if (Terminating() && at >= termination_.budget_end) {
+    c.state = RunState::kExited;  // S5.7: the backoff does not fit the budget
+    return;
+  }
+  if (delay == Duration::zero()) {
+    BeginNextInstance(c);
+    CreateInstance(c);
+    return;
+  }
+  c.state = RunState::kBackOff;
+  c.backoff_delay = delay;
+  c.restart_at = at;
+  c.restart_timer_armed = true;
+  Emit(ArmTimer{TimerId{TimerKind::kRestart, c.spec.name, c.NextInstance()}, at});
+  AnnounceFor(c, EventType::kWarning, "BackOff",
+              "Back-off " + FormatDuration(delay) + " restarting failed container " + c.spec.name);
+}
+
+void Lifecycle::OnRestartTimer(Container& c, int instance) {
+  if (c.state != RunState::kBackOff || !c.restart_timer_armed) return;
+  if (instance != c.NextInstance()) return;
+  c.restart_timer_armed = false;
+  BeginNextInstance(c);
+  CreateInstance(c);
+}
+
+// S3.4: every regular container exited and none will be restarted.
+void Lifecycle::CheckCompletion(Now now) {
+  if (Terminating() || !initialized_) return;
+  for (const Container& c : containers_) {
+    if (c.role == ContainerRole::kRegular && c.state != RunState::kExited) return;
+  }
+  BeginTermination(TerminationCause::kCompleted, std::nullopt, std::nullopt, now);
+}
+
+}  // namespace podvisor::supervisor

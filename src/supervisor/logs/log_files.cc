@@ -1,0 +1,296 @@
+#include "supervisor/logs/log_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <map>
+
+#include "common/fd.h"
+
+namespace podvisor::supervisor {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kLogSuffix = ".log";
+constexpr std::string_view kGzSuffix = ".gz";
+// How much of the newest files TailOfLog reads at most: enough for 80
+// lines of a 2048-byte message with their record headers, bounded so a
+// container's exit never makes the loop read megabytes.
+constexpr std::size_t kTailWindow = 64 * 1024;
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// YYYYMMDD-HHMMSS
+bool IsStamp(std::string_view s) {
+  return s.size() == 15 && s[8] == '-' && AllDigits(s.substr(0, 8)) && AllDigits(s.substr(9));
+}
+
+std::string Stamp(WallTime t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+// Per stamp: which forms of one rotated file exist.
+struct RotatedForms {
+  bool plain = false;
+  bool gz = false;
+};
+
+std::map<std::string, RotatedForms> RotatedOf(const std::vector<std::string>& names, int instance) {
+  std::map<std::string, RotatedForms> out;  // ordered by stamp = by age
+  for (const auto& n : names) {
+    auto f = ParseLogFileName(n);
+    if (!f || f->instance != instance || f->stamp.empty()) continue;
+    (f->compressed ? out[f->stamp].gz : out[f->stamp].plain) = true;
+  }
+  return out;
+}
+
+std::string BaseName(int instance) { return std::to_string(instance) + std::string(kLogSuffix); }
+
+// The last `max` bytes of a plain file.
+std::string ReadTailBytes(const fs::path& file, std::size_t max) {
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return {};
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return {};
+  off_t size = st.st_size;
+  off_t from = size > static_cast<off_t>(max) ? size - static_cast<off_t>(max) : 0;
+  std::string out(static_cast<std::size_t>(size - from), '\0');
+  std::size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got, from + static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+}  // namespace
+
+std::optional<LogFileName> ParseLogFileName(std::string_view name) {
+  std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos || !AllDigits(name.substr(0, dot))) return std::nullopt;
+  std::string_view rest = name.substr(dot);
+  if (rest.substr(0, kLogSuffix.size()) != kLogSuffix) return std::nullopt;
+  rest.remove_prefix(kLogSuffix.size());
+  LogFileName out;
+  out.instance = std::atoi(std::string(name.substr(0, dot)).c_str());
+  if (rest.empty()) return out;
+  if (rest[0] != '.') return std::nullopt;
+  rest.remove_prefix(1);
+  if (rest.size() > kGzSuffix.size() && rest.substr(rest.size() - kGzSuffix.size()) == kGzSuffix) {
+    out.compressed = true;
+    rest.remove_suffix(kGzSuffix.size());
+  }
+  if (!IsStamp(rest)) return std::nullopt;
+  out.stamp = std::string(rest);
+  return out;
+}
+
+std::string RotatedLogName(const std::vector<std::string>& existing, int instance, WallTime now) {
+  auto taken = RotatedOf(existing, instance);
+  // Past the newest stamp too: a clock stepping back must not make a new
+  // file sort before older ones.
+  WallTime t = now;
+  for (;;) {
+    std::string stamp = Stamp(t);
+    bool older_than_newest = !taken.empty() && stamp <= taken.rbegin()->first;
+    if (!taken.count(stamp) && !older_than_newest) return BaseName(instance) + "." + stamp;
+    t += std::chrono::seconds(1);
+  }
+}
+
+std::vector<std::string> ListNames(const fs::path& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(std::move(name));
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::vector<int> LogInstances(const fs::path& dir) {
+  std::vector<int> out;
+  for (const auto& n : ListNames(dir)) {
+    auto f = ParseLogFileName(n);
+    if (f && f->stamp.empty()) out.push_back(f->instance);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<fs::path> InstanceLogFiles(const fs::path& dir, int instance) {
+  auto names = ListNames(dir);
+  std::vector<fs::path> out;
+  for (const auto& [stamp, forms] : RotatedOf(names, instance)) {
+    out.push_back(dir / (BaseName(instance) + "." + stamp + (forms.plain ? "" : std::string(kGzSuffix))));
+  }
+  if (std::find(names.begin(), names.end(), BaseName(instance)) != names.end()) {
+    out.push_back(dir / BaseName(instance));
+  }
+  return out;
+}
+
+RetentionPlan PlanRetention(const std::vector<std::string>& names, int instance, int max_files) {
+  RetentionPlan plan;
+  auto rotated = RotatedOf(names, instance);
+  std::size_t keep = max_files > 1 ? static_cast<std::size_t>(max_files - 1) : 1;
+  std::size_t i = 0;
+  for (const auto& [stamp, forms] : rotated) {
+    std::string name = BaseName(instance) + "." + stamp;
+    bool newest = i + 1 == rotated.size();
+    if (rotated.size() - i > keep) {
+      if (forms.plain) plan.remove.push_back(name);
+      if (forms.gz) plan.remove.push_back(name + std::string(kGzSuffix));
+    } else if (!newest && forms.plain && !forms.gz) {
+      plan.compress.push_back(name);
+    }
+    ++i;
+  }
+  return plan;
+}
+
+Status CompressLogFile(const fs::path& file) {
+  fs::path gz = file.string() + std::string(kGzSuffix);
+  fs::path partial = gz.string() + ".partial";
+  Fd in(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in) return Error::FromErrno("opening " + file.string());
+  Fd out(::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
+  if (!out) return Error::FromErrno("creating " + partial.string());
+  gzFile z = ::gzdopen(out.Release(), "wb6");
+  if (!z) return Error("gzdopen " + partial.string());
+  char buf[1 << 16];
+  Status status;
+  for (;;) {
+    ssize_t n = ::read(in.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      status = Error::FromErrno("reading " + file.string());
+      break;
+    }
+    if (n == 0) break;
+    if (::gzwrite(z, buf, static_cast<unsigned>(n)) != n) {
+      status = Error("writing " + partial.string() + ": gzwrite failed");
+      break;
+    }
+  }
+  if (::gzclose(z) != Z_OK && status) status = Error("closing " + partial.string());
+  if (status && ::rename(partial.c_str(), gz.c_str()) != 0) {
+    status = Error::FromErrno("renaming " + partial.string());
+  }
+  if (!status) {
+    ::unlink(partial.c_str());
+    return status;
+  }
+  // Readers prefer the plain file while both exist (InstanceLogFiles).
+  if (::unlink(file.c_str()) != 0) return Error::FromErrno("removing " + file.string());
+  return Ok();
+}
+
+Result<std::string> ReadLogFile(const fs::path& file) {
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::FromErrno("opening log " + file.string());
+  // zlib reads a file without a gzip header as it is.
+  gzFile z = ::gzdopen(fd.Release(), "rb");
+  if (!z) return Error("gzdopen " + file.string());
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = ::gzread(z, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  int err = 0;
+  const char* msg = n < 0 ? ::gzerror(z, &err) : nullptr;
+  std::string message = msg ? msg : "";
+  ::gzclose(z);
+  if (n < 0) return Error("reading log " + file.string() + ": " + message);
+  return out;
+}
+
+Result<std::vector<LogLine>> ReadCriLogs(const std::vector<fs::path>& files) {
+  std::vector<LogLine> lines;
+  LogLineJoiner joiner;
+  for (const auto& file : files) {
+    auto data = ReadLogFile(file);
+    if (!data) {
+      // Removed by retention between listing and reading: it is gone.
+      if (data.error().code() == ENOENT) continue;
+      return data.take_error();
+    }
+    std::size_t start = 0;
+    while (start < data->size()) {
+      std::size_t nl = data->find('\n', start);
+      if (nl == std::string::npos) nl = data->size();
+      auto rec = ParseCriRecord(std::string_view(*data).substr(start, nl - start));
+      start = nl + 1;
+      if (!rec) continue;
+      if (auto line = joiner.Add(*rec)) lines.push_back(std::move(*line));
+    }
+  }
+  for (auto& line : joiner.Finish()) lines.push_back(std::move(line));
+  return lines;
+}
+
+std::string TailOfLog(const std::vector<fs::path>& files, std::size_t max_lines,
+                      std::size_t max_bytes) {
+  std::string window;
+  bool cut = false;
+  for (auto it = files.rbegin(); it != files.rend() && window.size() < kTailWindow; ++it) {
+    std::size_t want = kTailWindow - window.size();
+    std::string tail;
+    if (it->extension() == kGzSuffix) {
+      // Reached only when the newer plain files hold less than the window,
+      // that is when files are small: decompressing one whole is cheap.
+      auto data = ReadLogFile(*it);
+      if (!data) break;
+      tail = data->size() > want ? data->substr(data->size() - want) : *data;
+      cut = tail.size() < data->size();
+    } else {
+      tail = ReadTailBytes(*it, want);
+      std::error_code ec;
+      cut = tail.size() < fs::file_size(*it, ec);
+    }
+    window = tail + window;
+  }
+  // A record cut by the window is dropped whole.
+  if (cut) {
+    std::size_t nl = window.find('\n');
+    window.erase(0, nl == std::string::npos ? window.size() : nl + 1);
+  }
+  std::vector<LogLine> lines;
+  LogLineJoiner joiner;
+  std::size_t start = 0;
+  while (start < window.size()) {
+    std::size_t nl = window.find('\n', start);
+    if (nl == std::string::npos) nl = window.size();
+    auto rec = ParseCriRecord(std::string_view(window).substr(start, nl - start));
+    start = nl + 1;
+    if (!rec) continue;
+    if (auto line = joiner.Add(*rec)) lines.push_back(std::move(*line));
+  }
+  for (auto& line : joiner.Finish()) lines.push_back(std::move(line));
+  std::size_t from = lines.size() > max_lines ? lines.size() - max_lines : 0;
+  std::string text;
+  for (std::size_t i = from; i < lines.size(); ++i) text += lines[i].content + "\n";
+  if (text.size() > max_bytes) text = text.substr(text.size() - max_bytes);
+  return text;
+}
+
+}  // namespace podvisor::supervisor

@@ -1,0 +1,39 @@
+// The result bookkeeping of one probe of one container instance (S7.3):
+// the stored result changes only after failureThreshold consecutive
+// failures or successThreshold consecutive successes, and starts as
+// readiness failure, liveness success, startup unknown. The prober feeds
+// every individual outcome and reports to the Lifecycle only the changes
+// this class returns. Pure: no clock, no I/O.
+#pragma once
+
+#include <optional>
+
+#include "pod/model.h"
+#include "supervisor/lifecycle/types.h"
+
+namespace podvisor::supervisor {
+
+enum class ProbeOutcome { kSuccess, kFailure };
+
+class ProbeState {
+ public:
+  ProbeState(ProbeKind kind, const pod::Probe& probe);
+
+  // Records one probe run; returns the new stored result when it changed.
+  std::optional<bool> Record(ProbeOutcome outcome);
+
+  // The stored result: nullopt while unknown (startup before its first
+  // decision).
+  std::optional<bool> result() const { return result_; }
+  int consecutive_successes() const { return successes_; }
+  int consecutive_failures() const { return failures_; }
+
+ private:
+  int success_threshold_;
+  int failure_threshold_;
+  std::optional<bool> result_;
+  int successes_ = 0;
+  int failures_ = 0;
+};
+
+}  // namespace podvisor::supervisor
