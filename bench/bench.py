@@ -124,7 +124,7 @@ def write_bundle(env, d, manifest):
     bundle = os.path.join(d, "bundle")
     os.makedirs(os.path.join(bundle, "images"))
     # A copy, not a symlink: an image resolving outside the bundle is
-    # rejected (INTERFACE.md "Bundle layout").
+    # rejected (docs/INTERFACE.md "Bundle layout").
     shutil.copytree(env.image, os.path.join(bundle, "images", "bb"), symlinks=True)
     with open(os.path.join(bundle, "pod.json"), "w") as f:
         json.dump(manifest, f)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds podvisor and runs every test tier (TESTING.md), then prints one
+# Builds podvisor and runs every test tier (docs/TESTING.md), then prints one
 # closing line 'tests: N passed, N failed, N skipped'. This is the README's
 # test command and exactly what CI runs (.ci/run).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test tier 4 (TESTING.md): podvisor as /init of a qemu VM with real
+# Test tier 4 (docs/TESTING.md): podvisor as /init of a qemu VM with real
 # cgroup v2 and crun. Builds an initramfs holding podvisor, crun (with its
 # shared libraries), busybox and two test pods, boots it with Debian's
 # cloud kernel under `qemu-system-x86_64 -accel tcg`, and checks the

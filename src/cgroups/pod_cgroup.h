@@ -1,6 +1,6 @@
 // cgroups::PodCgroup: the pod's own cgroup v2 directory and its limits.
 //
-// Layout (INTERFACE.md --cgroup-parent, SEMANTICS S10.4):
+// Layout (docs/INTERFACE.md --cgroup-parent, SEMANTICS S10.4):
 //   <cgroup2 mount>/<parent>/<pod>          memory.max, cpu.max, cpu.weight,
 //                                           pids.max of the whole pod
 //   <cgroup2 mount>/<parent>/<pod>/<id>     one per container instance, made

@@ -25,7 +25,7 @@ int Main(int argc, char** argv) {
   AddOciConfigCommand(app, exit_code);
   AddSandboxInitCommand(app, exit_code);
 
-  // PID 1 without a subcommand: the init of a VM image (INTERFACE.md).
+  // PID 1 without a subcommand: the init of a VM image (docs/INTERFACE.md).
   std::vector<std::string> subcommands;
   for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
   if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc), subcommands)) {
@@ -41,7 +41,7 @@ int Main(int argc, char** argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return kExitSucceeded;
   } catch (const CLI::ParseError& e) {
-    // CLI11 has its own exit codes; INTERFACE.md has one for all usage
+    // CLI11 has its own exit codes; docs/INTERFACE.md has one for all usage
     // errors. A subcommand's --help arrives here as a "success" ParseError.
     if (e.get_exit_code() == 0) {
       app.exit(e);

@@ -1,5 +1,5 @@
 // One function per subcommand: each registers its options on the CLI11 app
-// and returns the callback result through `exit_code` (INTERFACE.md exit
+// and returns the callback result through `exit_code` (docs/INTERFACE.md exit
 // statuses). Kept apart so cli.cc reads as the table of commands.
 #pragma once
 
@@ -7,7 +7,7 @@
 
 namespace podvisor::cli {
 
-// Exit statuses of INTERFACE.md.
+// Exit statuses of docs/INTERFACE.md.
 constexpr int kExitSucceeded = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;

@@ -1,5 +1,5 @@
 // `podvisor status`, `stop`, `kill`, `list`: requests to a running pod's
-// supervisor over its control socket (INTERFACE.md).
+// supervisor over its control socket (docs/INTERFACE.md).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>

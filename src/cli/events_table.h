@@ -1,5 +1,5 @@
 // `podvisor events` as `kubectl get events` prints them: the rows of the
-// table from the lines of events.jsonl (INTERFACE.md "Events").
+// table from the lines of events.jsonl (docs/INTERFACE.md "Events").
 //
 // Like the kubelet's event recorder, identical events (same type, reason,
 // object and message) count as one that happened several times: one row,

@@ -1,4 +1,4 @@
-// podvisor as the init of a VM image (INTERFACE.md "Running as init inside
+// podvisor as the init of a VM image (docs/INTERFACE.md "Running as init inside
 // a VM image"): PID 1 started without a subcommand, as /init of an
 // initramfs or /sbin/init of a disk image.
 //

@@ -1,4 +1,4 @@
-// VM init mode (INTERFACE.md "Running as init inside a VM image"): the
+// VM init mode (docs/INTERFACE.md "Running as init inside a VM image"): the
 // kernel command line, the run arguments and the final console line. The
 // mounts and the power-off are exercised by test tier 4 in a VM.
 #include "cli/init_mode.h"

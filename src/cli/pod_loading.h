@@ -1,6 +1,6 @@
 // Loading a pod the way `validate` and `run` both need it: parse, default,
 // validate (the images in the bundle included), printing every problem on
-// stderr in kubectl's form and choosing the INTERFACE.md exit status.
+// stderr in kubectl's form and choosing the docs/INTERFACE.md exit status.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,5 @@
 // `podvisor run [opts] BUNDLE`: this process becomes the pod's supervisor
-// and runs the pod in the foreground until it ends (INTERFACE.md).
+// and runs the pod in the foreground until it ends (docs/INTERFACE.md).
 #include <sys/sysinfo.h>
 #include <unistd.h>
 

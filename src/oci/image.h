@@ -1,4 +1,4 @@
-// Images of a bundle (INTERFACE.md "Bundle layout"): BUNDLE/images/<ref>/
+// Images of a bundle (docs/INTERFACE.md "Bundle layout"): BUNDLE/images/<ref>/
 // holds rootfs/ and an optional image.json, an OCI image configuration
 // whose config.Entrypoint, Cmd, Env, WorkingDir, User and StopSignal are
 // the container's defaults; or it is an OCI image layout (oci-layout,

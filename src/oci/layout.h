@@ -1,5 +1,5 @@
 // Where podvisor keeps a pod's generated files under the state directory
-// (INTERFACE.md: `--state-dir DIR`, per pod `DIR/<pod>/`):
+// (docs/INTERFACE.md: `--state-dir DIR`, per pod `DIR/<pod>/`):
 //
 //   DIR/<pod>/etc/{hosts,hostname,resolv.conf}   bind-mounted into every container
 //   DIR/<pod>/volumes/<volume>/                   emptyDir volumes (tmpfs for medium Memory)

@@ -3,7 +3,7 @@
 // oci/ may not spawn processes itself (signals/ is its sibling, not its
 // dependency), and the supervisor must never block on a runtime call, so
 // this class only builds each call's argv; the supervisor spawns it as a
-// child process tracked by the event loop like any other (ARCHITECTURE.md
+// child process tracked by the event loop like any other (docs/ARCHITECTURE.md
 // "Runtime calls never block the loop"). Each pod gets its own runtime
 // state root (`--root`), so pods never see each other's containers.
 #pragma once
@@ -25,7 +25,7 @@ struct RuntimeCommand {
 
 struct RuntimeCliOptions {
   std::filesystem::path state_root;  // --root, per pod
-  // An initramfs root cannot pivot_root (TESTING.md); the runtime must then
+  // An initramfs root cannot pivot_root (docs/TESTING.md); the runtime must then
   // be told --no-pivot.
   bool no_pivot = false;
   // Where the runtime writes its own diagnostics (--log, JSON), so they do

@@ -1,4 +1,4 @@
-// Finding the OCI runtime binary (INTERFACE.md `--runtime crun|runc|PATH`).
+// Finding the OCI runtime binary (docs/INTERFACE.md `--runtime crun|runc|PATH`).
 //
 // Without a choice podvisor takes the first of crun, runc that works on
 // this host. crun refuses a v1/v2 hybrid cgroup hierarchy outright, so the

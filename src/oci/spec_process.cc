@@ -49,7 +49,7 @@ Result<json> BuildProcess(const SpecContext& ctx) {
   int oom = pod::ComputeOomScoreAdj(ctx.pod.spec, ctx.container, ctx.input.node_memory_bytes);
 
   // stdin/tty: the supervisor hands the runtime pipes and owns the output
-  // (ARCHITECTURE.md); a terminal or an open stdin cannot be provided.
+  // (docs/ARCHITECTURE.md); a terminal or an open stdin cannot be provided.
   if (ctx.container.tty)
     return Error(ctx.field +
                  ".tty: Unsupported value: true: podvisor gives containers pipes, not a terminal");

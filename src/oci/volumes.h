@@ -1,5 +1,5 @@
 // The pod's volumes on the host, prepared before any container starts and
-// removed when the pod ends (INTERFACE.md: emptyDir and hostPath).
+// removed when the pod ends (docs/INTERFACE.md: emptyDir and hostPath).
 //
 //  - emptyDir: LAYOUT/volumes/<name>/, mode 0777 as the kubelet makes it so
 //    that non-root containers can write. medium Memory: a tmpfs mounted on

@@ -1,4 +1,4 @@
-// Image references to directories of a bundle (INTERFACE.md "Bundle layout").
+// Image references to directories of a bundle (docs/INTERFACE.md "Bundle layout").
 //   image: busybox                   -> BUNDLE/images/busybox/
 //   image: registry.example/app:1.2  -> BUNDLE/images/registry.example/app:1.2/
 //   image: /abs/path                 -> /abs/path

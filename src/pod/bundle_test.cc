@@ -1,4 +1,4 @@
-// Image references to bundle directories (INTERFACE.md "Bundle layout"),
+// Image references to bundle directories (docs/INTERFACE.md "Bundle layout"),
 // and ValidateImages against a real temporary bundle.
 #include "pod/bundle.h"
 

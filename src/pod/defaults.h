@@ -1,4 +1,4 @@
-// API-server defaulting (SEMANTICS S7.1, INTERFACE.md): what `kubectl get
+// API-server defaulting (SEMANTICS S7.1, docs/INTERFACE.md): what `kubectl get
 // pod -o json` shows for fields the manifest left out.
 #pragma once
 

@@ -282,7 +282,7 @@ struct Pod {
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 
-// Vocabulary of SEMANTICS.md: an init-list entry with restartPolicy Always.
+// Vocabulary of docs/SEMANTICS.md: an init-list entry with restartPolicy Always.
 inline bool IsSidecar(const Container& c) {
   return c.restart_policy && *c.restart_policy == RestartPolicy::kAlways;
 }

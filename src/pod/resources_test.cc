@@ -1,4 +1,4 @@
-// SEMANTICS S10.1-S10.3, with the worked examples of SEMANTICS.md.
+// SEMANTICS S10.1-S10.3, with the worked examples of docs/SEMANTICS.md.
 #include "pod/resources.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The model back to Kubernetes JSON: `podvisor status -o json` prints
-// `spec` "as given, with defaults applied" (INTERFACE.md), so a script
+// `spec` "as given, with defaults applied" (docs/INTERFACE.md), so a script
 // written for `kubectl get pod -o json` reads it unchanged. Fields that are
 // absent (nullopt, empty lists/maps, false booleans the API omits) are
 // omitted, as the API server does.

@@ -1,6 +1,6 @@
 // The pod status model: what `podvisor status` reports, shaped like the
 // Kubernetes v1 PodStatus so that scripts written for `kubectl get pod -o
-// json` read it unchanged (INTERFACE.md "Status JSON").
+// json` read it unchanged (docs/INTERFACE.md "Status JSON").
 //
 // This file only holds data and renders it: the JSON object (Kubernetes
 // field names, RFC 3339 UTC timestamps) and the kubectl one-line summary

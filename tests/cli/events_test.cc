@@ -1,5 +1,5 @@
 // `podvisor events` as `kubectl get events` prints them, read from an
-// events.jsonl the test writes (INTERFACE.md "Events"): no supervisor is
+// events.jsonl the test writes (docs/INTERFACE.md "Events"): no supervisor is
 // needed, as after a pod has ended.
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // `podvisor validate` and `podvisor version` as a user runs them: the real
-// binary, real bundle directories, exit statuses of INTERFACE.md.
+// binary, real bundle directories, exit statuses of docs/INTERFACE.md.
 #include <unistd.h>
 
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// Test tier 2 (TESTING.md): the whole supervisor end to end with real
+// Test tier 2 (docs/TESTING.md): the whole supervisor end to end with real
 // processes, against the fake OCI runtime, no root needed. Ordering is read
 // from the test helper's timestamped event log; times are asserted only
 // with margins a loaded 2-core machine keeps.
@@ -274,7 +274,7 @@ TEST_F(FakeRuntime, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGets
   EXPECT_LE(MsBetween(stop_at, ended), 2000 + 2000 + 2000);
 }
 
-// INTERFACE.md "Signals to the supervisor" / the supervisor core issue: a
+// docs/INTERFACE.md "Signals to the supervisor" / the supervisor core issue: a
 // first SIGINT stops the pod gracefully, a second one ends the grace period
 // at once; S5.5 still gives every container its stop signal and 2 s.
 TEST_F(FakeRuntime, SecondSigintShortensTheGraceToTheTwoSecondFloor) {
@@ -409,7 +409,7 @@ TEST_F(FakeRuntime, S9_1_StatusJsonThroughPendingRunningTerminatingAndSucceeded)
 }
 
 TEST_F(FakeRuntime, StatusJsonMetadataHasUid) {
-  // INTERFACE.md: metadata carries a uid, as the API server always assigns
+  // docs/INTERFACE.md: metadata carries a uid, as the API server always assigns
   // one; a manifest without metadata.uid still gets one.
   WritePod(Header("uid", "Never") + "  containers:\n" + Entry("app", HelperCmd("app", "sleep 10000")));
   StartRun();

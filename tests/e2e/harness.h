@@ -1,4 +1,4 @@
-// The end-to-end harness for test tiers 2 and 3 (TESTING.md): each test
+// The end-to-end harness for test tiers 2 and 3 (docs/TESTING.md): each test
 // gets a temp dir holding a pod bundle, the state and log dirs and the
 // timestamped event log the test helper appends to; it runs the real
 // `podvisor run` as a child process, talks to it through the client

@@ -1,4 +1,4 @@
-// Test tier 2 (TESTING.md), issue 7 point 1 end to end against the fake
+// Test tier 2 (docs/TESTING.md), issue 7 point 1 end to end against the fake
 // runtime: a pod whose image is an OCI image layout runs with the image
 // config's Entrypoint, Cmd and Env, the layout unpacked once into the
 // state dir's cache and reused by the next run. (The fake runtime runs

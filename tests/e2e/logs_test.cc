@@ -1,4 +1,4 @@
-// Test tier 2 (TESTING.md), S11 logs end to end against the fake runtime:
+// Test tier 2 (docs/TESTING.md), S11 logs end to end against the fake runtime:
 // rotation and retention while `podvisor logs -f` follows across
 // rotations and a restart (S11.2), the files parsed the way fluent-bit's
 // "cri" parser reads them, and the FallbackToLogsOnError message (S11.3).

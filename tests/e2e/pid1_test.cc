@@ -1,4 +1,4 @@
-// Test tier 2 (TESTING.md), PID-1 duties: podvisor is a child subreaper
+// Test tier 2 (docs/TESTING.md), PID-1 duties: podvisor is a child subreaper
 // here (PID 1 in tier 4), so every process orphaned below it is reparented
 // to it and must be reaped, whoever started it, with no zombie left.
 #include <signal.h>

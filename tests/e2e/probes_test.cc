@@ -1,4 +1,4 @@
-// Test tier 2 (TESTING.md) for probes, hooks and the termination reason
+// Test tier 2 (docs/TESTING.md) for probes, hooks and the termination reason
 // (SEMANTICS S5.2, S5.3, S6, S7, S8): `podvisor run` against the fake
 // runtime, no root. The containers are host processes here, so every
 // server listens on a port picked free by the test.

@@ -1,4 +1,4 @@
-// Test tier 3 (TESTING.md), issue 7 with runc on this host: a pod whose
+// Test tier 3 (docs/TESTING.md), issue 7 with runc on this host: a pod whose
 // image is an OCI image layout (built by scripts/make-oci-layout.sh from
 // the busybox rootfs plus a layer with a whiteout) runs with the image
 // config's Entrypoint, Cmd, Env and WorkingDir; a corrupt layout stops

@@ -1,4 +1,4 @@
-// Test tier 3 (TESTING.md) for probes and hooks: `podvisor run` with runc
+// Test tier 3 (docs/TESTING.md) for probes and hooks: `podvisor run` with runc
 // and busybox rootfs bundles, so exec probes go through `runc exec` and
 // httpGet/tcpSocket/gRPC probes reach servers that listen only inside the
 // pod's network namespace (busybox httpd and nc, the helper's serve-grpc). Needs root; skipped otherwise.

@@ -1,4 +1,4 @@
-// Test tier 3 (TESTING.md): `podvisor run` with runc on this host, busybox
+// Test tier 3 (docs/TESTING.md): `podvisor run` with runc on this host, busybox
 // rootfs bundles with the static test helper at /podvisor-test-helper.
 // Containers append their timestamped events to /shared/events.log, a
 // hostPath volume in the test's temp dir (an emptyDir would be gone by

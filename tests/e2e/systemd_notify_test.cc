@@ -1,4 +1,4 @@
-// Test tier 2: `podvisor run` under a Type=notify unit, as INTERFACE.md
+// Test tier 2: `podvisor run` under a Type=notify unit, as docs/INTERFACE.md
 // "systemd" promises it: the test binds its own AF_UNIX datagram socket,
 // passes it as NOTIFY_SOCKET and reads what systemd would read — STATUS= on
 // each phase change, READY=1 once the pod's Ready condition is true (and

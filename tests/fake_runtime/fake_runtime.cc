@@ -1,4 +1,4 @@
-// fake-runtime: a stand-in OCI runtime for test tier 2 (TESTING.md). It has
+// fake-runtime: a stand-in OCI runtime for test tier 2 (docs/TESTING.md). It has
 // runc's command line and its create/start split, but runs the container's
 // process.args as a plain host process: no namespaces, no mounts, no
 // cgroups, no root needed. It exercises everything podvisor does around a

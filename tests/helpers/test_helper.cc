@@ -1,5 +1,5 @@
 // podvisor-test-helper: one static multi-call program used as container
-// process, hook and probe in test tiers 2-4 (TESTING.md). Static so it runs
+// process, hook and probe in test tiers 2-4 (docs/TESTING.md). Static so it runs
 // in a busybox rootfs and in a VM initramfs alike.
 //
 //   podvisor-test-helper [--log NAME] [--log-file FILE] COMMAND ARGS...

@@ -1,4 +1,4 @@
-// Reliability: the control socket of a running pod (INTERFACE.md "Control
+// Reliability: the control socket of a running pod (docs/INTERFACE.md "Control
 // socket") refuses peers of another uid, answers oversized, truncated and
 // garbage requests with {"error": ...}, and a flood of 1000 concurrent
 // status requests does not delay container transitions.

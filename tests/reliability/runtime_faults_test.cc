@@ -1,5 +1,5 @@
 // Reliability: runtime faults never take the supervisor down. Each fault
-// ends in the documented outcome (SEMANTICS S2.3, S9.2; INTERFACE.md exit
+// ends in the documented outcome (SEMANTICS S2.3, S9.2; docs/INTERFACE.md exit
 // statuses) and a failed create or start is retried with backoff (S4):
 //   runtime binary missing at start     exit 3, nothing left behind
 //   runtime binary gone mid-run         CreateContainerError, retried

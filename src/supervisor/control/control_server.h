@@ -1,4 +1,4 @@
-// The control socket (INTERFACE.md "Control socket"): DIR/<pod>/control.sock,
+// The control socket (docs/INTERFACE.md "Control socket"): DIR/<pod>/control.sock,
 // a Unix stream socket of mode 0600 that accepts only peers with the
 // supervisor's uid or root (SO_PEERCRED). One JSON request per connection,
 // one JSON reply, then the server closes.

@@ -1,4 +1,4 @@
-// INTERFACE.md "Control socket": one JSON request, one JSON reply; bad
+// docs/INTERFACE.md "Control socket": one JSON request, one JSON reply; bad
 // requests get {"error": ...}; peers of another uid are refused.
 #include "supervisor/control/control_server.h"
 

@@ -8,7 +8,7 @@
 // runtimes act on it: `runc start` with NOTIFY_SOCKET set proxies the
 // socket into the container and waits for the container's own READY=1.
 //
-// SystemdReporter is the policy of INTERFACE.md "systemd": given the pod's
+// SystemdReporter is the policy of docs/INTERFACE.md "systemd": given the pod's
 // status after each batch of events it says which messages are due —
 // STATUS= on each phase change, READY=1 when the Ready condition first
 // becomes true, STOPPING=1 when termination begins — each at most once

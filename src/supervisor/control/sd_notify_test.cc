@@ -1,4 +1,4 @@
-// INTERFACE.md "systemd": the messages and their order (SystemdReporter),
+// docs/INTERFACE.md "systemd": the messages and their order (SystemdReporter),
 // and the datagram transport to path and abstract addresses (SdNotifier).
 #include "supervisor/control/sd_notify.h"
 

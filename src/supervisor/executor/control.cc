@@ -1,4 +1,4 @@
-// The Executor's control socket requests (INTERFACE.md "Control socket").
+// The Executor's control socket requests (docs/INTERFACE.md "Control socket").
 #include <csignal>
 
 #include <spdlog/spdlog.h>

@@ -1,7 +1,7 @@
 // supervisor::Executor: the shell around the pure Lifecycle. It owns the
 // event loop and everything that touches the kernel or another program for
 // one pod, turns what happens into Lifecycle events and carries out the
-// actions the Lifecycle returns (ARCHITECTURE.md "The shell"):
+// actions the Lifecycle returns (docs/ARCHITECTURE.md "The shell"):
 //
 //   runtime calls   create/start/delete/exec are child processes tracked
 //                   by the loop through the reaper; nothing blocks on them
@@ -99,7 +99,7 @@ class Executor {
   void OnSignal();
   void OnTimerAction(const ArmTimer& arm);
   void OnPublish(const Publish& p);
-  void NotifySystemd();  // INTERFACE.md "systemd", after each batch
+  void NotifySystemd();  // docs/INTERFACE.md "systemd", after each batch
   void OnPodEnded(const PodEnded& e);
   void MaybeFinish();
   void Cleanup();

@@ -118,7 +118,7 @@ Status Executor::PrepareInstance(Instance& inst) {
                                      inst.dir / "rootfs"};
   std::filesystem::path root_path = image.rootfs;
   if (options_.sandbox) {
-    // Each instance writes into its own overlay (INTERFACE.md); mounting it
+    // Each instance writes into its own overlay (docs/INTERFACE.md); mounting it
     // needs privileges, which a sandboxed (root) supervisor has.
     if (auto s = oci::MountWritableRoot(inst.root); !s) return s;
     inst.root_mounted = true;

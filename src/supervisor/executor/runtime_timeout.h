@@ -9,7 +9,7 @@
 // become CreateContainerError / RunContainerError with backoff (S2.3), a
 // delete is given up with a warning.
 //
-// SEMANTICS.md states no value. The default is the kubelet's: its
+// docs/SEMANTICS.md states no value. The default is the kubelet's: its
 // --runtime-request-timeout, the bound on every CRI call except exec and
 // image pulls, is 2 minutes. A runc or crun create/start/delete takes well
 // under a second even on a loaded machine, so 2 minutes only ever catches a

@@ -3,7 +3,7 @@
 // It holds the pod's state — per container its run state, instance,
 // restart count, backoff, hook and probe state and termination step, and
 // for the pod its start plan, phase and termination budget — and applies
-// the rules of SEMANTICS.md S1–S9 to every event. It asks for effects by
+// the rules of docs/SEMANTICS.md S1–S9 to every event. It asks for effects by
 // returning actions; it never makes a system call, reads a clock, sleeps,
 // logs or does I/O. Time arrives with each event (`Now`), and a timeout is
 // one more event (TimerFired) for a timer the core armed itself.

@@ -210,7 +210,7 @@ struct CancelTimer {
   friend bool operator==(const CancelTimer&, const CancelTimer&) = default;
 };
 
-// An entry for events.jsonl (INTERFACE.md "Events"); the shell stamps the time.
+// An entry for events.jsonl (docs/INTERFACE.md "Events"); the shell stamps the time.
 struct Publish {
   EventType type = EventType::kNormal;
   std::string reason;  // Created, Started, Killing, BackOff, ...

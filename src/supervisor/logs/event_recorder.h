@@ -1,4 +1,4 @@
-// events.jsonl (INTERFACE.md "Events"): one JSON object a line,
+// events.jsonl (docs/INTERFACE.md "Events"): one JSON object a line,
 //   {"time": RFC3339Nano, "type": "Normal"|"Warning", "reason": "...",
 //    "object": "pod"|"container/<name>", "message": "..."}
 // appended with one write() per event, so `podvisor events -f` and log

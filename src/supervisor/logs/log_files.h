@@ -27,7 +27,7 @@
 
 namespace podvisor::supervisor {
 
-// `run --log-max-size` and `--log-max-files` (INTERFACE.md).
+// `run --log-max-size` and `--log-max-files` (docs/INTERFACE.md).
 struct LogRotation {
   uint64_t max_size = 0;  // bytes; 0: never rotate
   int max_files = 5;      // current + rotated files of one instance, >= 2

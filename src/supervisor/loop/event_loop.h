@@ -1,7 +1,7 @@
 // EventLoop: the one place podvisor waits. A single epoll instance watches
 // every descriptor (signalfd, pidfds, pipes, sockets) and one timerfd that
 // is armed for the earliest deadline of a min-heap of timers, so a timeout
-// is just another readiness event (ARCHITECTURE.md "The shell"); timers
+// is just another readiness event (docs/ARCHITECTURE.md "The shell"); timers
 // already due when the loop comes round run without the timerfd.
 //
 // Handlers run on the loop's thread, one at a time, and may add or remove
