@@ -174,7 +174,7 @@ bool CitesRulesHere(const fs::path& rel) {
 TEST(Docs, EveryCitedRuleIdIsDefinedInSemantics) {
   const fs::path root = SourceRoot();
   ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
-  const fs::path semantics = root / "docs" / "docs/SEMANTICS.md";
+  const fs::path semantics = root / "docs" / "SEMANTICS.md";
   ASSERT_TRUE(fs::exists(semantics)) << semantics;
   const std::set<std::string> defined = DefinedIds(semantics);
   ASSERT_FALSE(defined.empty()) << semantics << " defines no rule ids";
