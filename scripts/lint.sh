@@ -6,9 +6,11 @@
 #      bugprone checks, and they would double the run's time);
 #   3. the docs check runs as a gtest (tests/cli/docs_test.cc) with tier 1.
 #
-#   scripts/lint.sh [BUILD_DIR]     BUILD_DIR has compile_commands.json (default: build)
-#   scripts/lint.sh --format-only   only step 1, no build needed
-#   scripts/lint.sh --fix-format    rewrite the files clang-format would change
+#   scripts/lint.sh [BUILD_DIR]              steps 1 and 2; BUILD_DIR has
+#                                            compile_commands.json (default: build)
+#   scripts/lint.sh --format-only            only step 1, no build needed
+#   scripts/lint.sh --tidy-only [BUILD_DIR]  only step 2
+#   scripts/lint.sh --fix-format             rewrite what clang-format would change
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,14 +21,22 @@ if [[ ${1:-} == --fix-format ]]; then
   exit 0
 fi
 
+mode=all
+case ${1:-} in
+  --format-only) mode=format; shift ;;
+  --tidy-only) mode=tidy; shift ;;
+esac
+
 status=0
-if clang-format --dry-run --Werror "${cxx_files[@]}"; then
+if [[ $mode == tidy ]]; then
+  :
+elif clang-format --dry-run --Werror "${cxx_files[@]}"; then
   echo "lint: clang-format: ${#cxx_files[@]} files formatted"
 else
   echo "lint: clang-format FAILED: run 'scripts/lint.sh --fix-format' and review the diff"
   status=1
 fi
-[[ ${1:-} == --format-only ]] && exit $status
+[[ $mode == format ]] && exit $status
 
 build=${1:-build}
 if [[ ! -f "$build/compile_commands.json" ]]; then

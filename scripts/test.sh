@@ -74,6 +74,14 @@ for t in json.load(sys.stdin):
 ) >build-background.log 2>&1 &
 background_build=$!
 
+# clang-tidy reads build/compile_commands.json; like the sanitizer build it
+# runs at the lowest priority on the core the tiers leave idle.
+nice -n 19 scripts/lint.sh --tidy-only build >build/lint-tidy.log 2>&1 &
+tidy_job=$!
+
+log "lint: clang-format (clang-tidy runs in the background)"
+scripts/lint.sh --format-only || status=1
+
 log "tier 1: unit tests (no root, no processes beyond the test's own)"
 run_suite build unit || status=1
 
@@ -127,6 +135,14 @@ if ((have_clang)); then
   fi
 else
   echo "fuzz: SKIPPED (clang++ not installed)"
+fi
+
+log "lint: clang-tidy"
+if wait "$tidy_job"; then
+  tail -1 build/lint-tidy.log
+else
+  cat build/lint-tidy.log
+  status=1
 fi
 
 log "summary"

@@ -191,7 +191,7 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
   for (const char* c : kWantedControllers) {
     if (Has(cg.options_.controllers, c)) enable += (enable.empty() ? "+" : " +") + std::string(c);
   }
-  auto fail = [&cg](Error e) -> Result<PodCgroup> {
+  auto fail = [&cg](const Error& e) -> Result<PodCgroup> {
     (void)cg.Destroy();
     return e.Wrap("setting up the pod cgroup " + cg.path_.string());
   };

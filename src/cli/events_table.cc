@@ -60,8 +60,8 @@ std::optional<EventRecord> ParseEventLine(std::string_view line) {
 std::vector<std::string> EventHeader(bool wide) {
   std::vector<std::string> h{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"};
   if (wide) {
-    h.push_back("FIRST SEEN");
-    h.push_back("COUNT");
+    h.emplace_back("FIRST SEEN");
+    h.emplace_back("COUNT");
   }
   return h;
 }
@@ -72,7 +72,7 @@ std::vector<std::string> EventRow(const EventRecord& e, const std::string& pod, 
                                e.message};
   if (wide) {
     row.push_back(Ago(e.time, now));
-    row.push_back("1");
+    row.emplace_back("1");
   }
   return row;
 }

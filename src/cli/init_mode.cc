@@ -144,7 +144,7 @@ InitConfig ParseKernelCmdline(std::string_view cmdline) {
 
 std::vector<std::string> InitRunArgs(const InitConfig& config, bool no_pivot) {
   std::vector<std::string> args = {"run"};
-  if (no_pivot) args.push_back("--no-pivot");
+  if (no_pivot) args.emplace_back("--no-pivot");
   if (!config.runtime.empty()) args.insert(args.end(), {"--runtime", config.runtime});
   args.push_back(config.bundle);
   return args;
@@ -187,6 +187,7 @@ int RunAsInit() {
   std::vector<std::string> args = InitRunArgs(config, RootIsInitramfs());
   args.insert(args.begin(), "podvisor");
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 

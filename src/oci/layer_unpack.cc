@@ -144,7 +144,12 @@ void LayerApplier::HideLowerChildren(const std::string& dir_rel) {
   std::error_code ec;
   for (const auto& c : fs::directory_iterator(Full(dir_rel), ec)) {
     std::string name = c.path().filename().string();
-    children.push_back(dir_rel.empty() ? name : dir_rel + "/" + name);
+    if (dir_rel.empty()) {
+      children.push_back(std::move(name));
+    } else {
+      children.push_back(dir_rel);
+      children.back().append("/").append(name);
+    }
   }
   for (const auto& child : children) {
     bool mine = written_.count(child) > 0;

@@ -296,7 +296,9 @@ Result<ResolvedLayout> ResolveLayout(const fs::path& dir, std::string_view tag,
       continue;
     }
     if (!IsManifestType(type) && !(type.empty() && doc->contains("layers"))) {
-      return Error(where + ": " + what + " has unsupported media type \"" + type + "\"");
+      std::string msg = where;
+      msg.append(": ").append(what).append(" has unsupported media type \"").append(type) += '"';
+      return Error(msg);
     }
     out.manifest = desc;
     if (auto s = DecodeManifest(*doc, out); !s) return s.take_error().Wrap(where);

@@ -124,7 +124,11 @@ Result<std::string> BuildWorkingDir(const ImageConfig& image, const pod::Contain
 std::vector<std::string> EnvStrings(const EnvList& env) {
   std::vector<std::string> out;
   out.reserve(env.size());
-  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  for (const auto& [name, value] : env) {
+    std::string entry = name;
+    entry.append("=").append(value);
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 

@@ -196,7 +196,7 @@ bool SyscallKnownOnHost(std::string_view name) {
 
 Result<json> ConvertSeccompProfile(const json& profile, const std::vector<std::string>& caps,
                                    std::string_view source) {
-  auto fail = [&](std::string msg) { return Error(std::string(source) + ": " + msg); };
+  auto fail = [&](const std::string& msg) { return Error(std::string(source) + ": " + msg); };
   if (!profile.is_object()) return fail("must be a JSON object");
   json out = json::object();
   auto def = profile.find("defaultAction");

@@ -92,7 +92,11 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
   if (!caps) return caps.take_error();
   // Kubernetes: a privileged container has every capability (containerd:
   // all the runtime itself has); add/drop were still checked above.
-  ctx.capabilities = ctx.privileged ? available : std::move(*caps);
+  if (ctx.privileged) {
+    ctx.capabilities = available;
+  } else {
+    ctx.capabilities = std::move(*caps);
+  }
 
   auto process = internal::BuildProcess(ctx);
   if (!process) return process.take_error();

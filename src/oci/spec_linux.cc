@@ -102,7 +102,8 @@ Result<json> BuildResources(const SpecContext& ctx) {
   for (const auto& [list, list_name] :
        {std::pair{&r.limits, "limits"}, std::pair{&r.requests, "requests"}}) {
     for (const auto& [name, q] : list->other) {
-      std::string where = field + "." + list_name + "[" + name + "]";
+      std::string where = field;
+      where.append(".").append(list_name).append("[").append(name) += ']';
       if (name.rfind("hugepages-", 0) == 0) {
         auto size = HugePageSize(name);
         if (!size) return Error(where + ": unsupported huge page size");

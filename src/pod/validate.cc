@@ -156,7 +156,9 @@ void Validator::CheckVolumes() {
     }
     for (const auto& kind : v.unsupported_sources) {
       ++sources;
-      Add(Forbidden(path + "." + kind, "podvisor supports only emptyDir and hostPath volumes"));
+      std::string field = path;
+      field.append(".").append(kind);
+      Add(Forbidden(field, "podvisor supports only emptyDir and hostPath volumes"));
     }
     if (sources == 0) Add(Required(path, "must specify a volume type"));
 

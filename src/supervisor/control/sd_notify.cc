@@ -59,7 +59,7 @@ std::vector<std::string> SystemdReporter::Update(const pod::PodStatus& status, b
   const pod::PodCondition* ready = status.FindCondition(pod::kConditionReady);
   if (!ready_sent_ && !terminal && ready && ready->status == pod::ConditionStatus::kTrue) {
     ready_sent_ = true;
-    out.push_back("READY=1");
+    out.emplace_back("READY=1");
   }
   if (!stopping_sent_ && (terminating || terminal)) {
     stopping_sent_ = true;

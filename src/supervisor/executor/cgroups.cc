@@ -65,7 +65,7 @@ Status Executor::SetupPodCgroup() {
   for (const auto& [file, value] :
        cgroups::LimitFiles(cgroups::ComputePodCgroupLimits(pod_.spec, options_.pids_limit),
                            cg.controllers)) {
-    limits += " " + file + "=" + value;
+    limits.append(" ").append(file).append("=").append(value);
   }
   spdlog::info("pod cgroup {}:{}", pod_cgroup_->path().string(), limits);
   if (pod_cgroup_->supervisor_leaf()) {

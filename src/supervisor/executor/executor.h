@@ -148,14 +148,15 @@ class Executor {
   void StopProbesAction(const StopProbes& a);
   void ScheduleProbe(Probe& probe, MonoTime at);
   void RunProbeOnce(Probe& probe);
-  void OnProbeOutcome(const std::string& key, bool success, std::string message);
+  void OnProbeOutcome(const std::string& key, bool success, const std::string& message);
   // Runs `args` inside the instance through the runtime's exec; `done`
   // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
   // the runtime process's pid, to kill it on cancel, or 0 when it could not
   // start (done has then been queued with the reason).
-  pid_t ExecInContainer(Instance& inst, std::string_view name, std::vector<std::string> args,
-                        std::vector<std::string> extra_env, std::optional<Duration> timeout,
-                        std::function<void(bool ok, std::string output)> done);
+  pid_t ExecInContainer(Instance& inst, std::string_view name,
+                        const std::vector<std::string>& args,
+                        const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
+                        const std::function<void(bool ok, std::string output)>& done);
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
   // The HTTP client of probes and hooks, created on first use; nullptr

@@ -100,18 +100,20 @@ std::string Executor::NetnsPath() const {
   return sandbox_ && sandbox_->network_ns() ? sandbox_->network_ns()->string() : std::string();
 }
 
-pid_t Executor::ExecInContainer(Instance& inst, std::string_view name, std::vector<std::string> args,
-                                std::vector<std::string> extra_env, std::optional<Duration> timeout,
-                                std::function<void(bool ok, std::string output)> done) {
+pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
+                                const std::vector<std::string>& args,
+                                const std::vector<std::string>& extra_env,
+                                std::optional<Duration> timeout,
+                                const std::function<void(bool ok, std::string output)>& done) {
   static uint64_t seq = 0;
-  auto fail_soon = [this, done](std::string why) {
+  auto fail_soon = [this, done](const std::string& why) {
     loop_.AddTimer(std::chrono::steady_clock::now(), [done, why] { done(false, why); });
     return pid_t{0};
   };
   nlohmann::json process = inst.process;
   process["args"] = args;
   process["terminal"] = false;
-  for (auto& v : extra_env) process["env"].push_back(v);
+  for (const auto& v : extra_env) process["env"].push_back(v);
   std::filesystem::path file =
       inst.dir / ("exec-" + std::string(name) + "-" + std::to_string(++seq) + ".json");
   if (auto s = oci::WriteConfigFile(process, file); !s) return fail_soon(s.error().message());
@@ -305,7 +307,7 @@ void Executor::RunProbeOnce(Probe& probe) {
   std::string key = probe.key;
   MonoTime started = std::chrono::steady_clock::now();
   Duration timeout = std::chrono::seconds(std::max(1, probe.spec.timeout_seconds));
-  auto done = [this, key](bool ok, std::string message) { OnProbeOutcome(key, ok, std::move(message)); };
+  auto done = [this, key](bool ok, const std::string& message) { OnProbeOutcome(key, ok, message); };
   // From the time it was due, not from now: the period stays on the tick
   // grid, and a late run does not push every later one back.
   probe.next_run += std::chrono::seconds(std::max(1, probe.spec.period_seconds));
@@ -351,7 +353,7 @@ void Executor::RunProbeOnce(Probe& probe) {
   }
 }
 
-void Executor::OnProbeOutcome(const std::string& key, bool success, std::string message) {
+void Executor::OnProbeOutcome(const std::string& key, bool success, const std::string& message) {
   auto it = probes_.find(key);
   if (it == probes_.end()) return;  // stopped meanwhile
   Probe& probe = *it->second;

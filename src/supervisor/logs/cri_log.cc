@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <utility>
 
 #include "supervisor/logs/log_files.h"
 
@@ -163,9 +164,8 @@ std::optional<LogLine> LogLineJoiner::Add(const CriRecord& rec) {
   slot->content += rec.content;
   slot->time = rec.time;
   if (rec.partial) return std::nullopt;
-  std::optional<LogLine> done = std::move(slot);
-  slot.reset();
-  return done;
+  // exchange, not move: a moved-from optional still holds a value.
+  return std::exchange(slot, std::nullopt);
 }
 
 std::vector<LogLine> LogLineJoiner::Finish() {

@@ -267,7 +267,7 @@ std::string TailOfLog(const std::vector<fs::path>& files, std::size_t max_lines,
       std::error_code ec;
       cut = tail.size() < fs::file_size(*it, ec);
     }
-    window = tail + window;
+    window.insert(0, tail);
   }
   // A record cut by the window is dropped whole.
   if (cut) {
