@@ -1,0 +1,124 @@
+// The layering of docs/ARCHITECTURE.md, checked on every build: each
+// folder of src/ includes only the folders below it, so dependencies point
+// one way and the pure core (supervisor/lifecycle) never includes the
+// shell. A new folder must be given its place here before it can build
+// green, which is the point: its place is a decision, not an accident.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace podvisor::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Each folder and the folders (besides itself) it may include from.
+const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
+  static const std::map<std::string, std::set<std::string>> allowed = {
+      {"common", {}},
+      {"pod", {"common"}},
+      {"signals", {"common"}},
+      {"cgroups", {"common", "pod"}},
+      {"oci", {"common", "pod"}},
+      // The pure core: the pod model and plain values, nothing that acts.
+      {"supervisor/lifecycle", {"common", "pod"}},
+      {"supervisor/loop", {"common"}},
+      {"supervisor/probes", {"common", "pod", "supervisor/lifecycle", "supervisor/loop"}},
+      {"supervisor/logs", {"common", "pod", "supervisor/lifecycle"}},
+      {"supervisor/control", {"common", "pod", "supervisor/loop"}},
+      {"supervisor/sandbox", {"common", "signals"}},
+      {"supervisor/executor",
+       {"common", "pod", "signals", "cgroups", "oci", "supervisor/lifecycle", "supervisor/loop",
+        "supervisor/probes", "supervisor/logs", "supervisor/control", "supervisor/sandbox"}},
+      {"cli",
+       {"common", "pod", "signals", "cgroups", "oci", "supervisor/lifecycle", "supervisor/loop",
+        "supervisor/probes", "supervisor/logs", "supervisor/control", "supervisor/sandbox",
+        "supervisor/executor"}},
+  };
+  return allowed;
+}
+
+fs::path SourceRoot() {
+  const char* root = std::getenv("PODVISOR_SOURCE_ROOT");
+  return root ? fs::path(root) : fs::path();
+}
+
+// The folder part of `#include "a/b/c.h"` ("a/b"), or "" for a system or
+// generated header such as "podvisor_version.h".
+std::string IncludedFolder(const std::string& line) {
+  const std::string prefix = "#include \"";
+  if (line.rfind(prefix, 0) != 0) return "";
+  auto end = line.find('"', prefix.size());
+  if (end == std::string::npos) return "";
+  std::string path = line.substr(prefix.size(), end - prefix.size());
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+// Every folder of src/ that holds C++ sources, as "pod" or "supervisor/loop".
+std::vector<std::string> SourceFolders(const fs::path& src) {
+  std::set<std::string> folders;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    auto ext = e.path().extension();
+    if (ext != ".cc" && ext != ".h") continue;
+    std::string rel = fs::relative(e.path().parent_path(), src).generic_string();
+    if (rel != ".") folders.insert(rel);
+  }
+  return {folders.begin(), folders.end()};
+}
+
+TEST(Layering, EveryFolderHasItsPlace) {
+  const fs::path root = SourceRoot();
+  ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
+  for (const auto& folder : SourceFolders(root / "src")) {
+    if (folder.find("testdata") != std::string::npos) continue;
+    EXPECT_TRUE(AllowedIncludes().count(folder))
+        << "src/" << folder << " is not in the layering table of tests/cli/layering_test.cc "
+        << "(docs/ARCHITECTURE.md): say which folders it may include";
+  }
+}
+
+TEST(Layering, IncludesPointOneWay) {
+  const fs::path root = SourceRoot();
+  ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
+  int checked = 0;
+  for (const auto& [folder, allowed] : AllowedIncludes()) {
+    const fs::path dir = root / "src" / folder;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      auto ext = e.path().extension();
+      if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+      std::ifstream in(e.path());
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        std::string included = IncludedFolder(line);
+        if (included.empty() || included == folder) continue;
+        ++checked;
+        EXPECT_TRUE(allowed.count(included))
+            << "src/" << folder << "/" << e.path().filename().string() << ":" << n << ": "
+            << line << ": src/" << folder << " may not include from src/" << included;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50) << "the scan found almost no includes: is the source root right?";
+}
+
+TEST(Layering, IncludedFolderParsesQuotedIncludesOnly) {
+  EXPECT_EQ(IncludedFolder("#include \"supervisor/loop/event_loop.h\""), "supervisor/loop");
+  EXPECT_EQ(IncludedFolder("#include \"pod/model.h\"  // why"), "pod");
+  EXPECT_EQ(IncludedFolder("#include <sys/epoll.h>"), "");
+  EXPECT_EQ(IncludedFolder("#include \"podvisor_version.h\""), "");
+  EXPECT_EQ(IncludedFolder("// #include \"cli/cli.h\""), "");
+}
+
+}  // namespace
+}  // namespace podvisor::testing
