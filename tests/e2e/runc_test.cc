@@ -129,7 +129,11 @@ TEST_F(Runc, S3_1_CrashingSidecarIsRestartedUnderNeverAndPodSucceeds) {
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
   auto events = HelperEvents();
   EXPECT_EQ(CountOf(events, "side Started"), 2) << Describe(events);
-  ExpectOrder(events, {"side Started", "app Started", "side Exiting", "app Exiting"});
+  // Whether the sidecar's crash (200 ms after its start) comes before or
+  // after the app's start depends on how fast runc creates the app on a
+  // loaded machine; S3.1 orders only the start, and the restarted sidecar
+  // must outlive the app.
+  ExpectOrder(events, {"side Started", "app Started", "app Exiting"});
   EXPECT_EQ(events.back().Key(), "side Exiting") << Describe(events);
 }
 
