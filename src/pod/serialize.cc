@@ -176,6 +176,7 @@ json ToJsonValue(const Lifecycle& l) {
   SetIfPresent(out, "postStart", l.post_start);
   SetIfPresent(out, "preStop", l.pre_stop);
   SetIfPresent(out, "stopSignal", l.stop_signal);
+  if (l.type) out["type"] = std::string(LifecycleTypeName(*l.type));  // S12
   return out;
 }
 
