@@ -219,6 +219,25 @@ TEST(LifecycleDraftSidecar, S12_5_ASidecarExitingDuringTerminationIsNotRestarted
   EXPECT_EQ(h.lc().StateOf("proxy"), RunState::kExited);
 }
 
+TEST(LifecycleDraftSidecar, S12_5_ALivenessKillsPreStopAlsoHoldsTheStandardContainers) {
+  Harness h(MakePod({}, {WithPreStop(C("app")), WithLiveness(WithPreStop(DraftSidecar(C("proxy"))))}));
+  h.Start();
+  h.Take();
+  h.Probe("proxy", ProbeKind::kLiveness, false);
+  EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(proxy#0, preStop)"));
+  h.Advance(1s);
+  h.Stop();
+  EXPECT_THAT(h.Take(), IsEmpty());  // the app waits for the proxy's preStop
+  EXPECT_EQ(h.lc().StopStepOf("app"), StopStep::kHeld);
+  h.Advance(1s);
+  h.HookDone("proxy", HookKind::kPreStop);
+  // Killed for its liveness, the proxy gets its stop signal after its
+  // preStop, as S3.3 says; the app goes on with its own preStop.
+  EXPECT_THAT(h.Take(), ElementsAre("2s Signal(proxy#0, SIGTERM)", "2s RunHook(app#0, preStop)"));
+  h.ExitBySignal("proxy", SIGTERM);
+  EXPECT_THAT(h.Take(), ElementsAre("2s Delete(proxy#0)"));  // not restarted (S5.7)
+}
+
 TEST(LifecycleDraftSidecar, S12_6_DraftSidecarsStopBeforeKep753SidecarsInReverseOrder) {
   Harness h(MakePod({Sidecar(C("mesh")), Sidecar(C("log"))}, {C("app"), DraftSidecar(C("proxy"))}));
   h.Start();

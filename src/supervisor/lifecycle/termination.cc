@@ -146,6 +146,9 @@ void Lifecycle::PreStopEnded(Container& c, Now now) {
     return;
   }
   SendStopSignal(c, now);
+  // S12.5: a draft sidecar killed on its own (liveness) while the pod
+  // terminates held the standard containers with its preStop; they go on.
+  if (c.IsDraftSidecar()) AdvanceSidecarStops(now);
 }
 
 void Lifecycle::SendStopSignal(Container& c, Now now) {
