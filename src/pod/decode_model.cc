@@ -135,7 +135,8 @@ void Decoder::DecodeInitContainerAnnotations(Pod& pod) {
     }
     Result<json> doc = ParseJsonText(it->second);
     if (!doc) {
-      errors.push_back(Invalid(path, "", "must be a JSON array of containers: " + doc.error().message()));
+      errors.push_back(
+          Invalid(path, "", "must be a JSON array of containers: " + doc.error().message()));
       continue;
     }
     if (!doc->is_array()) {
@@ -148,14 +149,16 @@ void Decoder::DecodeInitContainerAnnotations(Pod& pod) {
       if (SameInitContainers(list, pod.spec.init_containers)) {
         warnings.push_back({path, "ignored: the same containers as spec.initContainers"});
       } else {
-        errors.push_back(Invalid(path, "", "differs from spec.initContainers; set only one of them"));
+        errors.push_back(
+            Invalid(path, "", "differs from spec.initContainers; set only one of them"));
       }
       continue;
     }
     pod.spec.init_containers = std::move(list);
     pod.init_containers_annotation = std::string(key);
-    warnings.push_back({path, "read as spec.initContainers: this annotation is the Kubernetes 1.3-1.5 "
-                              "form of init containers (S13)"});
+    warnings.push_back({path,
+                        "read as spec.initContainers: this annotation is the Kubernetes 1.3-1.5 "
+                        "form of init containers (S13)"});
   }
 }
 
@@ -356,9 +359,10 @@ bool Decoder::Decode(const json& v, const std::string& path, Lifecycle& lifecycl
     } else if (name == "Sidecar") {
       lifecycle.type = LifecycleType::kSidecar;
       warnings.push_back(
-          {p, "\"Sidecar\" is the 2018-2020 sidecar draft: started before and stopped after the "
-              "other containers (S12); the standard form is an initContainers entry with "
-              "restartPolicy: Always (KEP-753)"});
+          {p,
+           "\"Sidecar\" is the 2018-2020 sidecar draft: started before and stopped after the "
+           "other containers (S12); the standard form is an initContainers entry with "
+           "restartPolicy: Always (KEP-753)"});
     } else {
       errors.push_back(Unsupported(p, QuoteValue(name), {"Sidecar", "Standard"}));
     }

@@ -76,13 +76,14 @@ TEST(DraftSidecarField, S12_7_SidecarTypeOnTheInitListIsAnError) {
   - {name: app, image: busybox}
 )"));
   EXPECT_THAT(ErrorLines(out), IsEmpty());
-  EXPECT_THAT(Validate(out),
-              ElementsAre("spec.initContainers[0].lifecycle.type: Forbidden: may not be Sidecar for "
-                          "init containers; use restartPolicy: Always",
-                          "spec.initContainers[0].lifecycle: Forbidden: may not be set for init "
-                          "containers without restartPolicy=Always",
-                          "spec.initContainers[1].lifecycle.type: Forbidden: may not be Sidecar for "
-                          "init containers; use restartPolicy: Always"));
+  EXPECT_THAT(
+      Validate(out),
+      ElementsAre("spec.initContainers[0].lifecycle.type: Forbidden: may not be Sidecar for "
+                  "init containers; use restartPolicy: Always",
+                  "spec.initContainers[0].lifecycle: Forbidden: may not be set for init "
+                  "containers without restartPolicy=Always",
+                  "spec.initContainers[1].lifecycle.type: Forbidden: may not be Sidecar for "
+                  "init containers; use restartPolicy: Always"));
 }
 
 TEST(DraftSidecarField, S12_7_APodNeedsAStandardContainer) {
@@ -107,29 +108,33 @@ TEST(InitContainerAnnotations, S13_1_ABetaAnnotationOf14BecomesTheInitList) {
   ASSERT_EQ(pod.spec.init_containers.size(), 2u);
   EXPECT_EQ(pod.spec.init_containers[0].name, "init-myservice");
   EXPECT_EQ(pod.spec.init_containers[1].name, "init-mydb");
-  EXPECT_THAT(pod.spec.init_containers[1].command, ElementsAre("sh", "-c", "echo waiting for mydb; sleep 1"));
+  EXPECT_THAT(pod.spec.init_containers[1].command,
+              ElementsAre("sh", "-c", "echo waiting for mydb; sleep 1"));
   EXPECT_EQ(pod.init_containers_annotation, kBeta);
   EXPECT_THAT(Validate(*r), IsEmpty());
 }
 
 TEST(InitContainerAnnotations, S13_1_BetaWinsOverAlpha) {
   ParseOutput out = Parse(WithAnnotations(
-      std::string("    ") + kAlpha + ": '[{\"name\": \"old\", \"image\": \"busybox\"}]'\n    " + kBeta +
-          ": '[{\"name\": \"new\", \"image\": \"busybox\"}]'\n",
+      std::string("    ") + kAlpha + ": '[{\"name\": \"old\", \"image\": \"busybox\"}]'\n    " +
+          kBeta + ": '[{\"name\": \"new\", \"image\": \"busybox\"}]'\n",
       kApp));
   EXPECT_THAT(ErrorLines(out), IsEmpty());
   ASSERT_EQ(out.pod.spec.init_containers.size(), 1u);
   EXPECT_EQ(out.pod.spec.init_containers[0].name, "new");
-  EXPECT_THAT(WarningLines(out),
-              ElementsAre(std::string("metadata.annotations[") + kBeta + "]: read as spec.initContainers: "
-                          "this annotation is the Kubernetes 1.3-1.5 form of init containers (S13)",
-                          std::string("metadata.annotations[") + kAlpha + "]: ignored: " + kBeta +
-                              " is used, as the API server of Kubernetes 1.5 did"));
+  EXPECT_THAT(
+      WarningLines(out),
+      ElementsAre(std::string("metadata.annotations[") + kBeta +
+                      "]: read as spec.initContainers: "
+                      "this annotation is the Kubernetes 1.3-1.5 form of init containers (S13)",
+                  std::string("metadata.annotations[") + kAlpha + "]: ignored: " + kBeta +
+                      " is used, as the API server of Kubernetes 1.5 did"));
 }
 
 TEST(InitContainerAnnotations, S13_1_AlphaAloneIsRead) {
   ParseOutput out = Parse(WithAnnotations(
-      std::string("    ") + kAlpha + ": '[{\"name\": \"setup\", \"image\": \"busybox\"}]'\n", kApp));
+      std::string("    ") + kAlpha + ": '[{\"name\": \"setup\", \"image\": \"busybox\"}]'\n",
+      kApp));
   EXPECT_THAT(ErrorLines(out), IsEmpty());
   ASSERT_EQ(out.pod.spec.init_containers.size(), 1u);
   EXPECT_EQ(out.pod.init_containers_annotation, kAlpha);
@@ -137,25 +142,29 @@ TEST(InitContainerAnnotations, S13_1_AlphaAloneIsRead) {
 
 TEST(InitContainerAnnotations, S13_2_ErrorsNameTheAnnotation) {
   ParseOutput out = Parse(WithAnnotations(
-      std::string("    ") + kBeta + ": '[{\"name\": \"setup\", \"command\": 7, \"bogus\": 1}]'\n", kApp));
+      std::string("    ") + kBeta + ": '[{\"name\": \"setup\", \"command\": 7, \"bogus\": 1}]'\n",
+      kApp));
   const std::string at = std::string("metadata.annotations[") + kBeta + "]";
   EXPECT_THAT(ErrorLines(out), ElementsAre(at + "[0].command: Invalid value: 7: must be a list"));
-  EXPECT_THAT(WarningLines(out), ElementsAre(at + "[0].bogus: unknown field",
-                                             at + ": read as spec.initContainers: this annotation is "
-                                                  "the Kubernetes 1.3-1.5 form of init containers (S13)"));
+  EXPECT_THAT(WarningLines(out),
+              ElementsAre(at + "[0].bogus: unknown field",
+                          at + ": read as spec.initContainers: this annotation is "
+                               "the Kubernetes 1.3-1.5 form of init containers (S13)"));
   EXPECT_THAT(Validate(out), ElementsAre(at + "[0].image: Required value"));
 }
 
 TEST(InitContainerAnnotations, S13_2_NotAJsonArrayIsAnError) {
   {
-    ParseOutput out = Parse(WithAnnotations(std::string("    ") + kBeta + ": '[{\"name\": '\n", kApp));
+    ParseOutput out =
+        Parse(WithAnnotations(std::string("    ") + kBeta + ": '[{\"name\": '\n", kApp));
     ASSERT_EQ(out.errors.size(), 1u);
     EXPECT_THAT(out.errors[0].ToString(),
                 HasSubstr(std::string("metadata.annotations[") + kBeta +
                           "]: Invalid value: must be a JSON array of containers: "));
   }
   {
-    ParseOutput out = Parse(WithAnnotations(std::string("    ") + kBeta + ": '{\"name\": \"x\"}'\n", kApp));
+    ParseOutput out =
+        Parse(WithAnnotations(std::string("    ") + kBeta + ": '{\"name\": \"x\"}'\n", kApp));
     EXPECT_THAT(ErrorLines(out), ElementsAre(std::string("metadata.annotations[") + kBeta +
                                              "]: Invalid value: {\"name\":\"x\"}: must be a JSON "
                                              "array of containers"));
@@ -169,10 +178,12 @@ TEST(InitContainerAnnotations, S13_3_NextToSpecInitContainersTheyMustAgree) {
     // The same list (as the 1.6 API server wrote both): accepted; the
     // annotation's missing defaults do not make it different.
     ParseOutput out = Parse(WithAnnotations(
-        std::string("    ") + kBeta + ": '[{\"name\": \"setup\", \"image\": \"busybox\"}]'\n", spec));
+        std::string("    ") + kBeta + ": '[{\"name\": \"setup\", \"image\": \"busybox\"}]'\n",
+        spec));
     EXPECT_THAT(ErrorLines(out), IsEmpty());
-    EXPECT_THAT(WarningLines(out), ElementsAre(std::string("metadata.annotations[") + kBeta +
-                                               "]: ignored: the same containers as spec.initContainers"));
+    EXPECT_THAT(WarningLines(out),
+                ElementsAre(std::string("metadata.annotations[") + kBeta +
+                            "]: ignored: the same containers as spec.initContainers"));
     EXPECT_TRUE(out.pod.init_containers_annotation.empty());
   }
   {

@@ -159,7 +159,8 @@ spec:
   auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("spec.initContainers[0].lifecycle.type: Forbidden"));
-  EXPECT_THAT(r.err, HasSubstr("spec.containers[0].lifecycle.type: Unsupported value: \"Primary\""));
+  EXPECT_THAT(r.err,
+              HasSubstr("spec.containers[0].lifecycle.type: Unsupported value: \"Primary\""));
 }
 
 // S13: a 1.4-era manifest's annotation is read, warned about, and its
@@ -178,12 +179,15 @@ spec:
 )");
   auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("Warning: metadata.annotations[pod.beta.kubernetes.io/init-containers]: "
-                               "read as spec.initContainers"));
-  EXPECT_THAT(r.err, HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers][1].image: "
-                               "Required value"));
-  EXPECT_THAT(r.err, HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers][2].image: "
-                               "Not found"));
+  EXPECT_THAT(r.err,
+              HasSubstr("Warning: metadata.annotations[pod.beta.kubernetes.io/init-containers]: "
+                        "read as spec.initContainers"));
+  EXPECT_THAT(r.err,
+              HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers][1].image: "
+                        "Required value"));
+  EXPECT_THAT(r.err,
+              HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers][2].image: "
+                        "Not found"));
 }
 
 TEST_F(ValidateCli, JsonManifestsWorkToo) {

@@ -27,12 +27,14 @@ class DraftForms : public E2eTest {
 };
 
 std::string Header(const std::string& name, const std::string& restart_policy, int grace = 5) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
 }
 
 // One list entry: "  - {name: N, image: img, command: CMD<extra>}".
-std::string Entry(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Entry(const std::string& name, const std::string& command,
+                  const std::string& extra = "") {
   return "  - {name: " + name + ", image: img, command: " + command + extra + "}\n";
 }
 
@@ -47,7 +49,8 @@ void ExpectOrder(const std::vector<HelperEvent>& events, const std::vector<std::
   for (const auto& k : keys) {
     int at = IndexOf(events, k);
     ASSERT_GE(at, 0) << "missing \"" << k << "\" in" << Describe(events);
-    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in" << Describe(events);
+    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in"
+                        << Describe(events);
     last = at;
     last_key = k;
   }
@@ -63,15 +66,17 @@ TEST_F(DraftForms, S12_3_JobWithADraftSidecarCompletesAndTheSidecarStopsLast) {
   EXPECT_EQ(Run(), 0) << RunStderr();
   ExpectOrder(HelperEvents(), {"proxy Started", "job Started", "job Exiting", "proxy Exiting"});
   bool completed = false;
-  for (const auto& e : PodEvents()) completed = completed || e.value("reason", "") == "PodCompleted";
+  for (const auto& e : PodEvents())
+    completed = completed || e.value("reason", "") == "PodCompleted";
   EXPECT_TRUE(completed) << "no PodCompleted event in events.jsonl";
   EXPECT_THAT(RunStderr(), ::testing::HasSubstr("spec.containers[1].lifecycle.type"));
 }
 
 // S12.1: the web container waits for its proxy's readiness probe.
 TEST_F(DraftForms, S12_1_WebPodStartsItsAppOnlyOnceTheDraftSidecarIsReady) {
-  const std::string readiness = ", readinessProbe: {periodSeconds: 1, exec: {command: " +
-                                ShCmd("test -f {{DIR}}/ready") + "}}";
+  const std::string readiness =
+      ", readinessProbe: {periodSeconds: 1, exec: {command: " + ShCmd("test -f {{DIR}}/ready") +
+      "}}";
   WritePod(Header("web", "Always") + "  containers:\n" +
            Entry("web", HelperCmd("web", "trap-sigterm 20 0")) +
            Entry("proxy", HelperCmd("proxy", "trap-sigterm 20 0"),
@@ -88,7 +93,8 @@ TEST_F(DraftForms, S12_1_WebPodStartsItsAppOnlyOnceTheDraftSidecarIsReady) {
   std::ofstream(scratch_ / "ready") << "ok\n";
   ASSERT_TRUE(WaitForHelperEvent("web Started"));
   auto events = HelperEvents();
-  EXPECT_GE(MsBetween(ready_at, events[IndexOf(events, "web Started")].time), 0) << Describe(events);
+  EXPECT_GE(MsBetween(ready_at, events[IndexOf(events, "web Started")].time), 0)
+      << Describe(events);
   WaitUntilRunning();
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
@@ -101,8 +107,10 @@ TEST_F(DraftForms, S12_1_WebPodStartsItsAppOnlyOnceTheDraftSidecarIsReady) {
 TEST_F(DraftForms, S12_5_StopRunsSidecarPreStopFirstAndStopsSidecarsLast) {
   const std::string proxy_pre_stop =
       ", lifecycle: {type: Sidecar, preStop: {exec: {command: " +
-      ShCmd(LogLine("proxy-preStop", "Start") + "; echo \"$KUBE_POD_TERM_REASON\" > {{DIR}}/proxy-reason;"
-            " sleep 0.5; " + LogLine("proxy-preStop", "Done")) +
+      ShCmd(LogLine("proxy-preStop", "Start") +
+            "; echo \"$KUBE_POD_TERM_REASON\" > {{DIR}}/proxy-reason;"
+            " sleep 0.5; " +
+            LogLine("proxy-preStop", "Done")) +
       "}}}";
   const std::string app_pre_stop = ", lifecycle: {preStop: {exec: {command: " +
                                    ShCmd(LogLine("app-preStop", "Start") + "; sleep 0.2") + "}}}";
@@ -116,8 +124,8 @@ TEST_F(DraftForms, S12_5_StopRunsSidecarPreStopFirstAndStopsSidecarsLast) {
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
   auto events = HelperEvents();
-  ExpectOrder(events, {"proxy-preStop Start", "proxy-preStop Done", "app-preStop Start", "app Exiting",
-                       "proxy Exiting", "mesh Exiting"});
+  ExpectOrder(events, {"proxy-preStop Start", "proxy-preStop Done", "app-preStop Start",
+                       "app Exiting", "proxy Exiting", "mesh Exiting"});
   EXPECT_EQ(CountOf(events, "proxy-preStop Start"), 1) << Describe(events);
   EXPECT_EQ(CountOf(events, "app-preStop Start"), 1) << Describe(events);
   EXPECT_EQ(ReadScratch("proxy-reason"), "Update");
@@ -127,7 +135,8 @@ TEST_F(DraftForms, S12_5_StopRunsSidecarPreStopFirstAndStopsSidecarsLast) {
 // order before the app, and `status -o json` reports them as
 // initContainerStatuses without writing the old status annotation.
 TEST_F(DraftForms, S13_1_A14ManifestRunsItsBetaAnnotationInitContainersInOrder) {
-  std::ifstream in(fs::path(RequiredEnv("PODVISOR_SOURCE_ROOT")) / "tests/e2e/testdata/init-containers-beta-1.4.yaml");
+  std::ifstream in(fs::path(RequiredEnv("PODVISOR_SOURCE_ROOT")) /
+                   "tests/e2e/testdata/init-containers-beta-1.4.yaml");
   ASSERT_TRUE(in) << "fixture missing";
   std::stringstream text;
   text << in.rdbuf();
@@ -149,8 +158,9 @@ TEST_F(DraftForms, S13_1_A14ManifestRunsItsBetaAnnotationInitContainersInOrder) 
       << annotations.dump(2);
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
-  ExpectOrder(HelperEvents(), {"init-myservice Started", "init-myservice Exiting", "init-mydb Started",
-                               "init-mydb Exiting", "myapp-container Started"});
+  ExpectOrder(HelperEvents(),
+              {"init-myservice Started", "init-myservice Exiting", "init-mydb Started",
+               "init-mydb Exiting", "myapp-container Started"});
   EXPECT_THAT(RunStderr(),
               ::testing::HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers]"));
 }

@@ -12,11 +12,11 @@ namespace podvisor::supervisor {
 namespace {
 
 using namespace lifecycle_testing;
+using pod::PodPhase;
+using pod::RestartPolicy;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using pod::PodPhase;
-using pod::RestartPolicy;
 
 TEST(LifecycleDraftSidecar, S12_1_StandardContainersWaitForTheSidecarsReadinessProbe) {
   // The app comes first in the spec; the draft sidecar still starts first.
@@ -46,8 +46,8 @@ TEST(LifecycleDraftSidecar, S12_1_WithoutReadinessProbeReadyIsRunningWithPostSta
 }
 
 TEST(LifecycleDraftSidecar, S12_1_EverySidecarMustBeReadyAndAStartupProbeCounts) {
-  Harness h(MakePod({}, {WithStartupProbe(DraftSidecar(C("a"))), WithReadiness(DraftSidecar(C("b"))),
-                         C("app")}));
+  Harness h(MakePod(
+      {}, {WithStartupProbe(DraftSidecar(C("a"))), WithReadiness(DraftSidecar(C("b"))), C("app")}));
   h.Start();
   h.Take();
   h.Probe("b", ProbeKind::kReadiness, true);
@@ -79,7 +79,8 @@ TEST(LifecycleDraftSidecar, S12_1_TheGateIsPassedOnceRestartsAreNotHeld) {
 }
 
 TEST(LifecycleDraftSidecar, S12_1_ASidecarThatEndsForGoodBeforeReadyFailsThePod) {
-  Harness h(MakePod({}, {WithReadiness(DraftSidecar(C("proxy"))), C("app")}, RestartPolicy::kNever));
+  Harness h(
+      MakePod({}, {WithReadiness(DraftSidecar(C("proxy"))), C("app")}, RestartPolicy::kNever));
   h.Start();
   h.Take();
   h.TakeEvents();
@@ -99,14 +100,16 @@ TEST(LifecycleDraftSidecar, S12_2_SidecarsFollowThePodsRestartPolicy) {
     h.Start();
     h.Take();
     h.Exit("proxy", 0);
-    EXPECT_THAT(h.Take(), ElementsAre("0s Delete(proxy#0)", "0s Create(proxy#1)", "0s Start(proxy#1)"));
+    EXPECT_THAT(h.Take(),
+                ElementsAre("0s Delete(proxy#0)", "0s Create(proxy#1)", "0s Start(proxy#1)"));
   }
   {
     Harness h(MakePod({}, {DraftSidecar(C("proxy")), C("app")}, RestartPolicy::kOnFailure));
     h.Start();
     h.Take();
     h.Exit("proxy", 2);
-    EXPECT_THAT(h.Take(), ElementsAre("0s Delete(proxy#0)", "0s Create(proxy#1)", "0s Start(proxy#1)"));
+    EXPECT_THAT(h.Take(),
+                ElementsAre("0s Delete(proxy#0)", "0s Create(proxy#1)", "0s Start(proxy#1)"));
     h.Exit("proxy", 0);
     EXPECT_THAT(h.Take(), ElementsAre("0s Delete(proxy#1)"));
     EXPECT_EQ(h.lc().StateOf("proxy"), RunState::kExited);
@@ -169,7 +172,8 @@ TEST(LifecycleDraftSidecar, S12_4_ASidecarsExitCodeNeverFailsThePod) {
 }
 
 TEST(LifecycleDraftSidecar, S12_5_SidecarPreStopsFirstThenStandardThenSidecarSignals) {
-  Harness h(MakePod({}, {WithPreStop(C("app")), C("worker"), WithPreStop(DraftSidecar(C("proxy")))}));
+  Harness h(
+      MakePod({}, {WithPreStop(C("app")), C("worker"), WithPreStop(DraftSidecar(C("proxy")))}));
   h.Start();
   h.Take();
   h.Stop("Update");
@@ -183,7 +187,7 @@ TEST(LifecycleDraftSidecar, S12_5_SidecarPreStopsFirstThenStandardThenSidecarSig
   h.Advance(1s);
   h.HookDone("app", HookKind::kPreStop);
   EXPECT_THAT(h.Take(), ElementsAre("3s Signal(app#0, SIGTERM)"));
-  h.Exit("worker", 0);  // both handle SIGTERM and exit 0
+  h.Exit("worker", 0);                                        // both handle SIGTERM and exit 0
   EXPECT_THAT(h.Take(), ElementsAre("3s Delete(worker#0)"));  // app still runs
   h.Advance(1s);
   h.Exit("app", 0);
@@ -195,7 +199,8 @@ TEST(LifecycleDraftSidecar, S12_5_SidecarPreStopsFirstThenStandardThenSidecarSig
 }
 
 TEST(LifecycleDraftSidecar, S12_5_OneSharedGraceThenSidecarsGetTwoSeconds) {
-  Harness h(MakePod({}, {C("app"), DraftSidecar(C("proxy"))}, RestartPolicy::kAlways, /*grace=*/10));
+  Harness h(
+      MakePod({}, {C("app"), DraftSidecar(C("proxy"))}, RestartPolicy::kAlways, /*grace=*/10));
   h.Start();
   h.Take();
   h.Stop();
@@ -220,7 +225,8 @@ TEST(LifecycleDraftSidecar, S12_5_ASidecarExitingDuringTerminationIsNotRestarted
 }
 
 TEST(LifecycleDraftSidecar, S12_5_ALivenessKillsPreStopAlsoHoldsTheStandardContainers) {
-  Harness h(MakePod({}, {WithPreStop(C("app")), WithLiveness(WithPreStop(DraftSidecar(C("proxy"))))}));
+  Harness h(
+      MakePod({}, {WithPreStop(C("app")), WithLiveness(WithPreStop(DraftSidecar(C("proxy"))))}));
   h.Start();
   h.Take();
   h.Probe("proxy", ProbeKind::kLiveness, false);
@@ -255,7 +261,8 @@ TEST(LifecycleDraftSidecar, S12_6_DraftSidecarsStopBeforeKep753SidecarsInReverse
 }
 
 TEST(LifecycleDraftSidecar, S12_6_Kep753PreStopsStillStartAtOnce) {
-  Harness h(MakePod({WithPreStop(Sidecar(C("mesh")))}, {C("app"), WithPreStop(DraftSidecar(C("proxy")))}));
+  Harness h(MakePod({WithPreStop(Sidecar(C("mesh")))},
+                    {C("app"), WithPreStop(DraftSidecar(C("proxy")))}));
   h.Start();
   h.Take();
   h.Stop();

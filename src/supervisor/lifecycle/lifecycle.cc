@@ -127,8 +127,9 @@ Lifecycle::Lifecycle(pod::Pod pod, LifecycleOptions options)
   }
   init_count_ = inits.size();
   for (size_t i = 0; i < pod_.spec.containers.size(); ++i) {
-    const ContainerRole role =
-        pod::IsDraftSidecar(pod_.spec.containers[i]) ? ContainerRole::kDraftSidecar : ContainerRole::kRegular;
+    const ContainerRole role = pod::IsDraftSidecar(pod_.spec.containers[i])
+                                   ? ContainerRole::kDraftSidecar
+                                   : ContainerRole::kRegular;
     containers_.emplace_back(pod_.spec.containers[i], role, i, options_.backoff);
   }
 }

@@ -409,7 +409,8 @@ void Lifecycle::AdvanceSidecarStops(Now now) {
   }
   if (standard_done) {
     for (Container& c : containers_) {
-      if (c.IsDraftSidecar() && c.state == RunState::kRunning && c.stop == StopStep::kWaitingForTurn) {
+      if (c.IsDraftSidecar() && c.state == RunState::kRunning &&
+          c.stop == StopStep::kWaitingForTurn) {
         SendStopSignal(c, now);
       }
     }
