@@ -31,10 +31,10 @@ void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
     if (h.http_get) check_host(h.http_get->host, base + ".httpGet.host");
     if (h.tcp_socket) check_host(h.tcp_socket->host, base + ".tcpSocket.host");
   };
-  auto check_list = [&](const std::vector<pod::Container>& list, const char* list_name) {
+  auto check_list = [&](const std::vector<pod::Container>& list, const std::string& list_path) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const pod::Container& c = list[i];
-      std::string base = std::string("spec.") + list_name + "[" + std::to_string(i) + "]";
+      std::string base = list_path + "[" + std::to_string(i) + "]";
       for (auto [probe, name] : {std::pair{&c.startup_probe, "startupProbe"},
                                  std::pair{&c.readiness_probe, "readinessProbe"},
                                  std::pair{&c.liveness_probe, "livenessProbe"}}) {
@@ -54,8 +54,8 @@ void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
       }
     }
   };
-  check_list(pod.spec.init_containers, "initContainers");
-  check_list(pod.spec.containers, "containers");
+  check_list(pod.spec.init_containers, pod::InitContainersPath(pod));  // S13: maybe an annotation
+  check_list(pod.spec.containers, "spec.containers");
 }
 
 LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_run) {

@@ -80,6 +80,9 @@ class Decoder {
   void DecodeRoot(const json& doc, Pod& pod);
 
  private:
+  // S13: the init-container annotations of Kubernetes 1.3–1.5.
+  void DecodeInitContainerAnnotations(Pod& pod);
+
   // Field paths as the API server prints them: spec.containers[0].name,
   // and map keys (resource names, labels) in brackets:
   // resources.limits[memory].

@@ -4,6 +4,8 @@
 // each with the reason its warning gives. How a single value is read (types,
 // nulls, quantities, enumerations) is in parse.cc.
 #include "pod/decode_internal.h"
+#include "pod/defaults.h"
+#include "pod/parse.h"
 
 namespace podvisor::pod::internal {
 namespace {
@@ -97,7 +99,68 @@ constexpr IgnoredField kPodSecurityContextIgnored[] = {
     {"supplementalGroupsPolicy", kNotSupported},
 };
 
+// S13: before spec.initContainers (Kubernetes 1.6), init containers were a
+// JSON array of v1 Containers in one of these annotations. The API server
+// of 1.5 read the beta one when both were there; so does podvisor.
+constexpr std::string_view kInitContainerAnnotations[] = {
+    "pod.beta.kubernetes.io/init-containers",
+    "pod.alpha.kubernetes.io/init-containers",
+};
+
+// The same init list once defaulted: the API server wrote both forms from
+// one list, and `status -o json` shows the spec with its defaults.
+bool SameInitContainers(const std::vector<Container>& a, const std::vector<Container>& b) {
+  Pod pa;
+  Pod pb;
+  pa.spec.init_containers = a;
+  pb.spec.init_containers = b;
+  ApplyDefaults(pa);
+  ApplyDefaults(pb);
+  return pa.spec.init_containers == pb.spec.init_containers;
+}
+
 }  // namespace
+
+// S13.1–S13.3.
+void Decoder::DecodeInitContainerAnnotations(Pod& pod) {
+  const bool spec_has_list = !pod.spec.init_containers.empty();
+  for (std::string_view key : kInitContainerAnnotations) {
+    auto it = pod.metadata.annotations.find(std::string(key));
+    if (it == pod.metadata.annotations.end()) continue;
+    const std::string path = Key("metadata.annotations", key);
+    if (!spec_has_list && !pod.init_containers_annotation.empty()) {
+      warnings.push_back({path, "ignored: " + pod.init_containers_annotation +
+                                    " is used, as the API server of Kubernetes 1.5 did"});
+      continue;
+    }
+    Result<json> doc = ParseJsonText(it->second);
+    if (!doc) {
+      errors.push_back(
+          Invalid(path, "", "must be a JSON array of containers: " + doc.error().message()));
+      continue;
+    }
+    if (!doc->is_array()) {
+      TypeError(path, *doc, "must be a JSON array of containers");
+      continue;
+    }
+    std::vector<Container> list;
+    Decode(*doc, path, list);
+    if (spec_has_list) {
+      if (SameInitContainers(list, pod.spec.init_containers)) {
+        warnings.push_back({path, "ignored: the same containers as spec.initContainers"});
+      } else {
+        errors.push_back(
+            Invalid(path, "", "differs from spec.initContainers; set only one of them"));
+      }
+      continue;
+    }
+    pod.spec.init_containers = std::move(list);
+    pod.init_containers_annotation = std::string(key);
+    warnings.push_back({path,
+                        "read as spec.initContainers: this annotation is the Kubernetes 1.3-1.5 "
+                        "form of init containers (S13)"});
+  }
+}
 
 void Decoder::DecodeRoot(const json& doc, Pod& pod) {
   if (!doc.is_object()) {
@@ -120,6 +183,7 @@ void Decoder::DecodeRoot(const json& doc, Pod& pod) {
     auto it = doc.find(required);
     if (it == doc.end() || it->is_null()) errors.push_back(Required(required));
   }
+  DecodeInitContainerAnnotations(pod);
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, ObjectMeta& meta) {
@@ -285,9 +349,27 @@ bool Decoder::Decode(const json& v, const std::string& path, LifecycleHandler& h
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, Lifecycle& lifecycle) {
+  // S12: the sidecar draft's lifecycle.type. "" is Standard, as Go's
+  // omitempty wrote it; validation rejects Sidecar on an init container.
+  auto type = [&](const json& value, const std::string& p) {
+    std::string name;
+    if (!Decode(value, p, name)) return;
+    if (name.empty() || name == "Standard") {
+      lifecycle.type = LifecycleType::kStandard;
+    } else if (name == "Sidecar") {
+      lifecycle.type = LifecycleType::kSidecar;
+      warnings.push_back(
+          {p,
+           "\"Sidecar\" is the 2018-2020 sidecar draft: started before and stopped after the "
+           "other containers (S12); the standard form is an initContainers entry with "
+           "restartPolicy: Always (KEP-753)"});
+    } else {
+      errors.push_back(Unsupported(p, QuoteValue(name), {"Sidecar", "Standard"}));
+    }
+  };
   return Struct(v, path, lifecycle, {}, Field("postStart", &Lifecycle::post_start),
                 Field("preStop", &Lifecycle::pre_stop),
-                Field("stopSignal", &Lifecycle::stop_signal));
+                Field("stopSignal", &Lifecycle::stop_signal), Custom("type", type));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, Probe& probe) {

@@ -24,4 +24,14 @@ std::string_view TerminationMessagePolicyName(TerminationMessagePolicy p) {
   return "File";
 }
 
+std::string_view LifecycleTypeName(LifecycleType t) {
+  switch (t) {
+    case LifecycleType::kStandard:
+      return "Standard";
+    case LifecycleType::kSidecar:
+      return "Sidecar";
+  }
+  return "Standard";
+}
+
 }  // namespace podvisor::pod

@@ -146,10 +146,18 @@ struct LifecycleHandler {
   friend bool operator==(const LifecycleHandler&, const LifecycleHandler&) = default;
 };
 
+// lifecycle.type of the 2018–2020 sidecar draft (S12): a regular container
+// marked Sidecar starts before and stops after the others. KEP-753's
+// restartable init containers are the standard form; this one is read for
+// the manifests that still carry it.
+enum class LifecycleType { kStandard, kSidecar };
+std::string_view LifecycleTypeName(LifecycleType t);  // "Standard", "Sidecar"
+
 struct Lifecycle {
   std::optional<LifecycleHandler> post_start;
   std::optional<LifecycleHandler> pre_stop;
   std::optional<std::string> stop_signal;  // "SIGTERM", "SIGRTMIN+1", ...
+  std::optional<LifecycleType> type;       // S12; absent means Standard
   friend bool operator==(const Lifecycle&, const Lifecycle&) = default;
 };
 
@@ -279,12 +287,22 @@ struct Pod {
   std::string kind = "Pod";
   ObjectMeta metadata;
   PodSpec spec;
+  // S13: the annotation (pod.beta.kubernetes.io/init-containers or the
+  // alpha one) spec.initContainers was read from; empty when the manifest
+  // set spec.initContainers itself. Validation names its errors after it.
+  std::string init_containers_annotation;
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 
 // Vocabulary of docs/SEMANTICS.md: an init-list entry with restartPolicy Always.
 inline bool IsSidecar(const Container& c) {
   return c.restart_policy && *c.restart_policy == RestartPolicy::kAlways;
+}
+
+// S12: an entry of spec.containers with lifecycle.type Sidecar (the draft
+// form). Everything else in spec.containers is a *standard* container.
+inline bool IsDraftSidecar(const Container& c) {
+  return c.lifecycle && c.lifecycle->type == LifecycleType::kSidecar;
 }
 
 }  // namespace podvisor::pod

@@ -4,7 +4,10 @@
 // `resources: {}`, defaulted fields such as terminationMessagePath,
 // protocol, scheme and the probe thresholds). Optional members print
 // whenever they are set, even when empty (`securityContext: {}`), so that
-// DecodePod(ToJson(pod)) gives back the same model.
+// DecodePod(ToJson(pod)) gives back the same model. One exception: a pod
+// whose init list came from the 1.3–1.5 annotation (S13) prints it as
+// spec.initContainers, and decoding that back finds the annotation equal
+// to it, so init_containers_annotation comes back empty.
 #include "pod/serialize.h"
 
 namespace podvisor::pod {
@@ -176,6 +179,7 @@ json ToJsonValue(const Lifecycle& l) {
   SetIfPresent(out, "postStart", l.post_start);
   SetIfPresent(out, "preStop", l.pre_stop);
   SetIfPresent(out, "stopSignal", l.stop_signal);
+  if (l.type) out["type"] = std::string(LifecycleTypeName(*l.type));  // S12
   return out;
 }
 

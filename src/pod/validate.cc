@@ -39,9 +39,15 @@ FieldErrors Validator::Run() {
   const PodSpec& spec = pod_.spec;
   CheckMetadata();
   CheckVolumes();
-  CheckContainers(spec.init_containers, "spec.initContainers", true);
+  CheckContainers(spec.init_containers, InitContainersPath(pod_), true);
   CheckContainers(spec.containers, "spec.containers", false);
   if (spec.containers.empty()) Add(Required("spec.containers"));
+  // S12.7: phase and completion follow the standard containers (S12.3,
+  // S12.4), so a pod of draft sidecars only would complete at once.
+  if (!spec.containers.empty() &&
+      std::all_of(spec.containers.begin(), spec.containers.end(), IsDraftSidecar)) {
+    Add(Required("spec.containers", "a container without lifecycle.type Sidecar"));
+  }
   CheckHostPorts();
 
   if (spec.termination_grace_period_seconds && *spec.termination_grace_period_seconds < 0) {
@@ -205,7 +211,8 @@ void Validator::CheckHostPorts() {
     }
   }
   if (!pod_.spec.host_network) return;
-  for (const auto& [list, name] : {std::pair{&pod_.spec.init_containers, "spec.initContainers"},
+  const std::string init_path = InitContainersPath(pod_);
+  for (const auto& [list, name] : {std::pair{&pod_.spec.init_containers, init_path.c_str()},
                                    std::pair{&pod_.spec.containers, "spec.containers"}}) {
     for (std::size_t i = 0; i < list->size(); ++i) {
       const auto& ports = (*list)[i].ports;
@@ -222,6 +229,11 @@ void Validator::CheckHostPorts() {
 
 }  // namespace internal
 
+std::string InitContainersPath(const Pod& pod) {
+  if (pod.init_containers_annotation.empty()) return "spec.initContainers";
+  return "metadata.annotations[" + pod.init_containers_annotation + "]";
+}
+
 FieldErrors ValidatePod(const Pod& pod) {
   return internal::Validator(pod).Run();
 }
@@ -230,7 +242,8 @@ FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle) 
   using internal::Idx;
   using internal::Q;
   FieldErrors errs;
-  for (const auto& [list, name] : {std::pair{&pod.spec.init_containers, "spec.initContainers"},
+  const std::string init_path = InitContainersPath(pod);
+  for (const auto& [list, name] : {std::pair{&pod.spec.init_containers, init_path.c_str()},
                                    std::pair{&pod.spec.containers, "spec.containers"}}) {
     for (std::size_t i = 0; i < list->size(); ++i) {
       const std::string& image = (*list)[i].image;

@@ -16,6 +16,11 @@ FieldErrors ValidatePod(const Pod& pod);
 // inside the bundle (bundle.h) and its directory exists, with a rootfs/.
 FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle);
 
+// Where the init list came from, as validation errors name it:
+// "spec.initContainers", or "metadata.annotations[<key>]" for a pod whose
+// init containers were read from the 1.3–1.5 annotation (S13).
+std::string InitContainersPath(const Pod& pod);
+
 // Kubernetes name rules, exposed for reuse (CLI pod names, tests).
 bool IsDns1123Label(std::string_view s);      // container, volume, port names
 bool IsDns1123Subdomain(std::string_view s);  // pod name

@@ -61,6 +61,12 @@ void Validator::CheckContainer(const Container& c, const std::string& path, Role
   PortNames ports;
   for (const auto& p : c.ports)
     if (!p.name.empty()) ports.insert(p.name);
+  // S12.7: the draft's Sidecar type belongs to spec.containers; on the init
+  // list, restartPolicy: Always (KEP-753) is what makes a sidecar.
+  if (role != Role::kRegular && c.lifecycle && c.lifecycle->type == LifecycleType::kSidecar) {
+    Add(Forbidden(path + ".lifecycle.type",
+                  "may not be Sidecar for init containers; use restartPolicy: Always"));
+  }
   if (role == Role::kInit) {
     // S7.1: probes and hooks need a long-running container; a plain init
     // container runs to completion.

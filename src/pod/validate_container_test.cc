@@ -163,13 +163,13 @@ TEST(ValidatePod, HookHandlersAndSleep) {
   grpc.grpc = GrpcAction{9000, std::nullopt};
   Handler long_sleep;
   long_sleep.sleep = SleepAction{21};
-  app.lifecycle = Lifecycle{Hook(grpc), Hook(long_sleep), std::nullopt};
+  app.lifecycle = Lifecycle{Hook(grpc), Hook(long_sleep), std::nullopt, std::nullopt};
   Container other = MakeContainer("other");
   Handler negative;
   negative.sleep = SleepAction{-1};
   Handler tcp;  // accepted (S8.1: ignored with a warning at run time)
   tcp.tcp_socket = TcpSocketAction{IntOrString::Int(80), ""};
-  other.lifecycle = Lifecycle{Hook(tcp), Hook(negative), std::nullopt};
+  other.lifecycle = Lifecycle{Hook(tcp), Hook(negative), std::nullopt, std::nullopt};
   pod.spec.containers.push_back(other);
   EXPECT_THAT(
       Check(pod),
@@ -242,9 +242,9 @@ TEST(ValidatePod, S6_3_ReasonDelivery) {
 
 TEST(ValidatePod, StopSignal) {
   Pod pod = MinimalPod();
-  pod.spec.containers[0].lifecycle = Lifecycle{std::nullopt, std::nullopt, "TERM"};
+  pod.spec.containers[0].lifecycle = Lifecycle{std::nullopt, std::nullopt, "TERM", std::nullopt};
   Container ok = MakeContainer("ok");
-  ok.lifecycle = Lifecycle{std::nullopt, std::nullopt, "SIGRTMIN+1"};
+  ok.lifecycle = Lifecycle{std::nullopt, std::nullopt, "SIGRTMIN+1", std::nullopt};
   pod.spec.containers.push_back(ok);
   EXPECT_THAT(Check(pod), ElementsAre("spec.containers[0].lifecycle.stopSignal: Invalid value: "
                                       "\"TERM\": must be a Linux signal name such as "

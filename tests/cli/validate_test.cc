@@ -129,6 +129,67 @@ TEST_F(ValidateCli, UnknownFieldsWarnButPass) {
   EXPECT_THAT(r.err, HasSubstr("frobnicate"));
 }
 
+// S12.7: the draft form is accepted with a warning that names it.
+TEST_F(ValidateCli, S12_7_DraftSidecarWarnsAndPasses) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+    - {name: app, image: busybox}
+    - {name: proxy, image: busybox, lifecycle: {type: Sidecar}}
+)");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Warning: spec.containers[1].lifecycle.type: \"Sidecar\" is the "
+                               "2018-2020 sidecar draft"));
+  EXPECT_THAT(r.err, HasSubstr("KEP-753"));
+}
+
+TEST_F(ValidateCli, S12_7_SidecarTypeOnAnInitContainerExitsTwo) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  initContainers:
+    - {name: proxy, image: busybox, restartPolicy: Always, lifecycle: {type: Sidecar}}
+  containers:
+    - {name: app, image: busybox, lifecycle: {type: Primary}}
+)");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("spec.initContainers[0].lifecycle.type: Forbidden"));
+  EXPECT_THAT(r.err,
+              HasSubstr("spec.containers[0].lifecycle.type: Unsupported value: \"Primary\""));
+}
+
+// S13: a 1.4-era manifest's annotation is read, warned about, and its
+// errors (the image check against the bundle included) name it.
+TEST_F(ValidateCli, S13_InitContainerAnnotationIsReadAndItsErrorsNameIt) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  annotations:
+    pod.beta.kubernetes.io/init-containers: '[{"name": "setup", "image": "busybox"},
+                                             {"name": "migrate"}, {"name": "seed", "image": "nope"}]'
+spec:
+  containers:
+    - {name: app, image: busybox}
+)");
+  auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("Warning: metadata.annotations[pod.beta.kubernetes.io/init-containers]: "
+                        "read as spec.initContainers"));
+  EXPECT_THAT(r.err,
+              HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers][1].image: "
+                        "Required value"));
+  EXPECT_THAT(r.err,
+              HasSubstr("metadata.annotations[pod.beta.kubernetes.io/init-containers][2].image: "
+                        "Not found"));
+}
+
 TEST_F(ValidateCli, JsonManifestsWorkToo) {
   WriteManifest("pod.json", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},
     "spec":{"containers":[{"name":"app","image":"busybox"}]}})");

@@ -156,6 +156,26 @@ TEST_F(Runc, S9_5_ContainerOverItsMemoryLimitIsOomKilledAndRestartedUnderOnFailu
   EXPECT_TRUE(oom_event) << "no OOMKilled event\n" << RunStderr();
 }
 
+// S12.1, S12.3–S12.6 with runc: a job with a draft sidecar (preStop
+// included) next to a KEP-753 sidecar. The draft sidecar starts before the
+// job; when the job completed it gets its preStop, then its stop signal,
+// and only once it exited does the KEP-753 sidecar get its own. Its exit 1
+// on SIGTERM leaves the pod Succeeded.
+TEST_F(Runc, S12_3_JobWithADraftSidecarCompletesAndItStopsBeforeTheKep753Sidecar) {
+  const std::string proxy = ", lifecycle: {type: Sidecar, preStop: {exec: {command: " +
+                            ShCmd("{{H}} --log-file {{LOG}} log proxy-preStop Start; sleep 0.2") +
+                            "}}}";
+  WritePod(Header("runc-draft", "Never") + "  initContainers:\n" +
+           Sidecar("mesh", HelperCmd("mesh", "trap-sigterm 20 0")) + "  containers:\n" +
+           Entry("job", HelperCmd("job", "sleep 300")) +
+           Entry("proxy", HelperCmd("proxy", "trap-sigterm 100 1"), proxy));
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  auto events = HelperEvents();
+  ExpectOrder(events, {"mesh Started", "proxy Started", "job Started", "job Exiting",
+                       "proxy-preStop Start", "proxy Exiting", "mesh Exiting"});
+  EXPECT_EQ(CountOf(events, "proxy-preStop Start"), 1) << Describe(events);
+}
+
 TEST_F(Runc, BadBundleMissingImageExitsTwoAndStartsNothing) {
   WritePod(Header("runc-bad", "Never") + "  containers:\n" +
            "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + kSharedMount + "}\n");

@@ -15,7 +15,11 @@
 
 namespace podvisor::supervisor {
 
-enum class ContainerRole { kInit, kSidecar, kRegular };
+// kSidecar is KEP-753's (an init-list entry with restartPolicy Always);
+// kDraftSidecar is an entry of spec.containers with the 2018–2020 draft's
+// lifecycle.type Sidecar (S12); kRegular is every other entry of
+// spec.containers, a *standard* container in S12's words.
+enum class ContainerRole { kInit, kSidecar, kRegular, kDraftSidecar };
 std::string_view ContainerRoleName(ContainerRole role);
 
 // Where a container is in its life.
@@ -35,7 +39,8 @@ std::string_view RunStateName(RunState state);
 enum class StopStep {
   kNone,            // not being stopped
   kPreStop,         // its preStop hook runs; the stop signal waits for it
-  kWaitingForTurn,  // a sidecar whose preStop ended, waiting for S5.4 order
+  kWaitingForTurn,  // a sidecar whose preStop ended, waiting for S5.4/S12.5 order
+  kHeld,            // S12.5: a standard container waiting for the draft sidecars' preStops
   kSignalled,       // stop signal sent; SIGKILL armed (the KillArmed state)
   kKilled,          // SIGKILL sent; waiting for the exit
 };
@@ -97,6 +102,11 @@ struct ContainerRecord {
   bool restart_timer_armed = false;
 
   bool IsSidecar() const { return role == ContainerRole::kSidecar; }
+  bool IsDraftSidecar() const { return role == ContainerRole::kDraftSidecar; }
+  // An entry of spec.containers: a standard container or a draft sidecar.
+  bool InRegularList() const {
+    return role == ContainerRole::kRegular || role == ContainerRole::kDraftSidecar;
+  }
   // The instance a restart creates: a new number only if the current one
   // existed (a failed create is retried under its own number).
   int NextInstance() const { return terminated ? instance + 1 : instance; }

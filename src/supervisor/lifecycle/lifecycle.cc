@@ -38,6 +38,8 @@ std::string_view ContainerRoleName(ContainerRole role) {
       return "sidecar";
     case ContainerRole::kRegular:
       return "regular";
+    case ContainerRole::kDraftSidecar:
+      return "draft-sidecar";
   }
   return "?";
 }
@@ -72,6 +74,8 @@ std::string_view StopStepName(StopStep step) {
       return "PreStopRunning";
     case StopStep::kWaitingForTurn:
       return "WaitingForTurn";
+    case StopStep::kHeld:
+      return "HeldForSidecarPreStops";
     case StopStep::kSignalled:
       return "Signalled";
     case StopStep::kKilled:
@@ -108,6 +112,8 @@ std::string_view TerminationCauseName(TerminationCause cause) {
       return "DeadlineExceeded";
     case TerminationCause::kInitFailed:
       return "InitFailed";
+    case TerminationCause::kSidecarExited:
+      return "SidecarExited";
   }
   return "?";
 }
@@ -121,7 +127,10 @@ Lifecycle::Lifecycle(pod::Pod pod, LifecycleOptions options)
   }
   init_count_ = inits.size();
   for (size_t i = 0; i < pod_.spec.containers.size(); ++i) {
-    containers_.emplace_back(pod_.spec.containers[i], ContainerRole::kRegular, i, options_.backoff);
+    const ContainerRole role = pod::IsDraftSidecar(pod_.spec.containers[i])
+                                   ? ContainerRole::kDraftSidecar
+                                   : ContainerRole::kRegular;
+    containers_.emplace_back(pod_.spec.containers[i], role, i, options_.backoff);
   }
 }
 
@@ -278,7 +287,7 @@ void Lifecycle::OnRuntimeCreated(const RuntimeCreated& e, Now /*now*/) {
     return;
   }
   AnnounceFor(*c, EventType::kNormal, "Created", "Created container " + c->spec.name);
-  if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+  if (c->InRegularList() && !c->start_attempt_finished) {
     // S1.4: created concurrently, started in spec order.
     c->state = RunState::kCreated;
     StartCreatedRegulars();
@@ -290,13 +299,36 @@ void Lifecycle::OnRuntimeCreated(const RuntimeCreated& e, Now /*now*/) {
 // S1.4: regular container k+1 starts once k's first start finished, its
 // postStart hook included. A start that failed also finishes it: the
 // kubelet moves on to the next container, and so do we.
+//
+// S12.1: the draft sidecars go first, in that same order among themselves;
+// the standard containers' chain begins once every draft sidecar is ready.
+// That gate is passed once: a sidecar that later turns unready or restarts
+// holds nothing back (the draft orders the pod's start, not each restart).
 void Lifecycle::StartCreatedRegulars() {
-  bool earlier_finished = true;
-  for (Container& c : containers_) {
-    if (c.role != ContainerRole::kRegular) continue;
-    if (c.state == RunState::kCreated && earlier_finished) StartInstance(c);
-    earlier_finished = earlier_finished && c.start_attempt_finished;
+  auto chain = [this](ContainerRole role) {
+    bool earlier_finished = true;
+    for (Container& c : containers_) {
+      if (c.role != role) continue;
+      if (c.state == RunState::kCreated && earlier_finished) StartInstance(c);
+      earlier_finished = earlier_finished && c.start_attempt_finished;
+    }
+  };
+  chain(ContainerRole::kDraftSidecar);
+  if (!draft_gate_open_) {
+    if (Terminating() || !DraftSidecarsReady()) return;
+    draft_gate_open_ = true;
   }
+  chain(ContainerRole::kRegular);
+}
+
+// S12.1: ready = running, postStart done, startup probe (if any) succeeded
+// and readiness probe (if any) succeeding.
+bool Lifecycle::DraftSidecarsReady() const {
+  for (const Container& c : containers_) {
+    if (!c.IsDraftSidecar()) continue;
+    if (!StartedForSequence(c) || (c.spec.readiness_probe && !c.readiness_success)) return false;
+  }
+  return true;
 }
 
 void Lifecycle::OnRuntimeStarted(const RuntimeStarted& e, Now now) {
@@ -346,9 +378,11 @@ void Lifecycle::OnRuntimeStarted(const RuntimeStarted& e, Now now) {
 // The instance is running and its postStart hook (if any) succeeded.
 void Lifecycle::StartFinished(Container& c, Now now) {
   c.post_start_done = true;
-  if (c.role == ContainerRole::kRegular && !c.start_attempt_finished) {
+  if (c.InRegularList() && !c.start_attempt_finished) {
     c.start_attempt_finished = true;
     StartCreatedRegulars();
+  } else if (c.IsDraftSidecar()) {
+    StartCreatedRegulars();  // S12.1: a restarted sidecar may complete the gate
   }
   if (c.IsSidecar() && StartedForSequence(c)) SequenceEntryDone(c, now);
 }
@@ -363,7 +397,7 @@ bool Lifecycle::StartedForSequence(const Container& c) const {
 // started): the next entry may begin. Later restarts of a sidecar call this
 // again and change nothing, since the plan has moved past them.
 void Lifecycle::SequenceEntryDone(const Container& c, Now /*now*/) {
-  if (Terminating() || initialized_ || c.role == ContainerRole::kRegular) return;
+  if (Terminating() || initialized_ || c.InRegularList()) return;
   if (c.list_index != next_init_) return;
   ++next_init_;
   if (next_init_ < init_count_) {
@@ -379,7 +413,7 @@ void Lifecycle::SequenceEntryDone(const Container& c, Now /*now*/) {
 void Lifecycle::MarkInitialized() {
   initialized_ = true;
   for (Container& c : containers_) {
-    if (c.role == ContainerRole::kRegular && c.state == RunState::kWaiting) CreateInstance(c);
+    if (c.InRegularList() && c.state == RunState::kWaiting) CreateInstance(c);
   }
 }
 
@@ -399,7 +433,7 @@ void Lifecycle::OnHookFinished(const HookFinished& e, Now now) {
     // once the kill (S5.3) is through.
     AnnounceFor(*c, EventType::kWarning, "FailedPostStartHook", e.message);
     c->start_error = pod::ContainerStateWaiting{"PostStartHookError", e.message};
-    if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+    if (c->InRegularList() && !c->start_attempt_finished) {
       c->start_attempt_finished = true;
       StartCreatedRegulars();
     }
@@ -453,6 +487,7 @@ void Lifecycle::OnProbeResult(const ProbeResult& e, Now now) {
       // it will not be restarted (S5.7).
       if (c->IsSidecar() || c->stop == StopStep::kNone) StartProbe(*c, ProbeKind::kLiveness);
       if (c->IsSidecar() && StartedForSequence(*c)) SequenceEntryDone(*c, now);
+      if (c->IsDraftSidecar()) StartCreatedRegulars();  // S12.1
       return;
     case ProbeKind::kLiveness:
       if (e.success) return;  // S7.3: the initial result is already success
@@ -461,6 +496,7 @@ void Lifecycle::OnProbeResult(const ProbeResult& e, Now now) {
       return;
     case ProbeKind::kReadiness:
       c->readiness_success = e.success;
+      if (c->IsDraftSidecar() && e.success) StartCreatedRegulars();  // S12.1
       return;
   }
 }

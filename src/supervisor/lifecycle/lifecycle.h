@@ -42,7 +42,14 @@ struct LifecycleOptions {
 };
 
 // What started the pod's termination (S5).
-enum class TerminationCause { kNone, kStopRequested, kCompleted, kDeadlineExceeded, kInitFailed };
+enum class TerminationCause {
+  kNone,
+  kStopRequested,
+  kCompleted,
+  kDeadlineExceeded,
+  kInitFailed,
+  kSidecarExited,  // S12.1: a draft sidecar ended for good before it was ready
+};
 std::string_view TerminationCauseName(TerminationCause cause);
 
 class Lifecycle {
@@ -93,6 +100,7 @@ class Lifecycle {
   void StartInstance(Container& c);
   void StartFinished(Container& c, Now now);
   void StartCreatedRegulars();
+  bool DraftSidecarsReady() const;  // S12.1
   void SequenceEntryDone(const Container& c, Now now);
   void MarkInitialized();
   bool StartedForSequence(const Container& c) const;  // S1.3
@@ -116,6 +124,8 @@ class Lifecycle {
   void OnDeadline(Now now);
   void OnGraceBudgetExpired(Now now);
   void StopForTermination(Container& c, Now now);
+  void BeginStop(Container& c, Now now);
+  bool DraftPreStopsRunning() const;  // S12.5
   void KillInstance(Container& c, KillCause cause, std::optional<int64_t> grace_seconds, Now now);
   void PreStopEnded(Container& c, Now now);
   void SendStopSignal(Container& c, Now now);
@@ -123,6 +133,7 @@ class Lifecycle {
   void OnKillBudgetExpired(Container& c, Now now);
   void OnSigkillTimer(Container& c);
   void AdvanceSidecarStops(Now now);
+  void ReleaseHeldStops(Now now);  // S12.5
   void CheckEnded(Now now);
   MonoTime BudgetEnd(const Container& c) const;
   Duration PodGrace(std::optional<Duration> requested) const;
@@ -156,6 +167,9 @@ class Lifecycle {
   Now pod_start_{};
   size_t next_init_ = 0;     // the init-list entry the start plan waits for
   bool initialized_ = false;  // S1.5: for good once true
+  // S12.1: every draft sidecar was ready once; the standard containers'
+  // first starts no longer wait (restarts never did).
+  bool draft_gate_open_ = false;
   bool active_deadline_armed_ = false;
 
   Termination termination_;

@@ -81,7 +81,7 @@ void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
   Emit(DeleteContainer{c->spec.name, c->instance});
   c->instance_exists = false;
 
-  if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+  if (c->InRegularList() && !c->start_attempt_finished) {
     c->start_attempt_finished = true;  // S1.4: an exit ends the start too
     StartCreatedRegulars();
   }
@@ -119,7 +119,7 @@ void Lifecycle::OnRuntimeFailed(const RuntimeFailed& e, Now now) {
     c->instance_exists = false;
   }
   AnnounceFor(*c, EventType::kWarning, "Failed", "Error: " + e.message);
-  if (c->role == ContainerRole::kRegular && !c->start_attempt_finished) {
+  if (c->InRegularList() && !c->start_attempt_finished) {
     c->start_attempt_finished = true;
     StartCreatedRegulars();
   }
@@ -167,6 +167,26 @@ void Lifecycle::InstanceEnded(Container& c, bool failed, Now now) {
         CheckCompletion(now);
       }
       return;
+    case ContainerRole::kDraftSidecar:
+      // S12.2: the pod's restartPolicy, as for any container of the list.
+      if (policy == pod::RestartPolicy::kAlways ||
+          (policy == pod::RestartPolicy::kOnFailure && failed)) {
+        ScheduleRestart(c, now);
+        return;
+      }
+      c.state = RunState::kExited;
+      if (!draft_gate_open_) {
+        // S12.1: it will never be ready, so the standard containers could
+        // never start: the pod fails, as after an init failure under Never
+        // (S2.1), rather than hang.
+        failed_ = true;
+        reason_ = "SidecarExited";
+        message_ = "Sidecar container " + c.spec.name +
+                   " exited before it was ready; the other containers cannot start";
+        Announce(EventType::kWarning, "SidecarExited", "pod", message_);
+        BeginTermination(TerminationCause::kSidecarExited, std::nullopt, std::nullopt, now);
+      }
+      return;
   }
 }
 
@@ -201,7 +221,9 @@ void Lifecycle::OnRestartTimer(Container& c, int instance) {
   CreateInstance(c);
 }
 
-// S3.4: every regular container exited and none will be restarted.
+// S3.4: every regular container exited and none will be restarted. S12.3:
+// draft sidecars do not count (role kDraftSidecar), so a job completes
+// while they run and BeginTermination stops them.
 void Lifecycle::CheckCompletion(Now now) {
   if (Terminating() || !initialized_) return;
   for (const Container& c : containers_) {

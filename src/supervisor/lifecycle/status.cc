@@ -47,7 +47,8 @@ pod::PodPhase Lifecycle::Phase() const {
 }
 
 // S9.1 at the end: Succeeded when every regular container's last run exited
-// 0 (not OOMKilled), else Failed. Sidecar exit codes never count.
+// 0 (not OOMKilled), else Failed. Sidecar exit codes never count, a draft
+// sidecar's (S12.4) no more than a KEP-753 one's.
 pod::PodPhase Lifecycle::FinalPhase() const {
   if (failed_) return pod::PodPhase::kFailed;
   for (const Container& c : containers_) {
@@ -154,7 +155,7 @@ std::vector<PodCondition> Lifecycle::Conditions() const {
 
   std::vector<std::string> incomplete;
   for (const Container& c : containers_) {
-    if (c.role == ContainerRole::kRegular) continue;
+    if (c.InRegularList()) continue;
     const bool done = c.role == ContainerRole::kInit ? ReadyForStatus(c) : StartedForSequence(c);
     if (!done) incomplete.push_back(c.spec.name);
   }
@@ -203,7 +204,7 @@ pod::PodStatus Lifecycle::Status() const {
   }
   s.qos_class = options_.qos_class;
   for (const Container& c : containers_) {
-    (c.role == ContainerRole::kRegular ? s.container_statuses : s.init_container_statuses)
+    (c.InRegularList() ? s.container_statuses : s.init_container_statuses)
         .push_back(ContainerStatusOf(c));
   }
   s.deletion_timestamp = deletion_timestamp_;

@@ -3,8 +3,14 @@
 //
 // Every kill walks the same steps of a running instance (StopStep):
 //
-//   None ─▶ PreStopRunning ─▶ [WaitingForTurn: sidecars in pod termination]
+//   None ─▶ [Held: standard containers while draft sidecars' preStops run]
+//        ─▶ PreStopRunning ─▶ [WaitingForTurn: sidecars in pod termination]
 //        ─▶ Signalled (stop signal sent, SIGKILL armed) ─▶ Killed ─▶ exit
+//
+// The pod's stop order, when every kind is present (S5.4, S12.5, S12.6):
+// draft sidecars' preStops; standard containers' preStops and stop
+// signals; once they exited, the draft sidecars' stop signals; once those
+// exited, KEP-753 sidecars in reverse spec order.
 //
 // and all grace arithmetic is here:
 //   - the pod budget (S5.1) ends at termination start + grace, ≥ 1 s, and a
@@ -119,6 +125,9 @@ void Lifecycle::KillInstance(Container& c, KillCause cause, std::optional<int64_
     case StopStep::kWaitingForTurn:
       SendStopSignal(c, now);  // its preStop already ran (S8.3: once)
       return;
+    case StopStep::kHeld:
+      // Not reached: a held standard container already has the pod's kill
+      // cause (written once, above). Its stop follows S12.5.
     case StopStep::kSignalled:
     case StopStep::kKilled:
       return;
@@ -126,14 +135,20 @@ void Lifecycle::KillInstance(Container& c, KillCause cause, std::optional<int64_
 }
 
 void Lifecycle::PreStopEnded(Container& c, Now now) {
-  // S5.4: a sidecar stopping with the pod waits for its turn; everything
-  // else gets its stop signal as soon as its preStop ended (S5.3).
-  if (c.IsSidecar() && Terminating() && c.kill_cause == KillCause::kNone) {
+  // S5.4, S12.5: a sidecar stopping with the pod waits for its turn (a
+  // draft sidecar's kill cause is already the pod's: it is not restarted);
+  // everything else gets its stop signal as soon as its preStop ended (S5.3).
+  const bool waits = (c.IsSidecar() && c.kill_cause == KillCause::kNone) ||
+                     (c.IsDraftSidecar() && c.kill_cause == KillCause::kPodTermination);
+  if (waits && Terminating()) {
     c.stop = StopStep::kWaitingForTurn;
     AdvanceSidecarStops(now);
     return;
   }
   SendStopSignal(c, now);
+  // S12.5: a draft sidecar killed on its own (liveness) while the pod
+  // terminates held the standard containers with its preStop; they go on.
+  if (c.IsDraftSidecar()) AdvanceSidecarStops(now);
 }
 
 void Lifecycle::SendStopSignal(Container& c, Now now) {
@@ -221,6 +236,11 @@ void Lifecycle::BeginTermination(TerminationCause cause, std::optional<std::stri
     Announce(EventType::kNormal, "PodStopping", "pod", message);  // S6.4
   }
 
+  // S12.5: the draft sidecars' preStops first, so that the standard
+  // containers, whatever their place in the spec, see them running.
+  for (Container& c : containers_) {
+    if (c.IsDraftSidecar() && c.state == RunState::kRunning) StopForTermination(c, now);
+  }
   for (Container& c : containers_) {
     switch (c.state) {
       case RunState::kWaiting:
@@ -241,7 +261,7 @@ void Lifecycle::BeginTermination(TerminationCause cause, std::optional<std::stri
       case RunState::kStarting:
         break;  // its process may already run; OnRuntimeStarted stops it
       case RunState::kRunning:
-        StopForTermination(c, now);
+        if (!c.IsDraftSidecar()) StopForTermination(c, now);  // those went first
         break;
       case RunState::kBackOff:
         // S5.7: no restarts of regular or init containers; a sidecar's
@@ -277,16 +297,46 @@ void Lifecycle::StopForTermination(Container& c, Now now) {
     StopProbe(c, ProbeKind::kStartup);
     StopProbe(c, ProbeKind::kLiveness);
   }
+  if (c.role == ContainerRole::kRegular && DraftPreStopsRunning()) {
+    c.stop = StopStep::kHeld;  // S12.5: ReleaseHeldStops continues
+    return;
+  }
+  BeginStop(c, now);
+}
+
+// The preStop (S5.2), else the stop signal (S5.3) or, for a sidecar, its
+// turn (S5.4, S12.5).
+void Lifecycle::BeginStop(Container& c, Now now) {
   if (HasPreStop(c.spec)) {
     c.stop = StopStep::kPreStop;
     c.pre_stop_running = true;
     Emit(RunHook{c.spec.name, c.instance, HookKind::kPreStop, termination_.stop_reason});  // S6.2
     return;
   }
-  if (c.IsSidecar()) {
+  if (c.IsSidecar() || c.IsDraftSidecar()) {
     c.stop = StopStep::kWaitingForTurn;
   } else {
     SendStopSignal(c, now);
+  }
+}
+
+bool Lifecycle::DraftPreStopsRunning() const {
+  for (const Container& c : containers_) {
+    if (c.IsDraftSidecar() && c.state == RunState::kRunning && c.stop == StopStep::kPreStop) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// S12.5: the draft sidecars' preStops all ended (or their containers
+// exited): the standard containers held for them proceed.
+void Lifecycle::ReleaseHeldStops(Now now) {
+  if (DraftPreStopsRunning()) return;
+  for (Container& c : containers_) {
+    if (c.state != RunState::kRunning || c.stop != StopStep::kHeld) continue;
+    c.stop = StopStep::kNone;
+    BeginStop(c, now);
   }
 }
 
@@ -316,7 +366,7 @@ void Lifecycle::OnGraceBudgetExpired(Now now) {
     switch (c.state) {
       case RunState::kRunning:
         if (c.stop == StopStep::kNone || c.stop == StopStep::kPreStop ||
-            c.stop == StopStep::kWaitingForTurn) {
+            c.stop == StopStep::kWaitingForTurn || c.stop == StopStep::kHeld) {
           SendStopSignal(c, now);
         }
         break;
@@ -346,8 +396,25 @@ void Lifecycle::OnGraceBudgetExpired(Now now) {
 // once its preStop ended and every other container has exited, each earlier
 // one once every later one is done. S5.8 falls out of the same rule: a
 // sidecar running but not yet started has no started sidecar after it.
+//
+// S12.5/S12.6: draft sidecars come before all of them: their stop signal
+// once every standard container is done, and KEP-753 sidecars wait for the
+// draft sidecars as for any entry of spec.containers.
 void Lifecycle::AdvanceSidecarStops(Now now) {
   if (!Terminating() || ended_) return;
+  ReleaseHeldStops(now);
+  bool standard_done = true;
+  for (const Container& c : containers_) {
+    if (c.role != ContainerRole::kSidecar && !c.IsDraftSidecar() && !Done(c)) standard_done = false;
+  }
+  if (standard_done) {
+    for (Container& c : containers_) {
+      if (c.IsDraftSidecar() && c.state == RunState::kRunning &&
+          c.stop == StopStep::kWaitingForTurn) {
+        SendStopSignal(c, now);
+      }
+    }
+  }
   for (const Container& c : containers_) {
     if (!c.IsSidecar() && !Done(c)) return;
   }

@@ -38,6 +38,13 @@ inline pod::Container Sidecar(pod::Container c) {
   return c;
 }
 
+// S12: a container of spec.containers marked with the draft's lifecycle.type.
+inline pod::Container DraftSidecar(pod::Container c) {
+  if (!c.lifecycle) c.lifecycle.emplace();
+  c.lifecycle->type = pod::LifecycleType::kSidecar;
+  return c;
+}
+
 inline pod::LifecycleHandler SleepHook() {
   pod::LifecycleHandler h;
   h.handler.sleep = pod::SleepAction{1};
