@@ -294,10 +294,14 @@ int Describe(const std::string& name, const std::string& state_dir) {
   if (status.contains("startTime")) top.Add("Start Time", DescribeTime(Str(status, "startTime")));
   top.Add("Labels", Map(meta.value("labels", json::object()), std::string(18, ' ')));
   top.Add("Annotations", Map(meta.value("annotations", json::object()), std::string(18, ' ')));
-  if (meta.contains("deletionTimestamp")) {
-    top.Add("Status", "Terminating (lasts " + pod::HumanDuration(now - ParseRfc3339(Str(meta, "deletionTimestamp")).value_or(now)) + ")");
+  // kubectl's "Terminating" while a deletion runs; an ended pod keeps
+  // the deletion time of its stop request, and its phase says more.
+  const std::string phase = Str(status, "phase", "Unknown");
+  if (meta.contains("deletionTimestamp") && phase != "Succeeded" && phase != "Failed") {
+    top.Add("Status", "Terminating");
+    top.Add("Termination Grace Period", Str(spec, "terminationGracePeriodSeconds", "30") + "s");
   } else {
-    top.Add("Status", Str(status, "phase", "Unknown"));
+    top.Add("Status", phase);
   }
   if (status.contains("reason")) top.Add("Reason", Str(status, "reason"));
   if (status.contains("message")) top.Add("Message", Str(status, "message"));

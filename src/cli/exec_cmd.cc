@@ -11,8 +11,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -20,7 +22,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <optional>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -122,7 +126,7 @@ bool WriteAll(int fd, const char* data, std::size_t n) {
 
 // Copies our stdin to the master and the master to our stdout until the
 // process ends (EIO on the master once its last holder closed it).
-void Proxy(int master, bool forward_stdin, int runtime_pidfd) {
+void Proxy(int master, bool forward_stdin, int process_pidfd) {
   sigset_t winch;
   sigemptyset(&winch);
   sigaddset(&winch, SIGWINCH);
@@ -134,7 +138,7 @@ void Proxy(int master, bool forward_stdin, int runtime_pidfd) {
     pollfd p[4] = {{master, POLLIN, 0},
                    {stdin_open ? 0 : -1, POLLIN, 0},
                    {sfd.get(), POLLIN, 0},
-                   {runtime_pidfd, POLLIN, 0}};
+                   {process_pidfd, POLLIN, 0}};
     if (::poll(p, 4, -1) < 0) {
       if (errno == EINTR) continue;
       return;
@@ -159,8 +163,35 @@ void Proxy(int master, bool forward_stdin, int runtime_pidfd) {
       (void)::read(sfd.get(), &si, sizeof si);
       CopyWindowSize(0, master);
     }
-    if (p[3].revents & POLLIN) return;  // the runtime ended
+    if (p[3].revents & POLLIN) return;  // the command ended
   }
+}
+
+// -t: the runtime sends the terminal, starts CMD detached and exits; CMD,
+// reparented to us (a child subreaper), is then waited for directly.
+int RunWithTerminal(const ExecOptions& o, int listener, Fd runtime, const fs::path& pid_file) {
+  auto master = ReceiveMaster(listener, runtime.get());
+  int started = WaitForExit(std::move(runtime));
+  if (!master) {
+    std::fprintf(stderr, "podvisor: %s\n", master.error().message().c_str());
+    return started != 0 ? started : kExitFailed;
+  }
+  if (started != 0) return started;  // the runtime said why on stderr
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  if (!(in >> pid) || pid <= 0) return Fail("the runtime wrote no pid to " + pid_file.string());
+  Fd process(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (::isatty(0)) CopyWindowSize(0, master->get());
+  {
+    std::optional<RawTerminal> raw;
+    if (o.pass_stdin && ::isatty(0)) raw.emplace(0);
+    Proxy(master->get(), o.pass_stdin, process ? process.get() : -1);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Fail("waiting for the command: " + std::string(std::strerror(errno)));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
@@ -209,6 +240,12 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
   std::vector<std::string> argv = (*reply)["argv"].get<std::vector<std::string>>();
   const fs::path process_file = reply->value("processFile", "");
 
+  // With -t the command outlives the runtime (it detaches): as a child
+  // subreaper we inherit it and collect its exit status.
+  if (o.tty && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    cleanup();
+    return Fail("prctl(PR_SET_CHILD_SUBREAPER): " + std::string(std::strerror(errno)));
+  }
   signals::SpawnOptions spawn;
   spawn.argv = argv;
   spawn.stdin_fd = o.pass_stdin && !o.tty ? signals::SpawnOptions::kInherit : signals::SpawnOptions::kDevNull;
@@ -220,23 +257,8 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
     return Fail(child.error().message());
   }
   Fd pidfd = child->Release();
-  int code;
-  if (o.tty) {
-    auto master = ReceiveMaster(listener.get(), pidfd.get());
-    if (master) {
-      if (::isatty(0)) {
-        CopyWindowSize(0, master->get());
-      }
-      std::optional<RawTerminal> raw;
-      if (o.pass_stdin && ::isatty(0)) raw.emplace(0);
-      Proxy(master->get(), o.pass_stdin, pidfd.get());
-    } else {
-      std::fprintf(stderr, "podvisor: %s\n", master.error().message().c_str());
-    }
-    code = WaitForExit(std::move(pidfd));
-  } else {
-    code = WaitForExit(std::move(pidfd));
-  }
+  int code = o.tty ? RunWithTerminal(o, listener.get(), std::move(pidfd), socket_dir / "exec.pid")
+                   : WaitForExit(std::move(pidfd));
   std::error_code ec;
   fs::remove(process_file, ec);
   cleanup();

@@ -205,8 +205,13 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   std::filesystem::path file = inst->dir / ("exec-client-" + std::to_string(++seq) + ".json");
   if (auto s = oci::WriteConfigFile(process, file); !s) return ErrorReply(s.error().message());
   std::vector<std::string> argv = Runtime().Exec(inst->id, file).argv;
-  // The id stays last: the console socket is an option of exec.
-  if (tty) argv.insert(argv.end() - 1, {"--console-socket", console_socket});
+  // The id stays last. runc and crun take a console socket only when they
+  // detach: the process then outlives them, and the client, a child
+  // subreaper, collects its exit (exec_cmd.cc).
+  if (tty) {
+    argv.insert(argv.end() - 1, {"--detach", "--console-socket", console_socket, "--pid-file",
+                                 std::filesystem::path(console_socket).parent_path() / "exec.pid"});
+  }
   spdlog::info("exec in container {}: {}", name, args.front());
   return {{"argv", argv}, {"processFile", file.string()}};
 }
