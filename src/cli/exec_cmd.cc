@@ -231,7 +231,13 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
     if (!socket_dir.empty()) fs::remove_all(socket_dir, ec);
   };
   nlohmann::json request = {{"op", "exec"}, {"container", container}, {"args", command}, {"tty", o.tty}};
-  if (o.tty) request["console_socket"] = (socket_dir / "console.sock").string();
+  if (o.tty) {
+    request["console_socket"] = (socket_dir / "console.sock").string();
+    winsize ws{};
+    if (::ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) {
+      request["console_size"] = {{"height", ws.ws_row}, {"width", ws.ws_col}};
+    }
+  }
   auto reply = AskSupervisor(o.state_dir, *pod, request);
   if (!reply) {
     cleanup();

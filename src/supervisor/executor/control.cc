@@ -202,6 +202,14 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   nlohmann::json process = inst->process;
   process["args"] = args;
   process["terminal"] = tty;
+  // The client's window size, set by the runtime before CMD starts (a
+  // resize after the start would race with CMD's first look at it).
+  if (auto size = request.find("console_size"); tty && size != request.end() && size->is_object()) {
+    int height = size->value("height", 0), width = size->value("width", 0);
+    if (height > 0 && width > 0 && height < 65536 && width < 65536) {
+      process["consoleSize"] = {{"height", height}, {"width", width}};
+    }
+  }
   std::filesystem::path file = inst->dir / ("exec-client-" + std::to_string(++seq) + ".json");
   if (auto s = oci::WriteConfigFile(process, file); !s) return ErrorReply(s.error().message());
   std::vector<std::string> argv = Runtime().Exec(inst->id, file).argv;
