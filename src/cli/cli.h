@@ -11,6 +11,7 @@ int Main(int argc, char** argv);
 
 // What kubectl (cobra) says of an unknown command: the nearest of
 // `commands` (edit distance at most 2, or a prefix) as suggestions.
-std::string UnknownCommandMessage(const std::string& typed, const std::vector<std::string>& commands);
+std::string UnknownCommandMessage(const std::string& typed,
+                                  const std::vector<std::string>& commands);
 
 }  // namespace podvisor::cli

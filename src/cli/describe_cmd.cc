@@ -76,7 +76,8 @@ std::string Map(const json& m, const std::string& indent) {
   if (!m.is_object() || m.empty()) return "<none>";
   std::string out;
   for (const auto& [k, v] : m.items()) {
-    out += (out.empty() ? "" : "\n" + indent) + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out += (out.empty() ? "" : "\n" + indent) + k + "=" +
+           (v.is_string() ? v.get<std::string>() : v.dump());
   }
   return out;
 }
@@ -87,12 +88,14 @@ std::string ProbeLine(const json& p) {
   if (auto h = p.find("httpGet"); h != p.end()) {
     std::string scheme = Str(*h, "scheme", "HTTP");
     for (auto& c : scheme) c = static_cast<char>(std::tolower(c));
-    what = "http-get " + scheme + "://" + Str(*h, "host") + ":" + Str(*h, "port") + Str(*h, "path", "/");
+    what = "http-get " + scheme + "://" + Str(*h, "host") + ":" + Str(*h, "port") +
+           Str(*h, "path", "/");
   } else if (auto t = p.find("tcpSocket"); t != p.end()) {
     what = "tcp-socket " + Str(*t, "host") + ":" + Str(*t, "port");
   } else if (auto e = p.find("exec"); e != p.end()) {
     std::string cmd;
-    for (const auto& a : e->value("command", json::array())) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+    for (const auto& a : e->value("command", json::array()))
+      cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
     what = "exec [" + cmd + "]";
   } else if (auto g = p.find("grpc"); g != p.end()) {
     what = "grpc <pod>:" + Str(*g, "port") + " " + Str(*g, "service");
@@ -100,10 +103,10 @@ std::string ProbeLine(const json& p) {
   auto secs = [&](const char* key, int fallback) {
     return std::to_string(p.value(key, fallback)) + "s";
   };
-  return what + " delay=" + secs("initialDelaySeconds", 0) + " timeout=" + secs("timeoutSeconds", 1) +
-         " period=" + secs("periodSeconds", 10) + " #success=" +
-         std::to_string(p.value("successThreshold", 1)) + " #failure=" +
-         std::to_string(p.value("failureThreshold", 3));
+  return what + " delay=" + secs("initialDelaySeconds", 0) +
+         " timeout=" + secs("timeoutSeconds", 1) + " period=" + secs("periodSeconds", 10) +
+         " #success=" + std::to_string(p.value("successThreshold", 1)) +
+         " #failure=" + std::to_string(p.value("failureThreshold", 3));
 }
 
 void AddState(Block& b, const char* label, const json& state) {
@@ -158,7 +161,8 @@ std::string DescribeContainer(const json& spec, const json* status, bool sidecar
   b.Add("Image ID", status ? Str(*status, "imageID") : "");
   std::string ports;
   for (const auto& p : spec.value("ports", json::array())) {
-    ports += (ports.empty() ? "" : ", ") + Str(p, "containerPort") + "/" + Str(p, "protocol", "TCP");
+    ports +=
+        (ports.empty() ? "" : ", ") + Str(p, "containerPort") + "/" + Str(p, "protocol", "TCP");
   }
   b.Add("Port", ports.empty() ? "<none>" : ports);
   for (const char* key : {"command", "args"}) {
@@ -181,10 +185,12 @@ std::string DescribeContainer(const json& spec, const json* status, bool sidecar
   for (const char* kind : {"limits", "requests"}) {
     if (!res.contains(kind) || res[kind].empty()) continue;
     b.Add(std::string(1, static_cast<char>(std::toupper(kind[0]))) + (kind + 1), "");
-    for (const auto& [k, v] : res[kind].items()) b.Raw("      " + k + ":  " + Str(res[kind], k.c_str()));
+    for (const auto& [k, v] : res[kind].items())
+      b.Raw("      " + k + ":  " + Str(res[kind], k.c_str()));
   }
-  for (auto [key, label] : {std::pair{"livenessProbe", "Liveness"}, std::pair{"readinessProbe", "Readiness"},
-                            std::pair{"startupProbe", "Startup"}}) {
+  for (auto [key, label] :
+       {std::pair{"livenessProbe", "Liveness"}, std::pair{"readinessProbe", "Readiness"},
+        std::pair{"startupProbe", "Startup"}}) {
     if (spec.contains(key)) b.Add(label, ProbeLine(spec[key]));
   }
   const json& env_from = spec.value("envFrom", json::array());
@@ -192,8 +198,10 @@ std::string DescribeContainer(const json& spec, const json* status, bool sidecar
     b.Add("Environment Variables from", "");
     for (const auto& e : env_from) {
       std::string kind = e.contains("secretRef") ? "Secret" : "ConfigMap";
-      const json& ref = e.contains("secretRef") ? e["secretRef"] : e.value("configMapRef", json::object());
-      b.Raw("      " + Str(ref, "name") + "  " + kind + "  Optional: " + Str(ref, "optional", "false"));
+      const json& ref =
+          e.contains("secretRef") ? e["secretRef"] : e.value("configMapRef", json::object());
+      b.Raw("      " + Str(ref, "name") + "  " + kind +
+            "  Optional: " + Str(ref, "optional", "false"));
     }
   }
   const json& env = spec.value("env", json::array());
@@ -239,8 +247,9 @@ std::string DescribeVolume(const json& v) {
 // The kubelet's event reasons; the rest are podvisor's own
 // (docs/INTERFACE.md "Events"). kubectl's From column says which.
 std::string EventSource(const std::string& reason) {
-  for (const char* r : {"Created", "Started", "Killing", "BackOff", "Unhealthy", "FailedPostStartHook",
-                        "FailedPreStopHook", "OOMKilled", "DeadlineExceeded", "Failed"}) {
+  for (const char* r :
+       {"Created", "Started", "Killing", "BackOff", "Unhealthy", "FailedPostStartHook",
+        "FailedPreStopHook", "OOMKilled", "DeadlineExceeded", "Failed"}) {
     if (reason == r) return "kubelet";
   }
   return "podvisor";
@@ -336,7 +345,8 @@ int Describe(const std::string& name, const std::string& state_dir) {
     conds.push_back({Str(c, "type"), Str(c, "status")});
   }
   std::string table = FormatTable(conds);
-  for (std::size_t start = 0, nl; (nl = table.find('\n', start)) != std::string::npos; start = nl + 1) {
+  for (std::size_t start = 0, nl; (nl = table.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
     out += "  " + table.substr(start, nl - start + 1);
   }
   const json& volumes = spec.value("volumes", json::array());

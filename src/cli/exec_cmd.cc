@@ -53,7 +53,8 @@ int Fail(const std::string& message) {
 int WaitForExit(Fd pidfd) {
   siginfo_t info{};
   while (::waitid(P_PIDFD, static_cast<id_t>(pidfd.get()), &info, WEXITED) != 0) {
-    if (errno != EINTR) return Fail("waiting for the runtime: " + std::string(std::strerror(errno)));
+    if (errno != EINTR)
+      return Fail("waiting for the runtime: " + std::string(std::strerror(errno)));
   }
   if (info.si_code == CLD_EXITED) return info.si_status;
   return 128 + info.si_status;
@@ -102,7 +103,8 @@ Result<Fd> ReceiveMaster(int listener, int runtime_pidfd) {
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  if (::recvmsg(conn.get(), &msg, MSG_CMSG_CLOEXEC) < 0) return Error::FromErrno("receiving the terminal");
+  if (::recvmsg(conn.get(), &msg, MSG_CMSG_CLOEXEC) < 0)
+    return Error::FromErrno("receiving the terminal");
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
       int fd;
@@ -189,7 +191,8 @@ int RunWithTerminal(const ExecOptions& o, int listener, Fd runtime, const fs::pa
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return Fail("waiting for the command: " + std::string(std::strerror(errno)));
+    if (errno != EINTR)
+      return Fail("waiting for the command: " + std::string(std::strerror(errno)));
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -212,7 +215,8 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
   fs::path socket_dir;
   Fd listener;
   if (o.tty) {
-    if (!::mkdtemp(tmp_template.data())) return Fail("mkdtemp: " + std::string(std::strerror(errno)));
+    if (!::mkdtemp(tmp_template.data()))
+      return Fail("mkdtemp: " + std::string(std::strerror(errno)));
     socket_dir = tmp_template;
     fs::path sock = socket_dir / "console.sock";
     listener.Reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -230,7 +234,8 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
     std::error_code ec;
     if (!socket_dir.empty()) fs::remove_all(socket_dir, ec);
   };
-  nlohmann::json request = {{"op", "exec"}, {"container", container}, {"args", command}, {"tty", o.tty}};
+  nlohmann::json request = {
+      {"op", "exec"}, {"container", container}, {"args", command}, {"tty", o.tty}};
   if (o.tty) {
     request["console_socket"] = (socket_dir / "console.sock").string();
     winsize ws{};
@@ -254,7 +259,8 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
   }
   signals::SpawnOptions spawn;
   spawn.argv = argv;
-  spawn.stdin_fd = o.pass_stdin && !o.tty ? signals::SpawnOptions::kInherit : signals::SpawnOptions::kDevNull;
+  spawn.stdin_fd =
+      o.pass_stdin && !o.tty ? signals::SpawnOptions::kInherit : signals::SpawnOptions::kDevNull;
   spawn.stdout_fd = o.tty ? signals::SpawnOptions::kDevNull : signals::SpawnOptions::kInherit;
   spawn.stderr_fd = signals::SpawnOptions::kInherit;
   auto child = signals::Spawn(spawn);
@@ -276,7 +282,8 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
 void AddExecCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& command) {
   auto o = std::make_shared<ExecOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "exec", "Run a command in a running container (kubectl exec): exec [POD] CONTAINER -- CMD...");
+      "exec",
+      "Run a command in a running container (kubectl exec): exec [POD] CONTAINER -- CMD...");
   cmd->add_option("ARGS", o->words, "[POD] CONTAINER")->required()->expected(1, 2);
   cmd->add_flag("-i,--stdin", o->pass_stdin, "pass stdin to the command");
   cmd->add_flag("-t,--tty", o->tty, "give the command a terminal (the runtime's console socket)");

@@ -100,7 +100,8 @@ class PathParser {
     return c == '=' || c == '!' || c == '<' || c == '>';
   }
   Error Fail(const std::string& what) const {
-    return Error("jsonpath: " + what + " at " + std::to_string(i_) + " in \"" + std::string(s_) + "\"");
+    return Error("jsonpath: " + what + " at " + std::to_string(i_) + " in \"" + std::string(s_) +
+                 "\"");
   }
   // A member name; "\." is a dot inside it (kubernetes\.io/hostname).
   std::string Name() {
@@ -228,7 +229,8 @@ class PathParser {
         while (i_ < s_.size() && s_[i_] != ')' && s_[i_] != ' ') ++i_;
         std::string word(s_.substr(start2, i_ - start2));
         json v = json::parse(word, nullptr, false);
-        if (v.is_discarded() || v.is_object() || v.is_array()) return Fail("bad filter value " + word);
+        if (v.is_discarded() || v.is_object() || v.is_array())
+          return Fail("bad filter value " + word);
         step.filter.rhs_value = v;
       }
     }
@@ -357,12 +359,14 @@ std::vector<const json*> Apply(const Path& path, const json* root, const json* c
           if (step.step > 0) {
             long from = step.start ? clamp(*step.start) : 0;
             long to = step.end ? clamp(*step.end) : n;
-            for (long i = from; i < to; i += step.step) next.push_back(&(*node)[static_cast<std::size_t>(i)]);
+            for (long i = from; i < to; i += step.step)
+              next.push_back(&(*node)[static_cast<std::size_t>(i)]);
           } else {
             long from = step.start ? clamp(*step.start) : n - 1;
             if (from >= n) from = n - 1;
             long to = step.end ? clamp(*step.end) : -1;
-            for (long i = from; i > to; i += step.step) next.push_back(&(*node)[static_cast<std::size_t>(i)]);
+            for (long i = from; i > to; i += step.step)
+              next.push_back(&(*node)[static_cast<std::size_t>(i)]);
           }
           break;
         }
@@ -422,7 +426,8 @@ Result<std::vector<Node>> ParseTemplate(std::string_view t) {
       stack.back().push_back({Node::kText, Unescape(std::string(t.substr(i))), {}, {}});
       break;
     }
-    if (open > i) stack.back().push_back({Node::kText, Unescape(std::string(t.substr(i, open - i))), {}, {}});
+    if (open > i)
+      stack.back().push_back({Node::kText, Unescape(std::string(t.substr(i, open - i))), {}, {}});
     // The closing brace, skipping quoted text.
     std::size_t j = open + 1;
     char quote = 0;
@@ -479,7 +484,8 @@ std::string Print(const json& v) {
   return v.dump();
 }
 
-void Render(const std::vector<Node>& nodes, const json* root, const json* current, std::string& out) {
+void Render(const std::vector<Node>& nodes, const json* root, const json* current,
+            std::string& out) {
   for (const Node& n : nodes) {
     switch (n.kind) {
       case Node::kText:

@@ -85,7 +85,8 @@ pod::ContainerState StateFromJson(const json& j) {
     s.running = pod::ContainerStateRunning{Time(r, "startedAt").value_or(WallTime{})};
   } else if (const json& t = Field(j, "terminated"); t.is_object()) {
     pod::ContainerStateTerminated term;
-    term.exit_code = Field(t, "exitCode").is_number_integer() ? Field(t, "exitCode").get<int32_t>() : 0;
+    term.exit_code =
+        Field(t, "exitCode").is_number_integer() ? Field(t, "exitCode").get<int32_t>() : 0;
     term.signal = Field(t, "signal").is_number_integer() ? Field(t, "signal").get<int32_t>() : 0;
     term.reason = Str(t, "reason");
     term.message = Str(t, "message");
@@ -238,7 +239,8 @@ pod::PodSpec SpecShapeFromPodJson(const json& pod) {
       pod::Container container;
       container.name = Str(c, "name");
       container.image = Str(c, "image");
-      if (Str(c, "restartPolicy") == "Always") container.restart_policy = pod::RestartPolicy::kAlways;
+      if (Str(c, "restartPolicy") == "Always")
+        container.restart_policy = pod::RestartPolicy::kAlways;
       list->push_back(std::move(container));
     }
   }

@@ -48,7 +48,8 @@ int Fail(const std::string& message) {
 }
 
 std::optional<uint16_t> Port(const std::string& s, bool zero_ok) {
-  if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
   long v = std::stol(s);
   if (v > 65535 || (v == 0 && !zero_ok)) return std::nullopt;
   return static_cast<uint16_t>(v);
@@ -82,7 +83,8 @@ sockaddr_in Loopback(uint16_t port) {
 
 // A TCP connection to 127.0.0.1:port in the namespace `netns` (-1: ours).
 Result<Fd> ConnectInside(int netns, int own_netns, uint16_t port) {
-  if (netns >= 0 && ::setns(netns, CLONE_NEWNET) != 0) return Error::FromErrno("entering the pod's network namespace");
+  if (netns >= 0 && ::setns(netns, CLONE_NEWNET) != 0)
+    return Error::FromErrno("entering the pod's network namespace");
   Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   int saved = errno;
   if (netns >= 0 && ::setns(own_netns, CLONE_NEWNET) != 0) {
@@ -163,7 +165,8 @@ int PortForward(const ForwardOptions& o) {
     sockaddr_in a = Loopback(f.local);
     if (!f.listener || ::bind(f.listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         ::listen(f.listener.get(), 128) != 0) {
-      return Fail("listening on 127.0.0.1:" + std::to_string(f.local) + ": " + std::strerror(errno));
+      return Fail("listening on 127.0.0.1:" + std::to_string(f.local) + ": " +
+                  std::strerror(errno));
     }
     socklen_t len = sizeof a;
     ::getsockname(f.listener.get(), reinterpret_cast<sockaddr*>(&a), &len);
@@ -174,7 +177,7 @@ int PortForward(const ForwardOptions& o) {
 
   // Relays reap themselves; SIGINT/SIGTERM end the forwarding through a
   // signalfd, and the pod's end through its control socket's removal.
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = SIG_DFL;
   sa.sa_flags = SA_NOCLDWAIT;
   ::sigaction(SIGCHLD, &sa, nullptr);

@@ -1,8 +1,8 @@
 // `podvisor rm`, `prune` and `images prune`: what outlives a pod on
 // purpose (its kept record, events and logs; the image cache) goes only
 // when the user says so (docs/INTERFACE.md "Kept records").
-#include <sys/file.h>
 #include <fcntl.h>
+#include <sys/file.h>
 
 #include <cstdio>
 #include <fstream>

@@ -112,7 +112,8 @@ int Watch(const StatusOptions& o, const std::string& pod, std::string last) {
   std::string shown_state = last;
   while (SupervisorAnswers(dir / "control.sock")) {
     pollfd p{fd.get(), POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return Fail("poll: " + std::string(std::strerror(errno)));
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR)
+      return Fail("poll: " + std::string(std::strerror(errno)));
     char buf[4096];
     (void)::read(fd.get(), buf, sizeof buf);
     auto record = LoadPodRecord(o.state_dir, pod);

@@ -63,7 +63,8 @@ TEST_F(ImageRef, DigestReferencePicksThatManifest) {
 TEST_F(ImageRef, DirectoryOfTheFullNameStillWins) {
   fs::create_directories(Bundle() / "images" / "debian:12" / "rootfs");
   LayoutBuilder b(Bundle() / "images" / "debian");
-  b.WriteIndex({LayoutBuilder::WithTag(b.Manifest(b.Config(json::object()), {b.Layer({File("v", "1")})}), "12")});
+  b.WriteIndex({LayoutBuilder::WithTag(
+      b.Manifest(b.Config(json::object()), {b.Layer({File("v", "1")})}), "12")});
   auto dir = pod::ResolveImageDir(Bundle(), "debian:12");
   ASSERT_TRUE(dir);
   EXPECT_EQ(*dir, Bundle() / "images" / "debian:12");

@@ -43,8 +43,8 @@ Status HashTree(int dir_fd, const std::string& rel, DigestHasher& h) {
       return Error::FromErrno("stat " + path);
     }
     // One header per entry; NUL-separated, so no two trees share a stream.
-    std::string header = path + '\0' + std::to_string(st.st_mode) + ' ' + std::to_string(st.st_uid) +
-                         ' ' + std::to_string(st.st_gid) + ' ' +
+    std::string header = path + '\0' + std::to_string(st.st_mode) + ' ' +
+                         std::to_string(st.st_uid) + ' ' + std::to_string(st.st_gid) + ' ' +
                          std::to_string(S_ISREG(st.st_mode) ? st.st_size : 0) + '\0';
     if (S_ISLNK(st.st_mode)) {
       char target[4096];

@@ -62,7 +62,8 @@ Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundl
     std::size_t colon = name.find(':', slash == std::string::npos ? 0 : slash);
     std::size_t cut = at != std::string::npos ? at : colon;
     if (cut != std::string::npos && cut > 0) {
-      std::filesystem::path base = DropTrailingSeparator((images / name.substr(0, cut)).lexically_normal());
+      std::filesystem::path base =
+          DropTrailingSeparator((images / name.substr(0, cut)).lexically_normal());
       std::filesystem::path base_rel = base.lexically_relative(images);
       if (!base_rel.empty() && base_rel != "." && *base_rel.begin() != ".." &&
           std::filesystem::is_regular_file(base / "oci-layout", ec)) {

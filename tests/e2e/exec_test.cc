@@ -27,7 +27,8 @@ class Exec : public E2eTest {
   // `podvisor exec --state-dir DIR ARGS`: the state dir before the "--"
   // (Client() would append it to the command).
   testing::CommandResult ExecCmd(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "exec", "--state-dir", state_dir_.string()};
+    std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "exec", "--state-dir",
+                                     state_dir_.string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::RunCommand(argv);
   }
@@ -43,10 +44,12 @@ class Exec : public E2eTest {
 };
 
 TEST_F(Exec, ExitCodeOutputEnvironmentAndStdin) {
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  restartPolicy: Never\n"
-           "  terminationGracePeriodSeconds: 5\n  containers:\n"
-           "  - name: app\n    image: img\n    env: [{name: GREETING, value: hello}]\n"
-           "    command: " + HelperCmd("app", "sleep 100000") + "\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  restartPolicy: Never\n"
+      "  terminationGracePeriodSeconds: 5\n  containers:\n"
+      "  - name: app\n    image: img\n    env: [{name: GREETING, value: hello}]\n"
+      "    command: " +
+      HelperCmd("app", "sleep 100000") + "\n");
   StartRun();
   WaitUntilRunning();
   auto r = ExecCmd({"app", "--", "/bin/sh", "-c", "echo $GREETING; echo oops >&2; exit 7"});

@@ -48,8 +48,8 @@ class KubernetesClient : public E2eTest {
 
   // What the Python client read from each file, one object each.
   std::vector<nlohmann::json> Load(const std::vector<fs::path>& files) {
-    std::vector<std::string> argv = {"/usr/bin/python3",
-                                     RequiredEnv("PODVISOR_SOURCE_ROOT") + "/tests/e2e/k8s_client_test.py"};
+    std::vector<std::string> argv = {
+        "/usr/bin/python3", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/tests/e2e/k8s_client_test.py"};
     for (const auto& f : files) argv.push_back(f.string());
     auto r = testing::RunCommand(argv);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -62,15 +62,18 @@ class KubernetesClient : public E2eTest {
 
 TEST_F(KubernetesClient, V1PodLoadsInEveryPhase) {
   const std::string go = (scratch_ / "go").string(), done = (scratch_ / "done").string();
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: phases}\nspec:\n  restartPolicy: Never\n"
-           "  initContainers:\n"
-           "  - {name: wait, image: img, command: " +
-           ShCmd("while [ ! -e " + go + " ]; do sleep 0.02; done") + "}\n"
-           "  containers:\n"
-           "  - {name: app, image: img, command: " +
-           ShCmd("while [ ! -e " + done + " ]; do sleep 0.02; done") + "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: phases}\nspec:\n  restartPolicy: Never\n"
+      "  initContainers:\n"
+      "  - {name: wait, image: img, command: " +
+      ShCmd("while [ ! -e " + go + " ]; do sleep 0.02; done") +
+      "}\n"
+      "  containers:\n"
+      "  - {name: app, image: img, command: " +
+      ShCmd("while [ ! -e " + done + " ]; do sleep 0.02; done") + "}\n");
   StartRun();
-  WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "wait") == "running"; }, "init runs");
+  WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "wait") == "running"; },
+                "init runs");
   fs::path pending = Save("", "pending.json");
   std::ofstream(go) << "";
   WaitUntilRunning();
@@ -79,8 +82,10 @@ TEST_F(KubernetesClient, V1PodLoadsInEveryPhase) {
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
   fs::path succeeded = Save("phases", "succeeded.json");
 
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec:\n  restartPolicy: Never\n"
-           "  containers:\n  - {name: app, image: \"img:2.0\", command: " + ShCmd("exit 2") + "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec:\n  restartPolicy: Never\n"
+      "  containers:\n  - {name: app, image: \"img:2.0\", command: " +
+      ShCmd("exit 2") + "}\n");
   fs::create_directories(bundle_ / "images" / "img:2.0" / "rootfs");
   EXPECT_EQ(Run(), 1);
   fs::path failed = Save("broken", "failed.json");
@@ -99,16 +104,27 @@ TEST_F(KubernetesClient, V1PodLoadsInEveryPhase) {
     EXPECT_EQ(p["enableServiceLinks"], true);
     EXPECT_EQ(p["priority"], 0);
     EXPECT_EQ(p["generation"], 1);
+    // The node's address; with --sandbox none the pod is in the host's
+    // network namespace, so it has the node's address too.
+    EXPECT_THAT(p["hostIP"].get<std::string>(), MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+"))
+        << p;
+    EXPECT_EQ(p["podIP"], p["hostIP"]);
     EXPECT_NE(p["nodeName"], "");
     EXPECT_EQ(p["terminationMessagePath"], "/dev/termination-log");
     EXPECT_EQ(p["terminationMessagePolicy"], "File");
-    for (const auto& id : p["imageIDs"]) EXPECT_THAT(id.get<std::string>(), MatchesRegex("sha256:[0-9a-f]{64}"));
+    for (const auto& id : p["imageIDs"])
+      EXPECT_THAT(id.get<std::string>(), MatchesRegex("sha256:[0-9a-f]{64}"));
     for (const auto& id : p["containerIDs"]) {
       if (!id.is_null()) {
         EXPECT_THAT(id.get<std::string>(), HasSubstr(runtime + "://")) << p;
       }
     }
   }
+  // hostIPs (newer than this client's V1PodStatus) as the API has it.
+  std::ifstream in(running);
+  auto raw = nlohmann::json::parse(in);
+  EXPECT_EQ(raw["status"]["hostIPs"], nlohmann::json::array({{{"ip", pods[1]["hostIP"]}}}));
+  EXPECT_EQ(raw["status"]["podIPs"], nlohmann::json::array({{{"ip", pods[1]["hostIP"]}}}));
   // "img" has no tag, so the API server would pull it Always; "img:2.0" IfNotPresent.
   EXPECT_EQ(pods[0]["imagePullPolicy"], "Always");
   EXPECT_EQ(pods[3]["imagePullPolicy"], "IfNotPresent");

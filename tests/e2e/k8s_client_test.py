@@ -35,4 +35,6 @@ for path in sys.argv[1:]:
         "imageIDs": [s.image_id for s in statuses],
         "containerIDs": [s.container_id for s in statuses],
         "generation": pod.metadata.generation,
+        "hostIP": pod.status.host_ip,
+        "podIP": pod.status.pod_ip,
     }))

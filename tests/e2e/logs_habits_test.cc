@@ -22,15 +22,22 @@ class LogsHabits : public E2eTest {
   }
 
   void RunTwoContainerPod() {
-    WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: chat}\nspec:\n"
-             "  restartPolicy: OnFailure\n  initContainers:\n"
-             "  - {name: setup, image: img, command: " + ShCmd("echo prepared") + "}\n"
-             "  containers:\n"
-             // web fails once, then succeeds: two instances, for -p.
-             "  - {name: web, image: img, command: " +
-             ShCmd("if [ -e " + (scratch_ / "again").string() + " ]; then echo second; exit 0; fi; "
-                   "touch " + (scratch_ / "again").string() + "; echo first; exit 1") + "}\n"
-             "  - {name: db, image: img, command: " + ShCmd("echo db-1; echo db-2") + "}\n");
+    WritePod(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: chat}\nspec:\n"
+        "  restartPolicy: OnFailure\n  initContainers:\n"
+        "  - {name: setup, image: img, command: " +
+        ShCmd("echo prepared") +
+        "}\n"
+        "  containers:\n"
+        // web fails once, then succeeds: two instances, for -p.
+        "  - {name: web, image: img, command: " +
+        ShCmd("if [ -e " + (scratch_ / "again").string() +
+              " ]; then echo second; exit 0; fi; "
+              "touch " +
+              (scratch_ / "again").string() + "; echo first; exit 1") +
+        "}\n"
+        "  - {name: db, image: img, command: " +
+        ShCmd("echo db-1; echo db-2") + "}\n");
     ASSERT_EQ(Run(), 0) << RunStderr();
   }
 };
@@ -72,7 +79,8 @@ TEST_F(LogsHabits, SinceAndSinceTimeDropOlderLines) {
   auto bad = Client({"logs", "-c", "db", "--since-time", "yesterday"}, true);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("--since-time: not an RFC 3339 time: \"yesterday\""));
-  auto both = Client({"logs", "-c", "db", "--since", "1h", "--since-time", "2000-01-01T00:00:00Z"}, true);
+  auto both =
+      Client({"logs", "-c", "db", "--since", "1h", "--since-time", "2000-01-01T00:00:00Z"}, true);
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_THAT(both.err, HasSubstr("exclude each other"));
 }

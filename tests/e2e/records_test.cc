@@ -33,7 +33,8 @@ class Records : public E2eTest {
   static std::string Pod(const std::string& name, const std::string& containers) {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
            "}\nspec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n"
-           "  containers:\n" + containers;
+           "  containers:\n" +
+           containers;
   }
 
   const nlohmann::json* FindEvent(const std::vector<nlohmann::json>& events,
@@ -48,12 +49,16 @@ class Records : public E2eTest {
 TEST_F(Records, FailedPodIsExplainedAndItsRecordOutlivesIt) {
   WritePod(Pod("ended",
                "  - {name: app, image: img, terminationMessagePolicy: FallbackToLogsOnError,"
-               " command: " + ShCmd("echo disk full; exit 3") + "}\n"
-               "  - {name: fine, image: img, command: " + ShCmd("exit 0") + "}\n"));
+               " command: " +
+                   ShCmd("echo disk full; exit 3") +
+                   "}\n"
+                   "  - {name: fine, image: img, command: " +
+                   ShCmd("exit 0") + "}\n"));
   ASSERT_EQ(Run(), 1) << RunStderr();
   // run's last lines name the failed container with code, reason, message.
-  EXPECT_THAT(RunStderr(),
-              HasSubstr("container app failed: exit code 3, reason Error, message \"disk full\\n\""));
+  EXPECT_THAT(
+      RunStderr(),
+      HasSubstr("container app failed: exit code 3, reason Error, message \"disk full\\n\""));
   EXPECT_THAT(RunStderr(), Not(HasSubstr("container fine failed")));
 
   // Events: the exit with its code, a Warning PodFailed, no PodCompleted.
@@ -80,7 +85,8 @@ TEST_F(Records, FailedPodIsExplainedAndItsRecordOutlivesIt) {
   ASSERT_EQ(status.exit_code, 0) << status.err;
   EXPECT_THAT(status.out, ContainsRegex("ended +0/2 +Error +0 +[0-9]+s"));
   EXPECT_THAT(status.out, ContainsRegex("app +container +false +Terminated: Error \\(exit 3,"));
-  EXPECT_THAT(status.out, ContainsRegex("fine +container +false +Terminated: Completed \\(exit 0,"));
+  EXPECT_THAT(status.out,
+              ContainsRegex("fine +container +false +Terminated: Completed \\(exit 0,"));
   auto json = Client({"status", "-o", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   auto pod = nlohmann::json::parse(json.out);
@@ -144,8 +150,8 @@ TEST_F(Records, PodSelectionSkipsNonPodsAndNamesCandidatesWithTheirPhase) {
   EXPECT_THAT(logs.err, HasSubstr("first (Succeeded), second (Failed)"));
 
   // A running pod is the one chosen among ended ones.
-  WritePod(Pod("third", "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") +
-                            "}\n"));
+  WritePod(Pod("third",
+               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"));
   StartRun();
   WaitUntilRunning();
   auto chosen = Client({"status", "-o", "json"});
@@ -176,8 +182,9 @@ TEST_F(Records, ImagesPruneKeepsWhatARunningPodUses) {
   fs::path layer = dir_ / "layer";
   fs::create_directories(layer / "etc");
   std::ofstream(layer / "etc" / "motd") << "hello\n";
-  auto made = testing::RunCommand({"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
-                                   (bundle_ / "images" / "layout").string(), "{}", layer.string()});
+  auto made = testing::RunCommand(
+      {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+       (bundle_ / "images" / "layout").string(), "{}", layer.string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string digest = made.out.substr(0, made.out.find('\n'));
   const fs::path used = state_dir_ / ".images" / "sha256" / digest.substr(7);
@@ -211,11 +218,14 @@ TEST_F(Records, ImagesPruneKeepsWhatARunningPodUses) {
 }
 
 TEST_F(Records, StopSignalEventsShowTheRealStopOrder) {
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: order}\nspec:\n"
-           "  terminationGracePeriodSeconds: 5\n  initContainers:\n"
-           "  - {name: proxy, image: img, restartPolicy: Always, command: " +
-           HelperCmd("proxy", "trap-sigterm 10 0") + "}\n  containers:\n"
-           "  - {name: app, image: img, command: " + HelperCmd("app", "trap-sigterm 300 0") + "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: order}\nspec:\n"
+      "  terminationGracePeriodSeconds: 5\n  initContainers:\n"
+      "  - {name: proxy, image: img, restartPolicy: Always, command: " +
+      HelperCmd("proxy", "trap-sigterm 10 0") +
+      "}\n  containers:\n"
+      "  - {name: app, image: img, command: " +
+      HelperCmd("app", "trap-sigterm 300 0") + "}\n");
   StartRun();
   WaitUntilRunning();
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
@@ -228,8 +238,9 @@ TEST_F(Records, StopSignalEventsShowTheRealStopOrder) {
     }
   }
   // The sidecar gets its signal only after the app has exited (S5.4).
-  EXPECT_THAT(order, ::testing::ElementsAre("StopSignal container/app", "Exited container/app",
-                                            "StopSignal container/proxy", "Exited container/proxy"));
+  EXPECT_THAT(order,
+              ::testing::ElementsAre("StopSignal container/app", "Exited container/app",
+                                     "StopSignal container/proxy", "Exited container/proxy"));
   for (const auto& e : PodEvents()) {
     if (e.value("reason", "") == "StopSignal") {
       EXPECT_THAT(e.value("message", ""), HasSubstr("Sent SIGTERM to container"));
@@ -239,18 +250,21 @@ TEST_F(Records, StopSignalEventsShowTheRealStopOrder) {
 
 // kubectl's `-f FILE`: a manifest of any name, its images beside it.
 TEST_F(Records, RunFileRunsAManifestWithItsImagesBesideIt) {
-  WritePod(Pod("byfile", "  - {name: app, image: img, command: " + ShCmd("echo from-file") + "}\n"));
+  WritePod(
+      Pod("byfile", "  - {name: app, image: img, command: " + ShCmd("echo from-file") + "}\n"));
   fs::rename(bundle_ / "pod.yaml", bundle_ / "web.yaml");
-  auto run = testing::RunCommand({RequiredEnv("PODVISOR"), "run", "-f", (bundle_ / "web.yaml").string(),
-                                  "--state-dir", state_dir_.string(), "--log-dir", log_dir_.string(),
-                                  "--runtime", RequiredEnv("PODVISOR_FAKE_RUNTIME"), "--sandbox", "none"});
+  auto run =
+      testing::RunCommand({RequiredEnv("PODVISOR"), "run", "-f", (bundle_ / "web.yaml").string(),
+                           "--state-dir", state_dir_.string(), "--log-dir", log_dir_.string(),
+                           "--runtime", RequiredEnv("PODVISOR_FAKE_RUNTIME"), "--sandbox", "none"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(Client({"logs", "app"}, true).out, "from-file\n");
-  auto both = testing::RunCommand({RequiredEnv("PODVISOR"), "run", "-f", (bundle_ / "web.yaml").string(),
-                                   bundle_.string()});
+  auto both = testing::RunCommand(
+      {RequiredEnv("PODVISOR"), "run", "-f", (bundle_ / "web.yaml").string(), bundle_.string()});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err, HasSubstr("run takes a BUNDLE directory or -f MANIFEST, not both"));
-  auto missing = testing::RunCommand({RequiredEnv("PODVISOR"), "run", "-f", (bundle_ / "nope.yaml").string()});
+  auto missing =
+      testing::RunCommand({RequiredEnv("PODVISOR"), "run", "-f", (bundle_ / "nope.yaml").string()});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_THAT(missing.err, HasSubstr("no such manifest file"));
 }

@@ -42,14 +42,16 @@ class RuncExec : public E2eTest {
     E2eTest::SetUp();
   }
   void StartPod() {
-    WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: ttyd}\nspec:\n  restartPolicy: Never\n"
-             "  terminationGracePeriodSeconds: 2\n  containers:\n"
-             "  - {name: app, image: img, command: [\"/bin/sleep\", \"100000\"]}\n");
+    WritePod(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: ttyd}\nspec:\n  restartPolicy: Never\n"
+        "  terminationGracePeriodSeconds: 2\n  containers:\n"
+        "  - {name: app, image: img, command: [\"/bin/sleep\", \"100000\"]}\n");
     StartRun();
     WaitUntilRunning();
   }
   std::vector<std::string> ExecArgv(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "exec", "--state-dir", state_dir_.string()};
+    std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "exec", "--state-dir",
+                                     state_dir_.string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
@@ -59,7 +61,7 @@ TEST_F(RuncExec, RunsInTheContainersNamespaces) {
   StartPod();
   auto r = testing::RunCommand(ExecArgv({"app", "--", "/bin/sh", "-c", "hostname; ls /; exit 4"}));
   EXPECT_EQ(r.exit_code, 4) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("ttyd\n"));  // the pod's UTS namespace
+  EXPECT_THAT(r.out, HasSubstr("ttyd\n"));                // the pod's UTS namespace
   EXPECT_THAT(r.out, HasSubstr("podvisor-test-helper"));  // the image's root
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   WaitRun();
@@ -99,12 +101,15 @@ TEST_F(RuncExec, TtyGivesATerminalWithOurWindowSize) {
 }
 
 TEST_F(RuncExec, PortForwardReachesTheContainersLoopback) {
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  restartPolicy: Never\n"
-           "  terminationGracePeriodSeconds: 2\n  containers:\n"
-           "  - {name: app, image: img, command: [\"/podvisor-test-helper\", \"serve-http\", \"8080\", \"204\"],"
-           " readinessProbe: {httpGet: {port: 8080}, periodSeconds: 1}}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  restartPolicy: Never\n"
+      "  terminationGracePeriodSeconds: 2\n  containers:\n"
+      "  - {name: app, image: img, command: [\"/podvisor-test-helper\", \"serve-http\", \"8080\", "
+      "\"204\"],"
+      " readinessProbe: {httpGet: {port: 8080}, periodSeconds: 1}}\n");
   StartRun();
-  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; }, "ready");
+  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
+                "ready");
   // Port 8080 exists only in the pod's network namespace: the host has none.
   const fs::path out = dir_ / "forward.out";
   pid_t pid = ::fork();

@@ -29,10 +29,14 @@ class StatusOutput : public E2eTest {
 };
 
 TEST_F(StatusOutput, NameAndJsonPathOnARunningAndAnEndedPod) {
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: paths}\nspec:\n  restartPolicy: Never\n"
-           "  terminationGracePeriodSeconds: 5\n  containers:\n"
-           "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"
-           "  - {name: quick, image: img, command: " + ShCmd("exit 4") + "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: paths}\nspec:\n  restartPolicy: Never\n"
+      "  terminationGracePeriodSeconds: 5\n  containers:\n"
+      "  - {name: app, image: img, command: " +
+      HelperCmd("app", "sleep 100000") +
+      "}\n"
+      "  - {name: quick, image: img, command: " +
+      ShCmd("exit 4") + "}\n");
   StartRun();
   WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "quick") == "terminated"; },
                 "quick terminated");
@@ -40,10 +44,14 @@ TEST_F(StatusOutput, NameAndJsonPathOnARunningAndAnEndedPod) {
   EXPECT_EQ(name.out, "pod/paths\n") << name.err;
   auto phase = Client({"status", "-o", "jsonpath={.status.phase}"});
   EXPECT_EQ(phase.out, "Running") << phase.err;
-  auto codes = Client({"status", "-o",
-                       "jsonpath={range .status.containerStatuses[*]}{.name}={.state.terminated.exitCode}{\"\\n\"}{end}"});
+  auto codes =
+      Client({"status", "-o",
+              "jsonpath={range "
+              ".status.containerStatuses[*]}{.name}={.state.terminated.exitCode}{\"\\n\"}{end}"});
   EXPECT_EQ(codes.out, "app=\nquick=4\n") << codes.err;
-  auto filter = Client({"status", "-o", "jsonpath={.status.containerStatuses[?(@.name==\"quick\")].state.terminated.reason}"});
+  auto filter = Client(
+      {"status", "-o",
+       "jsonpath={.status.containerStatuses[?(@.name==\"quick\")].state.terminated.reason}"});
   EXPECT_EQ(filter.out, "Error") << filter.err;
   auto bad = Client({"status", "-o", "jsonpath={.status"});
   EXPECT_EQ(bad.exit_code, 1);
@@ -58,11 +66,12 @@ TEST_F(StatusOutput, NameAndJsonPathOnARunningAndAnEndedPod) {
 }
 
 TEST_F(StatusOutput, WatchPrintsALinePerChangeUntilThePodEnds) {
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: watched}\nspec:\n  restartPolicy: Never\n"
-           "  containers:\n"
-           "  - {name: app, image: img, command: " +
-           ShCmd("while [ ! -e " + (scratch_ / "go").string() + " ]; do sleep 0.05; done; exit 0") +
-           "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: watched}\nspec:\n  restartPolicy: Never\n"
+      "  containers:\n"
+      "  - {name: app, image: img, command: " +
+      ShCmd("while [ ! -e " + (scratch_ / "go").string() + " ]; do sleep 0.05; done; exit 0") +
+      "}\n");
   StartRun();
   WaitUntilRunning();
   // `status -w` in the background, its output into a file.
@@ -92,7 +101,8 @@ TEST_F(StatusOutput, WatchPrintsALinePerChangeUntilThePodEnds) {
   }
   std::ifstream in(out_file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_THAT(text, ContainsRegex("^NAME +READY +STATUS +RESTARTS +AGE\nwatched +1/1 +Running +0 "));
+  EXPECT_THAT(text,
+              ContainsRegex("^NAME +READY +STATUS +RESTARTS +AGE\nwatched +1/1 +Running +0 "));
   // After the container table, later states as single pod lines.
   EXPECT_THAT(text, ContainsRegex("\nwatched +0/1 +Completed +0 +[0-9]+s\n$")) << text;
 }

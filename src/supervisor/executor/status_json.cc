@@ -11,13 +11,41 @@
 //     runtime's scheme ("runc://<id>"), as the kubelet reports
 //     "containerd://<id>";
 //   - metadata.generation and status.observedGeneration (1: the spec of a
-//     podvisor pod never changes).
+//     podvisor pod never changes);
+//   - status.hostIP(s), the node's address, and podIP(s) for a pod in the
+//     host's network namespace.
 #include "supervisor/executor/internal.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 
 #include "pod/serialize.h"
 
 namespace podvisor::supervisor {
 namespace {
+
+// The node's address, as the kubelet reports status.hostIP: here the
+// first IPv4 address of an interface that is up and not loopback ("" when
+// there is none). Read once: a supervisor's node does not move.
+const std::string& HostIp() {
+  static const std::string ip = [] {
+    std::string found;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return found;
+    for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next) {
+      if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+      if (!(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK)) continue;
+      char buf[INET_ADDRSTRLEN];
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+      if (::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf)) found = buf;
+    }
+    ::freeifaddrs(list);
+    return found;
+  }();
+  return ip;
+}
 
 void Default(nlohmann::json& obj, const char* key, nlohmann::json value) {
   if (!obj.contains(key)) obj[key] = std::move(value);
@@ -70,6 +98,17 @@ nlohmann::json Executor::StatusJson() const {
   ApiServerDefaults(pod);
   pod::AddStatusToPodJson(lifecycle_.Status(), pod);
   pod["status"]["observedGeneration"] = 1;
+  if (!HostIp().empty()) {
+    Default(pod["status"], "hostIP", HostIp());
+    Default(pod["status"], "hostIPs", nlohmann::json::array({{{"ip", HostIp()}}}));
+    // A pod in the host's network namespace has the node's address, as
+    // the kubelet reports hostNetwork pods; a pod network's address is the
+    // sandbox's to report.
+    if (pod_.spec.host_network || !options_.sandbox) {
+      Default(pod["status"], "podIP", HostIp());
+      Default(pod["status"], "podIPs", nlohmann::json::array({{{"ip", HostIp()}}}));
+    }
+  }
   for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
     auto it = pod["status"].find(list);
     if (it == pod["status"].end()) continue;
@@ -79,7 +118,8 @@ nlohmann::json Executor::StatusJson() const {
       } else {
         c["imageID"] = "";
       }
-      if (auto cid = c.find("containerID"); cid != c.end() && cid->is_string() && !cid->get<std::string>().empty()) {
+      if (auto cid = c.find("containerID");
+          cid != c.end() && cid->is_string() && !cid->get<std::string>().empty()) {
         *cid = options_.runtime.name + "://" + cid->get<std::string>();
       }
     }

@@ -71,12 +71,11 @@ TEST(LifecycleEvents, S5_4_StopSignalEventsShowSidecarsStoppingLast) {
   h.ExitBySignal("s1", 15);
   // Killing for all three at once (the kubelet's), then the signals in
   // the order they were really sent, each followed later by its exit.
-  EXPECT_THAT(h.TakeEvents(),
-              ElementsAre("0s PodStopping pod", "0s Killing container/s1", "0s Killing container/s2",
-                          "0s Killing container/app", "0s StopSignal container/app",
-                          "1s Exited container/app", "1s StopSignal container/s2",
-                          "2s Exited container/s2", "2s StopSignal container/s1",
-                          "3s Exited container/s1"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("0s PodStopping pod", "0s Killing container/s1",
+                                          "0s Killing container/s2", "0s Killing container/app",
+                                          "0s StopSignal container/app", "1s Exited container/app",
+                                          "1s StopSignal container/s2", "2s Exited container/s2",
+                                          "2s StopSignal container/s1", "3s Exited container/s1"));
   // Exits caused by the pod's own termination are no warning.
   for (const Publish& p : h.Published()) {
     if (p.reason == "Exited") {
