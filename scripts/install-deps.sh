@@ -13,6 +13,8 @@ packages=(
   libssl-dev zlib1g-dev
   # tests
   libgtest-dev libgmock-dev
+  # status -o json loaded by the official Kubernetes client (tier 2)
+  python3-kubernetes
   # the fuzzer and the sanitizer build's runtimes
   clang libclang-rt-14-dev
   # real OCI runtimes and container root filesystems (tiers 3-4)

@@ -10,6 +10,41 @@
 
 namespace podvisor::cli {
 
+namespace {
+
+std::size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string UnknownCommandMessage(const std::string& typed, const std::vector<std::string>& commands) {
+  // cobra's rule: a command within edit distance 2, or one the typed word
+  // is a prefix of.
+  std::vector<std::string> near;
+  for (const std::string& c : commands) {
+    if (EditDistance(typed, c) <= 2 || c.starts_with(typed)) near.push_back(c);
+  }
+  std::string out = "Error: unknown command \"" + typed + "\" for \"podvisor\"\n";
+  if (!near.empty()) {
+    out += "\nDid you mean this?\n";
+    for (const auto& c : near) out += "\t" + c + "\n";
+  }
+  out += "\nRun 'podvisor --help' for usage.\n";
+  return out;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime",
                "podvisor"};
@@ -17,9 +52,26 @@ int Main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
 
   int exit_code = kExitSucceeded;
+  // exec's command is everything after its "--", taken out before CLI11
+  // parses: its words must not fill exec's own [POD] CONTAINER.
+  std::vector<std::string> exec_command;
+  if (argc >= 2 && std::string(argv[1]) == "exec") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--") {
+        exec_command.assign(argv + i + 1, argv + argc);
+        argc = i;
+        break;
+      }
+    }
+  }
   AddRunCommand(app, exit_code);
+  AddStatusCommand(app, exit_code);
   AddControlCommands(app, exit_code);
   AddLogCommands(app, exit_code);
+  AddDescribeCommand(app, exit_code);
+  AddExecCommand(app, exit_code, exec_command);
+  AddPortForwardCommand(app, exit_code);
+  AddRecordCommands(app, exit_code);
   AddValidateCommand(app, exit_code);
   AddVersionCommand(app, exit_code);
   AddOciConfigCommand(app, exit_code);
@@ -30,6 +82,18 @@ int Main(int argc, char** argv) {
   for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
   if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc), subcommands)) {
     return RunAsInit();
+  }
+
+  // cobra's (kubectl's) answer to a mistyped command, rather than CLI11's
+  // "A subcommand is required".
+  if (argc >= 2 && argv[1][0] != '-' &&
+      std::find(subcommands.begin(), subcommands.end(), argv[1]) == subcommands.end()) {
+    std::vector<std::string> visible;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (!sub->get_group().empty()) visible.push_back(sub->get_name());
+    }
+    std::fputs(UnknownCommandMessage(argv[1], visible).c_str(), stderr);
+    return kExitUsage;
   }
 
   try {

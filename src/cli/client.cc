@@ -6,41 +6,6 @@
 
 namespace podvisor::cli {
 
-std::vector<std::string> RunningPods(const std::filesystem::path& state_dir) {
-  std::vector<std::string> pods;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
-    if (std::filesystem::exists(entry.path() / "control.sock", ec)) {
-      pods.push_back(entry.path().filename().string());
-    }
-  }
-  std::sort(pods.begin(), pods.end());
-  return pods;
-}
-
-Result<std::string> ChoosePod(const std::filesystem::path& dir, const std::string& name,
-                              bool need_socket) {
-  if (!name.empty()) return name;
-  std::vector<std::string> pods;
-  if (need_socket) {
-    pods = RunningPods(dir);
-  } else {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (entry.is_directory(ec)) pods.push_back(entry.path().filename().string());
-    }
-    std::sort(pods.begin(), pods.end());
-  }
-  if (pods.size() == 1) return pods[0];
-  if (pods.empty()) {
-    return Error(std::string(need_socket ? "no pod is running" : "no pod found") + " under " +
-                 dir.string());
-  }
-  std::string names;
-  for (const auto& p : pods) names += (names.empty() ? "" : ", ") + p;
-  return Error("several pods under " + dir.string() + " (" + names + "): name one");
-}
-
 Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir,
                                      const std::string& pod, const nlohmann::json& request,
                                      bool wait_forever) {

@@ -1,5 +1,5 @@
-// Finding a running pod and talking to its supervisor: shared by the
-// client commands (status, stop, kill, list, logs, events).
+// Talking to a pod's supervisor: shared by the client commands (status,
+// stop, kill, list, logs, events); finding pods is pod_records.h.
 #pragma once
 
 #include <filesystem>
@@ -14,15 +14,6 @@ namespace podvisor::cli {
 
 constexpr const char* kDefaultStateDir = "/run/podvisor";
 constexpr const char* kDefaultLogDir = "/var/log/podvisor";
-
-// Pods with a control socket under `state_dir`, by name.
-std::vector<std::string> RunningPods(const std::filesystem::path& state_dir);
-
-// `name`, or the only pod with a directory under `dir` when `name` is
-// empty; an error naming the choices otherwise. `need_socket` restricts
-// the choice to running pods.
-Result<std::string> ChoosePod(const std::filesystem::path& dir, const std::string& name,
-                              bool need_socket);
 
 // Sends one request to the pod's supervisor; an {"error": ...} reply is
 // an Error.

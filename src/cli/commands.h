@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 namespace podvisor::cli {
 
 // Exit statuses of docs/INTERFACE.md.
@@ -14,8 +17,14 @@ constexpr int kExitUsage = 2;
 constexpr int kExitHost = 3;
 
 void AddRunCommand(CLI::App& app, int& exit_code);
-void AddControlCommands(CLI::App& app, int& exit_code);  // status, stop, kill, list
+void AddStatusCommand(CLI::App& app, int& exit_code);
+void AddControlCommands(CLI::App& app, int& exit_code);  // stop, kill, list
 void AddLogCommands(CLI::App& app, int& exit_code);      // logs, events
+void AddDescribeCommand(CLI::App& app, int& exit_code);
+// `command`: the words after exec's "--", split off before parsing.
+void AddExecCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& command);
+void AddPortForwardCommand(CLI::App& app, int& exit_code);
+void AddRecordCommands(CLI::App& app, int& exit_code);  // rm, prune, images prune
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddVersionCommand(CLI::App& app, int& exit_code);
 void AddOciConfigCommand(CLI::App& app, int& exit_code);

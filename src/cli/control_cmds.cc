@@ -1,36 +1,18 @@
-// `podvisor status`, `stop`, `kill`, `list`: requests to a running pod's
-// supervisor over its control socket (docs/INTERFACE.md).
+// `podvisor stop`, `kill`, `list`: requests to a running pod's supervisor
+// over its control socket (docs/INTERFACE.md); `list` reads ended pods'
+// kept records too. `status` is status_cmd.cc.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <memory>
 
-#include <yaml-cpp/yaml.h>
-
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/pod_records.h"
+#include "cli/pod_summary.h"
 
 namespace podvisor::cli {
 namespace {
-
-YAML::Node JsonToYaml(const nlohmann::json& j) {
-  YAML::Node n;
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) n[k] = JsonToYaml(v);
-  } else if (j.is_array()) {
-    n = YAML::Node(YAML::NodeType::Sequence);
-    for (const auto& v : j) n.push_back(JsonToYaml(v));
-  } else if (j.is_string()) {
-    n = j.get<std::string>();
-  } else if (j.is_boolean()) {
-    n = j.get<bool>();
-  } else if (j.is_number_integer()) {
-    n = j.get<int64_t>();
-  } else if (j.is_number()) {
-    n = j.get<double>();
-  }
-  return n;
-}
 
 int Fail(const Error& e) {
   std::fprintf(stderr, "podvisor: %s\n", e.message().c_str());
@@ -47,67 +29,20 @@ void AddCommon(CLI::App* cmd, Common& c, bool pod_positional = true) {
   cmd->add_option("--state-dir", c.state_dir, "as given to run")->capture_default_str();
 }
 
-int Status(const Common& c, const std::string& output) {
-  auto pod = ChoosePod(c.state_dir, c.pod, true);
-  if (!pod) return Fail(pod.error());
-  if (output == "json" || output == "yaml") {
-    auto reply = AskSupervisor(c.state_dir, *pod, {{"op", "status"}});
-    if (!reply) return Fail(reply.error());
-    if (output == "json") {
-      std::printf("%s\n", reply->dump(4).c_str());
-    } else {
-      YAML::Emitter out;
-      out << JsonToYaml(*reply);
-      std::printf("%s\n", out.c_str());
-    }
-    return kExitSucceeded;
+// stop and kill need a live supervisor: an ended pod is named as such.
+Result<std::string> SelectRunningPod(const Common& c, const std::string& name) {
+  auto pod = SelectPod(c.state_dir, name);
+  if (!pod) return pod;
+  if (!SupervisorAnswers(std::filesystem::path(c.state_dir) / *pod / "control.sock")) {
+    auto record = LoadPodRecord(c.state_dir, *pod);
+    std::string phase = record ? (*record)["status"].value("phase", "Unknown") : "Unknown";
+    return Error("pod " + *pod + " is not running (phase " + phase + ")");
   }
-  auto s = AskSupervisor(c.state_dir, *pod, {{"op", "summary"}});
-  if (!s) return Fail(s.error());
-  const auto& j = *s;
-  const bool wide = output == "wide";
-  auto text = [](const nlohmann::json& obj, const char* key) {
-    auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) return std::string("-");
-    return it->is_string() ? it->get<std::string>() : it->dump();
-  };
-  // kubectl get pod's line; -o wide adds the node, as kubectl's does.
-  std::vector<std::vector<std::string>> pod_rows{
-      {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-      {text(j, "name"), text(j, "ready"), text(j, "status"), text(j, "restarts"), text(j, "age")}};
-  if (wide) {
-    pod_rows[0].push_back("NODE");
-    pod_rows[1].push_back(text(j, "node"));
-  }
-  std::printf("%s", FormatTable(pod_rows).c_str());
-  // Then one line per container, init list first in spec order.
-  std::vector<std::vector<std::string>> rows;
-  if (wide) {
-    rows.push_back({"CONTAINER", "TYPE", "READY", "STARTED", "STATE", "RESTARTS", "LAST STATE",
-                    "IMAGE", "CONTAINER ID"});
-  } else {
-    rows.push_back({"CONTAINER", "TYPE", "READY", "STATE", "RESTARTS"});
-  }
-  for (const auto& ct : j["containers"]) {
-    // Older supervisors send only the restart count.
-    std::string restarts =
-        ct.contains("restartsColumn") ? text(ct, "restartsColumn") : text(ct, "restarts");
-    if (wide) {
-      std::string id = text(ct, "containerID");
-      rows.push_back({text(ct, "name"), text(ct, "type"), text(ct, "ready"), text(ct, "started"),
-                      text(ct, "state"), restarts, text(ct, "lastState"), text(ct, "image"),
-                      id.empty() ? "-" : id});
-    } else {
-      rows.push_back({text(ct, "name"), text(ct, "type"), text(ct, "ready"), text(ct, "state"),
-                      restarts});
-    }
-  }
-  std::printf("\n%s", FormatTable(rows).c_str());
-  return kExitSucceeded;
+  return pod;
 }
 
 int Stop(const Common& c, const std::string& reason, std::optional<double> grace, bool no_wait) {
-  auto pod = ChoosePod(c.state_dir, c.pod, true);
+  auto pod = SelectRunningPod(c, c.pod);
   if (!pod) return Fail(pod.error());
   nlohmann::json req = {{"op", "stop"}, {"wait", !no_wait}};
   if (!reason.empty()) req["reason"] = reason;
@@ -150,7 +85,7 @@ int Kill(const Common& c, const std::vector<std::string>& args) {
     std::fprintf(stderr, "podvisor: kill takes [POD] CONTAINER [SIGNAL]\n");
     return kExitUsage;
   }
-  auto pod = ChoosePod(c.state_dir, pod_name, true);
+  auto pod = SelectRunningPod(c, pod_name);
   if (!pod) return Fail(pod.error());
   auto reply = AskSupervisor(c.state_dir, *pod,
                              {{"op", "kill"}, {"container", container}, {"signal", signal}});
@@ -161,17 +96,21 @@ int Kill(const Common& c, const std::vector<std::string>& args) {
 }
 
 int List(const Common& c) {
+  // kubectl get pods: ended pods stay listed as Completed or Error until
+  // `podvisor rm` or `prune`.
   std::vector<std::vector<std::string>> rows{{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}};
-  for (const auto& pod : RunningPods(c.state_dir)) {
-    auto s = AskSupervisor(c.state_dir, pod, {{"op", "summary"}});
-    if (!s) {
-      rows.push_back({pod, "-", "Unknown", "-", "-"});
+  const WallTime now = std::chrono::system_clock::now();
+  for (const PodEntry& pod : FindPods(c.state_dir)) {
+    auto record = LoadPodRecord(c.state_dir, pod.name);
+    if (!record) {
+      rows.push_back({pod.name, "-", pod.phase, "-", "-"});
       continue;
     }
-    rows.push_back({(*s)["name"], (*s)["ready"], (*s)["status"], (*s)["restarts"], (*s)["age"]});
+    PodLine line = SummarizePodJson(*record, now);
+    rows.push_back({pod.name, line.ready, line.status, line.restarts, line.age});
   }
   if (rows.size() == 1) {
-    std::fprintf(stderr, "No pods are running under %s.\n", c.state_dir.c_str());
+    std::fprintf(stderr, "No pods found under %s.\n", c.state_dir.c_str());
     return kExitSucceeded;
   }
   std::printf("%s", FormatTable(rows).c_str());
@@ -181,17 +120,6 @@ int List(const Common& c) {
 }  // namespace
 
 void AddControlCommands(CLI::App& app, int& exit_code) {
-  {
-    auto c = std::make_shared<Common>();
-    auto output = std::make_shared<std::string>("table");
-    CLI::App* cmd = app.add_subcommand("status", "Show the pod's state (kubectl get pod)");
-    AddCommon(cmd, *c);
-    cmd->add_option("-o,--output", *output,
-                    "table, wide (more per-container detail), json (a v1 Pod) or yaml")
-        ->check(CLI::IsMember({"table", "wide", "json", "yaml"}))
-        ->capture_default_str();
-    cmd->callback([c, output, &exit_code] { exit_code = Status(*c, *output); });
-  }
   {
     auto c = std::make_shared<Common>();
     auto reason = std::make_shared<std::string>();
@@ -220,7 +148,7 @@ void AddControlCommands(CLI::App& app, int& exit_code) {
   }
   {
     auto c = std::make_shared<Common>();
-    CLI::App* cmd = app.add_subcommand("list", "List the pods this host's supervisors run");
+    CLI::App* cmd = app.add_subcommand("list", "List the pods under the state directory, running and ended (kubectl get pods)");
     AddCommon(cmd, *c, false);
     cmd->callback([c, &exit_code] { exit_code = List(*c); });
   }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/events_table.h"
 #include "supervisor/logs/log_files.h"
 
 namespace podvisor::cli {
@@ -21,14 +22,19 @@ void LogPrinter::Release(int last_n) {
 }
 
 void LogPrinter::Print(const supervisor::LogLine& l) {
+  // Filtered before holding: --tail counts the lines --since keeps.
+  if (since_) {
+    auto t = ParseRfc3339(l.time);
+    if (t && *t < *since_) return;
+  }
   if (held_) {
     held_->push_back(l);
     return;
   }
   if (timestamps_) {
-    std::printf("%s %s\n", l.time.c_str(), l.content.c_str());
+    std::printf("%s%s %s\n", prefix_.c_str(), l.time.c_str(), l.content.c_str());
   } else {
-    std::printf("%s\n", l.content.c_str());
+    std::printf("%s%s\n", prefix_.c_str(), l.content.c_str());
   }
 }
 

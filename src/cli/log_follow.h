@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/fd.h"
 #include "common/result.h"
 #include "supervisor/logs/cri_log.h"
@@ -29,6 +30,10 @@ namespace podvisor::cli {
 class LogPrinter {
  public:
   explicit LogPrinter(bool timestamps) : timestamps_(timestamps) {}
+  // kubectl logs --prefix: "[pod/NAME/CONTAINER] " before each line.
+  void SetPrefix(std::string prefix) { prefix_ = std::move(prefix); }
+  // --since, --since-time: lines logged before `since` are dropped.
+  void SetSince(WallTime since) { since_ = since; }
   void Print(const supervisor::LogLine& line);
   // Until Release, lines are kept instead of printed; Release prints the
   // last `last_n` of them (all when negative) and prints directly after.
@@ -41,6 +46,8 @@ class LogPrinter {
 
  private:
   bool timestamps_;
+  std::string prefix_;
+  std::optional<WallTime> since_;
   supervisor::LogLineJoiner joiner_;
   std::string pending_;  // bytes after the last newline
   std::optional<std::vector<supervisor::LogLine>> held_;

@@ -1,6 +1,8 @@
 // `podvisor logs` and `podvisor events`: read the files the supervisor
 // writes (CRI logs, events.jsonl), so both work after the pod has ended;
 // -f follows them with inotify until the pod's control socket goes away.
+// logs has kubectl's habits: -c, --all-containers, --prefix, --since,
+// --since-time, -p, --tail.
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/inotify.h>
@@ -20,6 +22,8 @@
 #include "cli/commands.h"
 #include "cli/events_table.h"
 #include "cli/log_follow.h"
+#include "cli/pod_loading.h"
+#include "cli/pod_records.h"
 #include "common/fd.h"
 #include "pod/status.h"
 #include "supervisor/logs/cri_log.h"
@@ -39,13 +43,16 @@ int Fail(const std::string& message) {
 // when `stop_marker` (the pod's control socket) disappears.
 class Follower {
  public:
-  bool Init(const fs::path& watch_dir, const fs::path& stop_marker) {
+  bool Init(const fs::path& stop_marker) {
     fd_.Reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
     if (!fd_) return false;
-    ::inotify_add_watch(fd_.get(), watch_dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO);
-    ::inotify_add_watch(fd_.get(), stop_marker.parent_path().c_str(), IN_DELETE);
+    ::inotify_add_watch(fd_.get(), stop_marker.parent_path().c_str(),
+                        IN_DELETE | IN_MODIFY | IN_CREATE | IN_MOVED_TO);
     stop_marker_ = stop_marker;
     return true;
+  }
+  void Watch(const fs::path& dir) {
+    ::inotify_add_watch(fd_.get(), dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO);
   }
   // Blocks until something changed; false once the pod is gone.
   bool Wait() {
@@ -76,53 +83,170 @@ std::string ReadFrom(const fs::path& file, std::uintmax_t& offset) {
 
 struct LogsOptions {
   std::vector<std::string> args;
+  std::string container;  // -c
+  bool all_containers = false, prefix = false;
+  std::string since, since_time;
   bool follow = false, previous = false, timestamps = false;
   int tail = -1;
   std::string log_dir = kDefaultLogDir, state_dir = kDefaultStateDir;
 };
 
+// The pod is chosen among those under the state dir (pod_records.h); a
+// pod whose state dir is gone (a reboot emptied /run) still has its logs.
+Result<std::string> SelectLogPod(const LogsOptions& o, const std::string& name) {
+  auto pod = SelectPod(o.state_dir, name);
+  if (pod) return pod;
+  std::error_code ec;
+  if (!name.empty()) {
+    if (fs::is_directory(fs::path(o.log_dir) / name, ec)) return name;
+    return pod;
+  }
+  if (!FindPods(o.state_dir).empty()) return pod;  // several: that error
+  std::vector<std::string> dirs;
+  for (const auto& entry : fs::directory_iterator(o.log_dir, ec)) {
+    std::string n = entry.path().filename().string();
+    if (entry.is_directory(ec) && !n.starts_with('.')) dirs.push_back(n);
+  }
+  if (dirs.size() == 1) return dirs[0];
+  return pod;
+}
+
+// The containers of the pod, init list first, from its record; empty
+// when there is none (only logs are left).
+std::vector<std::string> ContainerNames(const LogsOptions& o, const std::string& pod) {
+  std::vector<std::string> names;
+  auto record = LoadPodRecord(o.state_dir, pod);
+  if (!record) return names;
+  pod::PodSpec spec = SpecShapeFromPodJson(*record);
+  for (const auto* list : {&spec.init_containers, &spec.containers}) {
+    for (const auto& c : *list) names.push_back(c.name);
+  }
+  return names;
+}
+
+// kubectl's answer when a pod has several containers and none was named.
+std::string ChooseContainerMessage(const LogsOptions& o, const std::string& pod) {
+  auto record = LoadPodRecord(o.state_dir, pod);
+  pod::PodSpec spec = record ? SpecShapeFromPodJson(*record) : pod::PodSpec{};
+  auto join = [](const std::vector<pod::Container>& list) {
+    std::string out;
+    for (const auto& c : list) out += (out.empty() ? "" : " ") + c.name;
+    return out;
+  };
+  std::string message = "a container name must be specified for pod " + pod +
+                        ", choose one of: [" + join(spec.containers) + "]";
+  if (!spec.init_containers.empty()) {
+    message += " or one of the init containers: [" + join(spec.init_containers) + "]";
+  }
+  return message;
+}
+
+// One container's log stream: its printer and the follower feeding it.
+struct Stream {
+  std::string container;
+  fs::path dir;
+  std::unique_ptr<LogPrinter> printer;
+  std::unique_ptr<LogFollower> follower;
+};
+
+Result<WallTime> SinceTime(const LogsOptions& o) {
+  if (!o.since_time.empty()) {
+    auto t = ParseRfc3339(o.since_time);
+    if (!t) return Error("--since-time: not an RFC 3339 time: \"" + o.since_time + "\"");
+    return *t;
+  }
+  auto d = ParseDuration(o.since);
+  if (!d) return d.take_error().Wrap("--since");
+  return std::chrono::system_clock::now() - *d;
+}
+
 int Logs(const LogsOptions& o) {
-  std::string pod_name, container;
+  // [POD] CONTAINER, or [POD] with -c / --all-containers, or nothing at
+  // all for the only container of the only pod.
+  std::string pod_name, container = o.container;
+  if (o.args.size() > 2) return Fail("logs takes [POD] [CONTAINER]");
   if (o.args.size() == 2) {
+    if (!o.container.empty()) return Fail("a container was given both as argument and with -c");
     pod_name = o.args[0];
     container = o.args[1];
-  } else {
-    container = o.args.at(0);
+  } else if (o.args.size() == 1) {
+    // One word is the container, as before -c existed; with -c or
+    // --all-containers it can only be the pod.
+    (o.container.empty() && !o.all_containers ? container : pod_name) = o.args[0];
   }
-  auto pod = ChoosePod(o.log_dir, pod_name, false);
+  if (!o.since.empty() && !o.since_time.empty()) return Fail("--since and --since-time exclude each other");
+  auto pod = SelectLogPod(o, pod_name);
   if (!pod) return Fail(pod.error().message());
-  fs::path dir = fs::path(o.log_dir) / *pod / container;
-  auto instances = supervisor::LogInstances(dir);
-  if (instances.empty()) return Fail("no logs for container " + container + " of pod " + *pod + " in " + dir.string());
-  int instance = instances.back();
-  if (o.previous) {
-    if (instances.size() < 2) return Fail("previous terminated container \"" + container + "\" in pod \"" + *pod + "\" not found");
-    instance = instances[instances.size() - 2];
+
+  std::vector<std::string> containers;
+  if (o.all_containers) {
+    if (!container.empty()) return Fail("--all-containers names no container");
+    containers = ContainerNames(o, *pod);
+  } else if (!container.empty()) {
+    containers = {container};
+  } else {
+    std::vector<std::string> names = ContainerNames(o, *pod);
+    if (names.size() != 1) return Fail(ChooseContainerMessage(o, *pod));
+    containers = names;
   }
-  // S11.2: the instance's rotated files (gzip or not) and its current one.
-  LogPrinter printer(o.timestamps);
-  LogFollower follower(dir, instance, printer);
-  auto so_far = follower.Start();
-  if (!so_far) return Fail(so_far.error().message());
-  // --tail counts user lines: hold them back, then print the last N.
-  printer.Hold();
-  printer.Feed(*so_far);
-  if (!o.follow || o.previous) {
-    printer.Finish();
-    printer.Release(o.tail);
-    return kExitSucceeded;
+  std::optional<WallTime> since;
+  if (!o.since.empty() || !o.since_time.empty()) {
+    auto t = SinceTime(o);
+    if (!t) return Fail(t.error().message());
+    since = *t;
   }
-  printer.Release(o.tail);
+
+  std::vector<Stream> streams;
+  for (const std::string& name : containers) {
+    fs::path dir = fs::path(o.log_dir) / *pod / name;
+    auto instances = supervisor::LogInstances(dir);
+    if (instances.empty()) {
+      if (o.all_containers) continue;  // not started yet: nothing to show
+      return Fail("no logs for container " + name + " of pod " + *pod + " in " + dir.string());
+    }
+    int instance = instances.back();
+    if (o.previous) {
+      if (instances.size() < 2) {
+        if (o.all_containers) continue;
+        return Fail("previous terminated container \"" + name + "\" in pod \"" + *pod + "\" not found");
+      }
+      instance = instances[instances.size() - 2];
+    }
+    Stream s{name, dir, std::make_unique<LogPrinter>(o.timestamps), nullptr};
+    if (o.prefix) s.printer->SetPrefix("[pod/" + *pod + "/" + name + "] ");
+    if (since) s.printer->SetSince(*since);
+    // S11.2: the instance's rotated files (gzip or not) and its current one.
+    s.follower = std::make_unique<LogFollower>(dir, instance, *s.printer);
+    auto so_far = s.follower->Start();
+    if (!so_far) return Fail(so_far.error().message());
+    // --tail counts user lines (per container, as kubectl's): hold them
+    // back, then print the last N.
+    s.printer->Hold();
+    s.printer->Feed(*so_far);
+    if (!o.follow || o.previous) {
+      s.printer->Finish();
+      s.printer->Release(o.tail);
+      continue;
+    }
+    s.printer->Release(o.tail);
+    streams.push_back(std::move(s));
+  }
+  if (streams.empty()) return kExitSucceeded;
   Follower wake;
-  if (!wake.Init(dir, fs::path(o.state_dir) / *pod / "control.sock")) return Fail("inotify failed");
+  if (!wake.Init(fs::path(o.state_dir) / *pod / "control.sock")) return Fail("inotify failed");
+  for (const Stream& s : streams) wake.Watch(s.dir);
   while (wake.Wait()) {
-    while (follower.CatchUp()) {
+    for (Stream& s : streams) {
+      while (s.follower->CatchUp()) {
+      }
     }
   }
   // The pod is gone: what it wrote last, then lines left open.
-  while (follower.CatchUp()) {
+  for (Stream& s : streams) {
+    while (s.follower->CatchUp()) {
+    }
+    s.printer->Finish();
   }
-  printer.Finish();
   return kExitSucceeded;
 }
 
@@ -134,7 +258,7 @@ struct EventsOptions {
 };
 
 int Events(const EventsOptions& o) {
-  auto pod = ChoosePod(o.state_dir, o.pod, false);
+  auto pod = SelectPod(o.state_dir, o.pod);
   if (!pod) return Fail(pod.error().message());
   fs::path file = fs::path(o.state_dir) / *pod / "events.jsonl";
   std::error_code ec;
@@ -169,9 +293,7 @@ int Events(const EventsOptions& o) {
   std::fflush(stdout);
   if (!o.follow) return kExitSucceeded;
   Follower follower;
-  if (!follower.Init(file.parent_path(), file.parent_path() / "control.sock")) {
-    return Fail("inotify failed");
-  }
+  if (!follower.Init(file.parent_path() / "control.sock")) return Fail("inotify failed");
   bool more = true;
   while (more) {
     more = follower.Wait();
@@ -197,7 +319,12 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
   {
     auto o = std::make_shared<LogsOptions>();
     CLI::App* cmd = app.add_subcommand("logs", "Print a container's output (kubectl logs)");
-    cmd->add_option("ARGS", o->args, "[POD] CONTAINER")->required()->expected(1, 2);
+    cmd->add_option("ARGS", o->args, "[POD] [CONTAINER]")->expected(0, 2);
+    cmd->add_option("-c,--container", o->container, "the container (kubectl logs -c)");
+    cmd->add_flag("--all-containers", o->all_containers, "every container, init list first");
+    cmd->add_flag("--prefix", o->prefix, "prefix each line with [pod/NAME/CONTAINER]");
+    cmd->add_option("--since", o->since, "only lines newer than this duration (5s, 2m, 3h)");
+    cmd->add_option("--since-time", o->since_time, "only lines at or after this RFC 3339 time");
     cmd->add_flag("-f,--follow", o->follow, "keep printing new output until the pod ends");
     cmd->add_flag("-p,--previous", o->previous, "the previous instance of the container");
     cmd->add_flag("--timestamps", o->timestamps, "prefix each line with its RFC 3339 time");

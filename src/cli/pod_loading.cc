@@ -98,8 +98,15 @@ LoadedPod LoadPod(const std::filesystem::path& path, bool check_images) {
   return Load(path, check_images, false);
 }
 
-LoadedPod LoadPodForRun(const std::filesystem::path& bundle) {
+LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest) {
   std::error_code ec;
+  if (manifest) {
+    if (!std::filesystem::is_regular_file(bundle, ec)) {
+      std::fprintf(stderr, "podvisor: -f %s: no such manifest file\n", bundle.c_str());
+      return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
+    }
+    return Load(bundle, true, true);
+  }
   if (!std::filesystem::is_directory(bundle, ec)) {
     std::fprintf(stderr, "podvisor: %s is not a bundle directory\n", bundle.c_str());
     return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};

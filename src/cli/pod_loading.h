@@ -25,7 +25,9 @@ LoadedPod LoadPod(const std::filesystem::path& path, bool check_images);
 // For `run`: LoadPod with images, plus the checks of what this build of
 // podvisor can run (probe kinds it cannot perform are refused up front
 // rather than failing later).
-LoadedPod LoadPodForRun(const std::filesystem::path& bundle);
+// `manifest` (run -f FILE): `path` is a manifest file whose directory is
+// the bundle (its images/ beside it); otherwise a bundle directory.
+LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest = false);
 
 // "10s", "1.5s", "500ms", "5m", "2h", or a plain number of seconds.
 Result<Duration> ParseDuration(std::string_view text);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <spdlog/sinks/stdout_sinks.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cgroups/mode.h"
@@ -28,6 +29,7 @@ namespace {
 
 struct RunOptions {
   std::string bundle;
+  std::string file;  // -f
   std::string runtime;
   std::string state_dir = "/run/podvisor";
   std::string log_dir = "/var/log/podvisor";
@@ -71,9 +73,56 @@ std::string NodeHostname() {
   return name;
 }
 
-int RunPod(const RunOptions& opts) {
+// run's last lines: every container whose end made the pod fail (or
+// would have), with what the status says of it, so the user need not go
+// looking. Sidecars are left out: their exit never counts (S9.1).
+void ExplainEnd(const pod::Pod& pod, const pod::PodStatus& status) {
+  if (!status.reason.empty() || !status.message.empty()) {
+    spdlog::warn("pod {}: {}{}{}", pod.metadata.name, status.reason,
+                 status.reason.empty() || status.message.empty() ? "" : ": ", status.message);
+  }
+  auto explain = [&](const std::vector<pod::ContainerStatus>& list, const char* kind) {
+    for (const auto& c : list) {
+      bool sidecar = false;
+      for (const auto& spec : pod.spec.init_containers) {
+        if (spec.name == c.name) sidecar = pod::IsSidecar(spec);
+      }
+      if (sidecar) continue;
+      if (const auto& t = c.state.terminated; t && (t->exit_code != 0 || t->reason != "Completed")) {
+        std::string line = std::string(kind) + " " + c.name + " failed: exit code " +
+                           std::to_string(t->exit_code);
+        if (t->signal != 0) line += " (signal " + std::to_string(t->signal) + ")";
+        line += ", reason " + (t->reason.empty() ? std::string("Error") : t->reason);
+        if (!t->message.empty()) line += ", message " + nlohmann::json(t->message).dump();
+        if (c.restart_count > 0) line += ", after " + std::to_string(c.restart_count) + " restarts";
+        spdlog::warn("{}", line);
+      } else if (const auto& w = c.state.waiting;
+                 w && w->reason != "PodInitializing" && w->reason != "ContainerCreating" &&
+                 !w->reason.empty()) {
+        std::string line = std::string(kind) + " " + c.name + " never ran: " + w->reason;
+        if (!w->message.empty()) line += ", message " + nlohmann::json(w->message).dump();
+        spdlog::warn("{}", line);
+      }
+    }
+  };
+  explain(status.init_container_statuses, "init container");
+  explain(status.container_statuses, "container");
+}
+
+int RunPod(RunOptions opts) {
   ConfigureLogging(opts);
-  auto loaded = LoadPodForRun(opts.bundle);
+  // run -f FILE (kubectl's habit): the manifest's directory is the bundle.
+  if (opts.bundle.empty() == opts.file.empty()) {
+    std::fprintf(stderr, "podvisor: run takes a BUNDLE directory or -f MANIFEST, not %s\n",
+                 opts.bundle.empty() ? "neither" : "both");
+    return kExitUsage;
+  }
+  const bool manifest = !opts.file.empty();
+  auto loaded = LoadPodForRun(manifest ? opts.file : opts.bundle, manifest);
+  if (manifest) {
+    opts.bundle = std::filesystem::path(opts.file).parent_path().string();
+    if (opts.bundle.empty()) opts.bundle = ".";
+  }
   if (!loaded.ok()) return loaded.exit_code;
   pod::Pod& pod = loaded.pod;
 
@@ -175,12 +224,14 @@ int RunPod(const RunOptions& opts) {
     return kExitHost;
   }
   auto phase = (*executor)->Run();
+  pod::PodStatus final_status = (*executor)->FinalStatus();
   executor->reset();
   if (!phase) {
     spdlog::critical("{}", phase.error().message());
     return kExitHost;
   }
   spdlog::info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
+  ExplainEnd(pod, final_status);
   return *phase == pod::PodPhase::kSucceeded ? kExitSucceeded : kExitFailed;
 }
 
@@ -189,8 +240,9 @@ int RunPod(const RunOptions& opts) {
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
-  cmd->add_option("BUNDLE", opts->bundle, "the bundle directory (pod.yaml or pod.json, images/)")
-      ->required();
+  cmd->add_option("BUNDLE", opts->bundle, "the bundle directory (pod.yaml or pod.json, images/)");
+  cmd->add_option("-f,--filename", opts->file,
+                  "a manifest file instead of BUNDLE; its images are in images/ beside it");
   cmd->add_option("--runtime", opts->runtime, "crun, runc or a path (default: the first that works)");
   cmd->add_option("--state-dir", opts->state_dir, "per-pod state: control socket, bundles, events")
       ->capture_default_str();

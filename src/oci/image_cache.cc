@@ -82,6 +82,22 @@ Result<fs::path> EnsureUnpacked(const fs::path& cache_dir, const ResolvedLayout&
   return entry;
 }
 
+Result<std::optional<Fd>> HoldEntry(const fs::path& cache_dir, std::string_view manifest_digest) {
+  const std::size_t colon = manifest_digest.find(':');
+  if (colon == std::string_view::npos) return Error("bad digest " + std::string(manifest_digest));
+  const fs::path base = cache_dir / std::string(manifest_digest.substr(0, colon));
+  const std::string hex(manifest_digest.substr(colon + 1));
+  const fs::path lock_path = base / (hex + ".lock");
+  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!lock) return Error::FromErrno("opening " + lock_path.string());
+  while (::flock(lock.get(), LOCK_SH) != 0) {
+    if (errno != EINTR) return Error::FromErrno("locking " + lock_path.string());
+  }
+  std::error_code ec;
+  if (!fs::is_directory(base / hex, ec)) return std::optional<Fd>();
+  return std::optional<Fd>(std::move(lock));
+}
+
 Result<Image> LoadOciLayoutImage(const fs::path& dir, std::string_view reference,
                                  const fs::path& cache_dir) {
   std::string what = "image \"" + std::string(reference) + "\"";

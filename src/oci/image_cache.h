@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "oci/image.h"
 #include "oci/oci_layout.h"
@@ -29,6 +30,13 @@ std::filesystem::path ImageCacheDir(const std::filesystem::path& state_dir);
 // absent. Returns the entry directory (holding rootfs/ and image.json).
 Result<std::filesystem::path> EnsureUnpacked(const std::filesystem::path& cache_dir,
                                              const ResolvedLayout& layout);
+
+// A shared lock on the cache entry of `manifest_digest` ("sha256:<hex>"),
+// held by a pod for as long as its containers may use the entry: `podvisor
+// images prune` removes only entries it can lock exclusively. nullopt when
+// the entry is gone (pruned between unpack and lock): load the image again.
+Result<std::optional<Fd>> HoldEntry(const std::filesystem::path& cache_dir,
+                                    std::string_view manifest_digest);
 
 // LoadImage's path for a directory that is an OCI layout: resolve the
 // manifest for `reference`'s tag and this host, unpack into the cache,

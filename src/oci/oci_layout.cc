@@ -116,6 +116,18 @@ std::string RefNames(const std::vector<Descriptor>& list) {
 // only) and then for `platform`.
 Result<Descriptor> Choose(const std::vector<Descriptor>& list, std::string_view tag,
                           bool by_tag, const Platform& platform, const std::string& what) {
+  // A digest ("sha256:...") names one manifest or index: the one listed
+  // here, or (in an index of platform manifests) one further down.
+  if (tag.find(':') != std::string_view::npos) {
+    for (const auto& d : list) {
+      if (d.digest.ToString() == tag) return d;
+    }
+    if (!by_tag) return Error(what + " has no manifest " + std::string(tag));
+    // Not at the top: let a nested index find it (ResolveLayout keeps
+    // looking by digest there), when there is exactly one entry to follow.
+    if (list.size() == 1) return list.front();
+    return Error(what + " has no manifest " + std::string(tag));
+  }
   if (list.size() == 1) return list.front();
   std::vector<Descriptor> candidates = list;
   bool tagged = false;
@@ -241,7 +253,10 @@ Result<std::string> ReadBlob(const fs::path& dir, const Descriptor& desc, std::s
 }
 
 std::string TagOf(std::string_view reference) {
-  if (reference.find('@') != std::string_view::npos) return "";
+  // A digest reference ("debian@sha256:...") selects by digest (Choose).
+  if (std::size_t at = reference.find('@'); at != std::string_view::npos) {
+    return std::string(reference.substr(at + 1));
+  }
   std::size_t slash = reference.rfind('/');
   std::string_view last = slash == std::string_view::npos ? reference : reference.substr(slash + 1);
   std::size_t colon = last.rfind(':');

@@ -71,10 +71,12 @@ Result<std::string> ReadBlob(const std::filesystem::path& dir, const Descriptor&
 
 // The tag part of an image reference, for picking among several manifests
 // of one layout: "registry.example/app:1.2" -> "1.2", "busybox" -> "",
-// "host:5000/app" -> "" (a port is not a tag), "app@sha256:…" -> "".
+// "host:5000/app" -> "" (a port is not a tag), "app@sha256:…" ->
+// "sha256:…" (a digest picks the manifest of that digest).
 std::string TagOf(std::string_view reference);
 
-// Picks the manifest: index.json's only entry, else the entry whose
+// Picks the manifest: by digest when `tag` is one; else index.json's only
+// entry, else the entry whose
 // ref.name annotation is `tag` ("latest" when empty) or ends in ":<tag>",
 // else the entry for `platform`; an image index found on the way is
 // descended into with the same platform rule. Reads and verifies the

@@ -70,7 +70,7 @@ TEST(OciLayoutTag, TagOfReference) {
   EXPECT_EQ(TagOf("busybox:1.36"), "1.36");
   EXPECT_EQ(TagOf("registry.example/app:1.2"), "1.2");
   EXPECT_EQ(TagOf("registry.example:5000/app"), "");
-  EXPECT_EQ(TagOf("app@sha256:abc"), "");
+  EXPECT_EQ(TagOf("app@sha256:abc"), "sha256:abc");
 }
 
 TEST_F(OciLayout, UnpacksAndTakesTheImageConfig) {

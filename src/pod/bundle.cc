@@ -48,6 +48,29 @@ Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundl
   if (rel.empty() || rel == "." || *rel.begin() == "..") {
     return Error("must name a directory under " + images.string());
   }
+  // As skopeo writes them: `skopeo copy ... oci:images/debian:12` puts
+  // the tag into the layout images/debian/ (index.json's
+  // org.opencontainers.image.ref.name), so "debian:12" and
+  // "debian@sha256:..." also name images/debian/ when that is an OCI
+  // layout and no directory of the full name exists. The tag or digest
+  // then picks the manifest (oci/oci_layout.cc).
+  std::error_code ec;
+  if (!std::filesystem::exists(resolved, ec)) {
+    const std::string name(image);
+    std::size_t slash = name.rfind('/');
+    std::size_t at = name.find('@');
+    std::size_t colon = name.find(':', slash == std::string::npos ? 0 : slash);
+    std::size_t cut = at != std::string::npos ? at : colon;
+    if (cut != std::string::npos && cut > 0) {
+      std::filesystem::path base =
+          DropTrailingSeparator((images / name.substr(0, cut)).lexically_normal());
+      std::filesystem::path base_rel = base.lexically_relative(images);
+      if (!base_rel.empty() && base_rel != "." && *base_rel.begin() != ".." &&
+          std::filesystem::is_regular_file(base / "oci-layout", ec)) {
+        return base;
+      }
+    }
+  }
   return resolved;
 }
 

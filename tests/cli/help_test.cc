@@ -41,7 +41,10 @@ INSTANTIATE_TEST_SUITE_P(
                       HelpCase{"stop", "--reason"}, HelpCase{"kill", "CONTAINER"},
                       HelpCase{"list", "--state-dir"}, HelpCase{"logs", "--previous"},
                       HelpCase{"events", "--output"}, HelpCase{"validate", "--no-images"},
-                      HelpCase{"oci-config", "--instance"}, HelpCase{"version", "--runtime"}),
+                      HelpCase{"oci-config", "--instance"}, HelpCase{"version", "--runtime"},
+                      HelpCase{"rm", "POD"}, HelpCase{"prune", "--log-dir"},
+                      HelpCase{"images", "prune"}, HelpCase{"describe", "--state-dir"},
+                      HelpCase{"exec", "--tty"}, HelpCase{"port-forward", "REMOTE"}),
     [](const auto& info) {
       std::string name = info.param.command;
       for (char& c : name) {
@@ -53,8 +56,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Help, TopLevelListsEverySubcommandButTheInternalOne) {
   auto r = RunCommand({Podvisor(), "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* cmd : {"run", "status", "stop", "kill", "list", "logs", "events", "validate",
-                          "oci-config", "version"}) {
+  for (const char* cmd :
+       {"run", "status", "stop", "kill", "list", "logs", "events", "validate", "oci-config",
+        "version", "rm", "prune", "images", "describe", "exec", "port-forward"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + cmd)) << cmd;
   }
   EXPECT_THAT(r.out, Not(HasSubstr("sandbox-init")));
@@ -71,6 +75,22 @@ TEST(Help, NoSubcommandIsAUsageError) {
   auto r = RunCommand({Podvisor()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("podvisor --help"));
+}
+
+// cobra's message, as kubectl prints it for `kubectl stauts`.
+TEST(Help, UnknownCommandNamesItAndSuggestsTheNearest) {
+  auto r = RunCommand({Podvisor(), "stauts"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "Error: unknown command \"stauts\" for \"podvisor\"\n\nDid you mean this?\n\tstatus\n\n"
+            "Run 'podvisor --help' for usage.\n");
+  auto far = RunCommand({Podvisor(), "frobnicate"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_THAT(far.err, HasSubstr("unknown command \"frobnicate\" for \"podvisor\""));
+  EXPECT_THAT(far.err, Not(HasSubstr("Did you mean")));
+  // Hidden internal commands are never suggested.
+  auto hidden = RunCommand({Podvisor(), "sandbox-ini"});
+  EXPECT_THAT(hidden.err, Not(HasSubstr("sandbox-init")));
 }
 
 }  // namespace

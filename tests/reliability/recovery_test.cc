@@ -60,6 +60,14 @@ TEST_F(Recovery, SigkillMidRunThenRunAgainDeletesLeftoverContainersAndRunsThePod
   EXPECT_EQ(WaitRun(), -1);
   for (pid_t pid : old) ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
   EXPECT_TRUE(fs::exists(state_dir_ / "recover" / "control.sock")) << "a stale socket is left";
+  // Its kept record says what is known: nothing any more (phase Unknown,
+  // as for a lost node), and it cannot be removed before recovery.
+  auto lost = Client({"status", "-o", "jsonpath={.status.phase} {.status.reason}"});
+  EXPECT_EQ(lost.out, "Unknown SupervisorLost") << lost.err;
+  EXPECT_THAT(Client({"list"}).out, ::testing::ContainsRegex("recover +[0-9]/[0-9] +Unknown"));
+  auto rm = Client({"rm", "recover"}, true);
+  EXPECT_EQ(rm.exit_code, 1);
+  EXPECT_THAT(rm.err, HasSubstr("did not end cleanly (phase Unknown)"));
 
   StartRun();
   WaitUntilRunning();

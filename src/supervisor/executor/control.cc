@@ -5,6 +5,7 @@
 
 #include "common/signal_names.h"
 
+#include "oci/spec.h"
 #include "pod/serialize.h"
 #include "supervisor/executor/internal.h"
 
@@ -44,14 +45,6 @@ std::string DescribeState(const pod::ContainerState& state, WallTime now) {
 }
 
 }  // namespace
-
-nlohmann::json Executor::StatusJson() const {
-  nlohmann::json pod = pod::ToJson(pod_);
-  pod["metadata"]["uid"] = uid_;
-  pod["metadata"]["creationTimestamp"] = FormatRfc3339(created_at_);
-  pod::AddStatusToPodJson(lifecycle_.Status(), pod);
-  return pod;
-}
 
 // What `podvisor status` and `list` print: kubectl's columns, computed here
 // where the typed status is at hand.
@@ -165,7 +158,70 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
     return;
   }
+  if (op == "exec") return respond(ExecCommand(request));
+  if (op == "netns") {
+    // port-forward connects from inside the pod's network namespace; ""
+    // is the host's (hostNetwork, or no sandbox).
+    return respond(nlohmann::json{{"path", NetnsPath()}});
+  }
   respond(ErrorReply("unknown op \"" + op + "\""));
+}
+
+// `podvisor exec` (docs/INTERFACE.md): the runtime command line that runs
+// `args` in the container's current instance, with the container's own
+// process settings (env, user, cwd, capabilities) as the kubelet's exec
+// uses them. The client runs it, so its stdin and terminal are the
+// process's; the supervisor only writes the process file beside the
+// instance's bundle, where the instance's cleanup removes it.
+nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
+  auto c = request.find("container");
+  auto a = request.find("args");
+  if (c == request.end() || !c->is_string()) return ErrorReply("\"container\" must be a string");
+  if (a == request.end() || !a->is_array() || a->empty()) {
+    return ErrorReply("\"args\" must be a non-empty array of strings");
+  }
+  std::vector<std::string> args;
+  for (const auto& arg : *a) {
+    if (!arg.is_string()) return ErrorReply("\"args\" must be a non-empty array of strings");
+    args.push_back(arg.get<std::string>());
+  }
+  bool tty = false;
+  if (auto t = request.find("tty"); t != request.end() && t->is_boolean()) tty = t->get<bool>();
+  std::string console_socket;
+  if (auto s = request.find("console_socket"); s != request.end() && s->is_string()) {
+    console_socket = s->get<std::string>();
+  }
+  if (tty && console_socket.empty()) return ErrorReply("a terminal needs \"console_socket\"");
+  std::string name = c->get<std::string>();
+  if (!ContainerSpec(name)) return ErrorReply("no container named " + name);
+  Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
+  if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init || inst->exited) {
+    return ErrorReply("container " + name + " is not running");
+  }
+  static uint64_t seq = 0;
+  nlohmann::json process = inst->process;
+  process["args"] = args;
+  process["terminal"] = tty;
+  // The client's window size, set by the runtime before CMD starts (a
+  // resize after the start would race with CMD's first look at it).
+  if (auto size = request.find("console_size"); tty && size != request.end() && size->is_object()) {
+    int height = size->value("height", 0), width = size->value("width", 0);
+    if (height > 0 && width > 0 && height < 65536 && width < 65536) {
+      process["consoleSize"] = {{"height", height}, {"width", width}};
+    }
+  }
+  std::filesystem::path file = inst->dir / ("exec-client-" + std::to_string(++seq) + ".json");
+  if (auto s = oci::WriteConfigFile(process, file); !s) return ErrorReply(s.error().message());
+  std::vector<std::string> argv = Runtime().Exec(inst->id, file).argv;
+  // The id stays last. runc and crun take a console socket only when they
+  // detach: the process then outlives them, and the client, a child
+  // subreaper, collects its exit (exec_cmd.cc).
+  if (tty) {
+    argv.insert(argv.end() - 1, {"--detach", "--console-socket", console_socket, "--pid-file",
+                                 std::filesystem::path(console_socket).parent_path() / "exec.pid"});
+  }
+  spdlog::info("exec in container {}: {}", name, args.front());
+  return {{"argv", argv}, {"processFile", file.string()}};
 }
 
 }  // namespace podvisor::supervisor

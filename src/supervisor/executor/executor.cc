@@ -11,6 +11,8 @@
 #include "common/signal_names.h"
 #include "common/uuid.h"
 #include "oci/etc_files.h"
+#include "oci/image_cache.h"
+#include "oci/rootfs_digest.h"
 #include "oci/mounts.h"
 #include "oci/rootfs.h"
 #include "oci/volumes.h"
@@ -43,6 +45,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     // Setup created go too when they are empty.
     std::error_code ec;
     std::filesystem::remove(ex->options_.state_dir / "events.jsonl", ec);
+    std::filesystem::remove(ex->options_.state_dir / kRecordFile, ec);
     std::filesystem::remove(ex->options_.state_dir, ec);
     std::filesystem::remove(ex->options_.log_dir, ec);
     return s.take_error();
@@ -66,9 +69,37 @@ Status Executor::Setup() {
   // nothing behind.
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
     for (const auto& c : *list) {
-      auto image = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
-      if (!image) return image.take_error().Wrap("container " + c.name);
-      images_.emplace(c.name, std::move(*image));
+      // An unpacked layout is held (a shared lock) for the pod's life, so
+      // `images prune` leaves it alone; one pruned between the unpack and
+      // the lock is unpacked again.
+      for (int attempt = 0;; ++attempt) {
+        auto image = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
+        if (!image) return image.take_error().Wrap("container " + c.name);
+        if (!image->manifest_digest.empty()) {
+          auto held = oci::HoldEntry(options_.image_cache_dir, image->manifest_digest);
+          if (!held) return held.take_error().Wrap("container " + c.name);
+          if (!*held) {
+            if (attempt < 3) continue;
+            return Error("container " + c.name + ": image cache entry " +
+                         image->manifest_digest + " keeps disappearing");
+          }
+          image_locks_.push_back(std::move(**held));
+        }
+        // imageID (status_json.cc): the manifest digest of a layout, a
+        // content digest of a plain rootfs, computed once per image.
+        std::string id = image->manifest_digest;
+        for (const auto& [other, seen] : images_) {
+          if (id.empty() && seen.dir == image->dir) id = image_ids_[other];
+        }
+        if (id.empty()) {
+          auto digest = oci::RootfsDigest(image->rootfs);
+          if (!digest) return digest.take_error().Wrap("container " + c.name);
+          id = *digest;
+        }
+        image_ids_[c.name] = id;
+        images_.emplace(c.name, std::move(*image));
+        break;
+      }
     }
   }
   // What a SIGKILLed supervisor of this pod left goes before anything new
@@ -176,6 +207,7 @@ void Executor::Drain() {
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
+  WriteRecord();
   NotifySystemd();
   MaybeFinish();
 }
@@ -293,6 +325,7 @@ void Executor::MaybeFinish() {
     }
   }
   finished_ = true;
+  WriteRecord();
   nlohmann::json final_status = StatusJson();
   for (auto& respond : stop_waiters_) respond(final_status);
   stop_waiters_.clear();
@@ -319,8 +352,9 @@ void Executor::Cleanup() {
   control_.reset();
   if (sandbox_) sandbox_->Destroy();
   sandbox_.reset();
-  // Volumes, /etc files, bundles and the runtime root go; events.jsonl
-  // stays for `podvisor events` after the end.
+  // Volumes, /etc files, bundles and the runtime root go; the kept record
+  // (status.json) and events.jsonl stay for `status`, `describe` and
+  // `events` after the end, until `podvisor rm`.
   if (std::filesystem::exists(layout_.dir())) {
     if (auto s = oci::CleanupPod(layout_); !s) spdlog::warn("{}", s.error().message());
     std::error_code ec;

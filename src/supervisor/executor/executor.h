@@ -29,6 +29,7 @@
 
 #include "cgroups/mode.h"
 #include "cgroups/pod_cgroup.h"
+#include "common/fd.h"
 #include "oci/image.h"
 #include "oci/layout.h"
 #include "oci/runtime_cli.h"
@@ -71,6 +72,9 @@ struct ExecutorOptions {
   Duration runtime_timeout = kDefaultRuntimeTimeout;
 };
 
+// The pod's kept record in its state dir (record.cc).
+constexpr const char* kRecordFile = "status.json";
+
 class Executor {
  public:
   // Everything that can fail before a container exists: layout, images,
@@ -82,6 +86,8 @@ class Executor {
   // Runs the pod until it ended and everything is cleaned up; returns the
   // final phase.
   Result<pod::PodPhase> Run();
+  // The pod's status now; after Run, the final one (`run`'s last lines).
+  pod::PodStatus FinalStatus() const { return lifecycle_.Status(); }
 
  private:
   struct Instance;
@@ -163,10 +169,14 @@ class Executor {
   // (with the reason in `why`) when libcurl cannot be set up.
   HttpClient* Http(std::string& why);
 
-  // control.cc: the control socket.
+  // control.cc: the control socket; status_json.cc: the v1 Pod.
   void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
   nlohmann::json StatusJson() const;
   nlohmann::json SummaryJson() const;
+  nlohmann::json ExecCommand(const nlohmann::json& request);
+
+  // record.cc: DIR/<pod>/status.json, rewritten when the status changed.
+  void WriteRecord();
 
   pod::Pod pod_;
   ExecutorOptions options_;
@@ -174,6 +184,8 @@ class Executor {
   Lifecycle lifecycle_;
   oci::PodLayout layout_;
   std::map<std::string, oci::Image> images_;  // by container name
+  std::vector<Fd> image_locks_;  // shared locks on the cache entries in use
+  std::map<std::string, std::string> image_ids_;  // by container: the status' imageID
   std::optional<Sandbox> sandbox_;
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
   signals::Reaper reaper_;
@@ -198,6 +210,7 @@ class Executor {
   std::filesystem::path compressing_;
   // The `status` reply for the current state; every event clears it.
   std::optional<ControlReply> status_reply_;
+  std::string record_text_;  // what status.json holds now
 
   std::deque<Event> queue_;
   bool draining_ = false;

@@ -156,6 +156,7 @@ class Lifecycle {
   void Emit(Action action) { out_.push_back(std::move(action)); }
   void Announce(EventType type, std::string reason, std::string object, std::string message);
   void AnnounceFor(const Container& c, EventType type, std::string reason, std::string message);
+  void AnnounceExit(const Container& c, const pod::ContainerStateTerminated& t);
   void BeginNextInstance(Container& c);
 
   pod::Pod pod_;

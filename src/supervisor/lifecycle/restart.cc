@@ -33,7 +33,32 @@ bool KilledForFailure(KillCause cause) {
          cause == KillCause::kPostStartFailed;
 }
 
+// The first line of a termination message, bounded: an event names what
+// happened, the whole message is in the status.
+std::string MessageExcerpt(const std::string& message) {
+  constexpr std::size_t kMax = 200;
+  std::string line = message.substr(0, message.find('\n'));
+  if (line.size() > kMax) line = line.substr(0, kMax) + "...";
+  return line;
+}
+
 }  // namespace
+
+// podvisor's own event (podman's "died"): every exit with its code and
+// reason. A Warning when the run counts as a failure and was not ended by
+// the pod's own termination.
+void Lifecycle::AnnounceExit(const Container& c, const pod::ContainerStateTerminated& t) {
+  const bool failure = !c.last_exit_ok || KilledForFailure(c.kill_cause);
+  std::string message = "Container " + c.spec.name + " exited with code " +
+                        std::to_string(t.exit_code);
+  if (t.signal != 0) message += " (signal " + std::to_string(t.signal) + ")";
+  message += ", reason " + t.reason;
+  if (!t.message.empty()) message += ": " + MessageExcerpt(t.message);
+  AnnounceFor(c,
+              failure && c.kill_cause != KillCause::kPodTermination ? EventType::kWarning
+                                                                    : EventType::kNormal,
+              "Exited", std::move(message));
+}
 
 void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
   Container* c = Current(e.container, e.instance);
@@ -59,6 +84,7 @@ void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
   if (e.oom_killed) {
     AnnounceFor(*c, EventType::kWarning, "OOMKilled", "Container " + c->spec.name + " was OOM-killed");
   }
+  AnnounceExit(*c, *c->terminated);
 
   // S5.6: hooks end with their container.
   if (c->post_start_running) {

@@ -108,7 +108,7 @@ TEST(LifecycleStart, S1_1_EntryCreatedAheadIsStartedAndReportedOnlyInItsTurn) {
   h.Exit("init-1", 0);
   // proxy starts at once; init-2 is created ahead in turn.
   EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Start(proxy#0)", "1s Create(init-2#0)"));
-  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s Created container/proxy"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s Exited container/init-1", "1s Created container/proxy"));
   EXPECT_EQ(h.lc().Status().init_container_statuses[1].container_id, "id-proxy");
   EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
 }

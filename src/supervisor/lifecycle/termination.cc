@@ -157,7 +157,12 @@ void Lifecycle::SendStopSignal(Container& c, Now now) {
     c.kill_budget_armed = false;
     Emit(CancelTimer{TimerId{TimerKind::kKillBudget, c.spec.name, c.instance}});
   }
-  Emit(SignalContainer{c.spec.name, c.instance, StopSignalOf(c)});
+  const int signo = StopSignalOf(c);
+  Emit(SignalContainer{c.spec.name, c.instance, signo});
+  // podvisor's own event: `events` then shows the real stop order (S5.4,
+  // sidecars last), where the kubelet's Killing events all come at once.
+  AnnounceFor(c, EventType::kNormal, "StopSignal",
+              "Sent " + SignalName(signo) + " to container " + c.spec.name);
   // S5.7: a sidecar's liveness runs until its stop signal; no restart can
   // follow a stop signal, so liveness and startup end here for everyone.
   StopProbe(c, ProbeKind::kStartup);
@@ -186,6 +191,8 @@ void Lifecycle::OnSigkillTimer(Container& c) {
   if (c.state != RunState::kRunning || c.stop != StopStep::kSignalled) return;
   c.stop = StopStep::kKilled;
   Emit(SignalContainer{c.spec.name, c.instance, SIGKILL});
+  AnnounceFor(c, EventType::kWarning, "ForcedKill",
+              "Container " + c.spec.name + " did not stop in time: sent SIGKILL");
 }
 
 // ---- The pod ---------------------------------------------------------------
@@ -227,8 +234,18 @@ void Lifecycle::BeginTermination(TerminationCause cause, std::optional<std::stri
   Emit(ArmTimer{TimerId{TimerKind::kGraceBudget, "", 0}, termination_.budget_end});
   // As the API server does on deletion: the time the pod will be gone by.
   if (cause == TerminationCause::kStopRequested) deletion_timestamp_ = now.wall + budget;
-  if (cause == TerminationCause::kCompleted) {
+  if (cause == TerminationCause::kCompleted && FinalPhase() == pod::PodPhase::kSucceeded) {
     Announce(EventType::kNormal, "PodCompleted", "pod", "All regular containers completed");
+  } else if (cause == TerminationCause::kCompleted) {
+    // Every regular container ended, not all of them well: the pod will be
+    // Failed, and a Normal "completed" would say the opposite.
+    std::string failed;
+    for (const Container& c : containers_) {
+      if (c.role != ContainerRole::kRegular || (c.ever_started && c.last_exit_ok)) continue;
+      failed += (failed.empty() ? "" : ", ") + c.spec.name;
+      if (c.terminated) failed += " (exit code " + std::to_string(c.terminated->exit_code) + ")";
+    }
+    Announce(EventType::kWarning, "PodFailed", "pod", "Regular containers failed: " + failed);
   } else {
     std::string message = "Stopping pod";
     if (termination_.stop_reason) message += " (reason: " + *termination_.stop_reason + ")";

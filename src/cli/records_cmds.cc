@@ -1,0 +1,172 @@
+// `podvisor rm`, `prune` and `images prune`: what outlives a pod on
+// purpose (its kept record, events and logs; the image cache) goes only
+// when the user says so (docs/INTERFACE.md "Kept records").
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/pod_records.h"
+#include "common/fd.h"
+#include "oci/image_cache.h"
+
+namespace podvisor::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Dirs {
+  std::string state_dir = kDefaultStateDir;
+  std::string log_dir = kDefaultLogDir;
+};
+
+void AddDirs(CLI::App* cmd, Dirs& d, bool log_dir = true) {
+  cmd->add_option("--state-dir", d.state_dir, "as given to run")->capture_default_str();
+  if (log_dir) cmd->add_option("--log-dir", d.log_dir, "as given to run")->capture_default_str();
+}
+
+// Mount points under `dir`, from /proc/self/mountinfo: a pod whose
+// supervisor was SIGKILLed may still have its volumes mounted there, and
+// removing the tree would reach into a hostPath.
+bool HasMountsUnder(const fs::path& dir) {
+  std::ifstream in("/proc/self/mountinfo");
+  const std::string prefix = dir.string() + "/";
+  for (std::string line; std::getline(in, line);) {
+    // "id parent major:minor root mountpoint ...": the fifth field.
+    std::size_t pos = 0;
+    for (int i = 0; i < 4 && pos != std::string::npos; ++i) pos = line.find(' ', pos + 1);
+    if (pos == std::string::npos) continue;
+    std::size_t end = line.find(' ', pos + 1);
+    std::string mount_point = line.substr(pos + 1, end - pos - 1);
+    if (mount_point.starts_with(prefix) || mount_point == dir.string()) return true;
+  }
+  return false;
+}
+
+// Removes an ended pod's record, events and logs.
+Status RemovePod(const Dirs& d, const PodEntry& pod) {
+  if (pod.running) return Error("pod " + pod.name + " is running: stop it first");
+  if (pod.phase != "Succeeded" && pod.phase != "Failed") {
+    return Error("pod " + pod.name + " did not end cleanly (phase " + pod.phase +
+                 "): `podvisor run` of it recovers what it left, then it can be removed");
+  }
+  const fs::path state = fs::path(d.state_dir) / pod.name;
+  if (HasMountsUnder(state)) {
+    return Error("pod " + pod.name + " still has mounts under " + state.string());
+  }
+  std::error_code ec;
+  for (const fs::path& dir : {state, fs::path(d.log_dir) / pod.name}) {
+    fs::remove_all(dir, ec);
+    if (ec) return Error("removing " + dir.string() + ": " + ec.message(), ec.value());
+  }
+  return Ok();
+}
+
+int Rm(const Dirs& d, const std::vector<std::string>& names) {
+  int code = kExitSucceeded;
+  std::vector<PodEntry> pods = FindPods(d.state_dir);
+  for (const std::string& name : names) {
+    const PodEntry* found = nullptr;
+    for (const auto& p : pods) {
+      if (p.name == name) found = &p;
+    }
+    Status s = found ? RemovePod(d, *found)
+                     : Status(Error("no pod named " + name + " under " + d.state_dir));
+    if (!s) {
+      std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+      code = kExitFailed;
+      continue;
+    }
+    std::printf("pod/%s removed\n", name.c_str());
+  }
+  return code;
+}
+
+int Prune(const Dirs& d) {
+  int code = kExitSucceeded;
+  for (const PodEntry& pod : FindPods(d.state_dir)) {
+    if (pod.running) continue;
+    if (pod.phase != "Succeeded" && pod.phase != "Failed") {
+      std::fprintf(stderr, "podvisor: kept pod %s (phase %s): not ended cleanly\n",
+                   pod.name.c_str(), pod.phase.c_str());
+      continue;
+    }
+    if (auto s = RemovePod(d, pod); !s) {
+      std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+      code = kExitFailed;
+      continue;
+    }
+    std::printf("pod/%s removed\n", pod.name.c_str());
+  }
+  return code;
+}
+
+// A cache entry is in use while a pod holds a shared lock on its lock
+// file (oci/image_cache.h); taking it exclusively without waiting proves
+// no pod does, and keeps a starting pod from taking it until the entry is
+// gone (it then unpacks the image again).
+int ImagesPrune(const Dirs& d) {
+  const fs::path cache = oci::ImageCacheDir(fs::absolute(d.state_dir));
+  std::error_code ec;
+  int removed = 0, kept = 0, code = kExitSucceeded;
+  for (const auto& alg : fs::directory_iterator(cache, ec)) {
+    if (!alg.is_directory(ec)) continue;
+    for (const auto& entry : fs::directory_iterator(alg.path(), ec)) {
+      const std::string hex = entry.path().filename().string();
+      if (!entry.is_directory(ec) || hex.starts_with('.')) continue;
+      const fs::path lock_path = alg.path() / (hex + ".lock");
+      Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+      if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+        ++kept;
+        continue;
+      }
+      fs::remove_all(entry.path(), ec);
+      if (ec) {
+        std::fprintf(stderr, "podvisor: removing %s: %s\n", entry.path().c_str(),
+                     ec.message().c_str());
+        code = kExitFailed;
+        continue;
+      }
+      fs::remove(lock_path, ec);
+      std::printf("image %s:%s removed\n", alg.path().filename().c_str(), hex.c_str());
+      ++removed;
+    }
+  }
+  std::fprintf(stderr, "%d image cache entries removed, %d in use\n", removed, kept);
+  return code;
+}
+
+}  // namespace
+
+void AddRecordCommands(CLI::App& app, int& exit_code) {
+  {
+    auto d = std::make_shared<Dirs>();
+    auto names = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand(
+        "rm", "Delete ended pods' kept records, events and logs (refuses a running pod)");
+    cmd->add_option("POD", *names, "the pods")->required();
+    AddDirs(cmd, *d);
+    cmd->callback([d, names, &exit_code] { exit_code = Rm(*d, *names); });
+  }
+  {
+    auto d = std::make_shared<Dirs>();
+    CLI::App* cmd = app.add_subcommand("prune", "Delete every ended pod's record, events and logs");
+    AddDirs(cmd, *d);
+    cmd->callback([d, &exit_code] { exit_code = Prune(*d); });
+  }
+  {
+    CLI::App* images = app.add_subcommand("images", "Manage the unpacked image cache");
+    images->require_subcommand(1);
+    auto d = std::make_shared<Dirs>();
+    CLI::App* cmd = images->add_subcommand("prune", "Remove image cache entries no pod uses");
+    AddDirs(cmd, *d, false);
+    cmd->callback([d, &exit_code] { exit_code = ImagesPrune(*d); });
+  }
+}
+
+}  // namespace podvisor::cli

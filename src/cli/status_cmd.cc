@@ -1,0 +1,176 @@
+// `podvisor status`: the pod's state as kubectl get pod prints it, from
+// its supervisor while it runs and from its kept record once it ended.
+// -o name, json, yaml and jsonpath=TEMPLATE as kubectl's; -w watches,
+// printing again on every change of the record (which the supervisor
+// rewrites on each, supervisor/executor/record.cc) until the pod ends.
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/jsonpath.h"
+#include "cli/pod_records.h"
+#include "cli/pod_summary.h"
+#include "common/fd.h"
+
+namespace podvisor::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+YAML::Node JsonToYaml(const nlohmann::json& j) {
+  YAML::Node n;
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) n[k] = JsonToYaml(v);
+  } else if (j.is_array()) {
+    n = YAML::Node(YAML::NodeType::Sequence);
+    for (const auto& v : j) n.push_back(JsonToYaml(v));
+  } else if (j.is_string()) {
+    n = j.get<std::string>();
+  } else if (j.is_boolean()) {
+    n = j.get<bool>();
+  } else if (j.is_number_integer()) {
+    n = j.get<int64_t>();
+  } else if (j.is_number()) {
+    n = j.get<double>();
+  }
+  return n;
+}
+
+struct StatusOptions {
+  std::string pod;
+  std::string state_dir = kDefaultStateDir;
+  std::string output = "table";
+  bool watch = false;
+};
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  return kExitFailed;
+}
+
+// The output for one state of the pod. `first` is false for the lines a
+// watch adds: a table then prints its pod line only, as kubectl get -w.
+Result<std::string> Render(const nlohmann::json& record, const std::string& output, bool first) {
+  if (output == "json") return record.dump(4) + "\n";
+  if (output == "yaml") {
+    YAML::Emitter out;
+    out << JsonToYaml(record);
+    return std::string(first ? "" : "---\n") + out.c_str() + "\n";
+  }
+  if (output == "name") return "pod/" + record["metadata"].value("name", "") + "\n";
+  if (output.starts_with("jsonpath=")) return EvaluateJsonPath(output.substr(9), record);
+  const PodLine line = SummarizePodJson(record, std::chrono::system_clock::now());
+  const bool wide = output == "wide";
+  // kubectl get pod's line; -o wide adds the node, as kubectl's does.
+  std::vector<std::vector<std::string>> pod_rows{
+      {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+      {line.name, line.ready, line.status, line.restarts, line.age}};
+  if (wide) {
+    pod_rows[0].push_back("NODE");
+    pod_rows[1].push_back(line.node);
+  }
+  std::string table = FormatTable(pod_rows);
+  if (!first) return table.substr(table.find('\n') + 1);
+  // Then one line per container, init list first in spec order.
+  std::vector<std::vector<std::string>> rows;
+  if (wide) {
+    rows.push_back({"CONTAINER", "TYPE", "READY", "STARTED", "STATE", "RESTARTS", "LAST STATE",
+                    "IMAGE", "CONTAINER ID"});
+  } else {
+    rows.push_back({"CONTAINER", "TYPE", "READY", "STATE", "RESTARTS"});
+  }
+  for (const ContainerLine& ct : line.containers) {
+    const std::string ready = ct.ready ? "true" : "false";
+    if (wide) {
+      rows.push_back({ct.name, ct.type, ready, ct.started, ct.state, ct.restarts, ct.last_state,
+                      ct.image, ct.container_id});
+    } else {
+      rows.push_back({ct.name, ct.type, ready, ct.state, ct.restarts});
+    }
+  }
+  return table + "\n" + FormatTable(rows);
+}
+
+// A line per change: the supervisor renames a new status.json into the
+// pod's directory on each change (IN_MOVED_TO), and removes control.sock
+// when it is done (IN_DELETE), after its last record.
+int Watch(const StatusOptions& o, const std::string& pod, std::string last) {
+  const fs::path dir = fs::path(o.state_dir) / pod;
+  Fd fd(::inotify_init1(IN_CLOEXEC));
+  if (!fd) return Fail("inotify: " + std::string(std::strerror(errno)));
+  if (::inotify_add_watch(fd.get(), dir.c_str(), IN_MOVED_TO | IN_DELETE) < 0) {
+    return Fail("watching " + dir.string() + ": " + std::strerror(errno));
+  }
+  std::string shown_state = last;
+  while (SupervisorAnswers(dir / "control.sock")) {
+    pollfd p{fd.get(), POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR)
+      return Fail("poll: " + std::string(std::strerror(errno)));
+    char buf[4096];
+    (void)::read(fd.get(), buf, sizeof buf);
+    auto record = LoadPodRecord(o.state_dir, pod);
+    if (!record) continue;  // between two records
+    // A change the output does not show (a probe's timestamp) is no line.
+    auto text = Render(*record, o.output, false);
+    if (!text) return Fail(text.error().message());
+    if (*text == shown_state) continue;
+    shown_state = *text;
+    std::fputs(text->c_str(), stdout);
+    std::fflush(stdout);
+  }
+  // The end: the final record, when the last change came with it.
+  if (auto record = LoadPodRecord(o.state_dir, pod)) {
+    if (auto text = Render(*record, o.output, false); text && *text != shown_state) {
+      std::fputs(text->c_str(), stdout);
+    }
+  }
+  return kExitSucceeded;
+}
+
+int Status(const StatusOptions& o) {
+  const std::string& out = o.output;
+  if (out != "table" && out != "wide" && out != "json" && out != "yaml" && out != "name" &&
+      !out.starts_with("jsonpath=")) {
+    std::fprintf(stderr,
+                 "podvisor: --output: unknown format \"%s\": one of table, wide, json, yaml, "
+                 "name, jsonpath=TEMPLATE\n",
+                 out.c_str());
+    return kExitUsage;
+  }
+  auto pod = SelectPod(o.state_dir, o.pod);
+  if (!pod) return Fail(pod.error().message());
+  auto record = LoadPodRecord(o.state_dir, *pod);
+  if (!record) return Fail(record.error().message());
+  auto text = Render(*record, out, true);
+  if (!text) return Fail(text.error().message());
+  std::fputs(text->c_str(), stdout);
+  std::fflush(stdout);
+  if (!o.watch) return kExitSucceeded;
+  auto again = Render(*record, out, false);
+  return Watch(o, *pod, again ? *again : "");
+}
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<StatusOptions>();
+  CLI::App* cmd = app.add_subcommand("status", "Show the pod's state (kubectl get pod)");
+  cmd->add_option("POD", o->pod, "the pod (may be left out when there is one)");
+  cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
+  cmd->add_option("-o,--output", o->output,
+                  "table, wide (more per-container detail), json (a v1 Pod), yaml, name, or "
+                  "jsonpath=TEMPLATE (kubectl's JSONPath)")
+      ->capture_default_str();
+  cmd->add_flag("-w,--watch", o->watch, "print again on every change until the pod ends");
+  cmd->callback([o, &exit_code] { exit_code = Status(*o); });
+}
+
+}  // namespace podvisor::cli

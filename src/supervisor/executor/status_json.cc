@@ -1,0 +1,130 @@
+// The pod as a v1 Pod object (`status -o json`, the kept record): what a
+// client of the API server would read, so that real clients load it
+// (issue 16: the official Kubernetes Python client's V1Pod). Beyond the
+// typed status this adds what the kubelet and the API server fill in:
+//   - spec.nodeName, the node the pod runs on;
+//   - the spec defaults the API server applies on admission (dnsPolicy,
+//     schedulerName, securityContext {}, imagePullPolicy,
+//     terminationMessagePath/Policy, enableServiceLinks, priority, ...),
+//     where the manifest left them out;
+//   - per container, imageID (the image's digest) and containerID with the
+//     runtime's scheme ("runc://<id>"), as the kubelet reports
+//     "containerd://<id>";
+//   - metadata.generation and status.observedGeneration (1: the spec of a
+//     podvisor pod never changes);
+//   - status.hostIP(s), the node's address, and podIP(s) for a pod in the
+//     host's network namespace.
+#include "supervisor/executor/internal.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include "pod/serialize.h"
+
+namespace podvisor::supervisor {
+namespace {
+
+// The node's address, as the kubelet reports status.hostIP: here the
+// first IPv4 address of an interface that is up and not loopback ("" when
+// there is none). Read once: a supervisor's node does not move.
+const std::string& HostIp() {
+  static const std::string ip = [] {
+    std::string found;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return found;
+    for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next) {
+      if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+      if (!(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK)) continue;
+      char buf[INET_ADDRSTRLEN];
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+      if (::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf)) found = buf;
+    }
+    ::freeifaddrs(list);
+    return found;
+  }();
+  return ip;
+}
+
+void Default(nlohmann::json& obj, const char* key, nlohmann::json value) {
+  if (!obj.contains(key)) obj[key] = std::move(value);
+}
+
+// The image's tag: "latest" when it has none, as the API server decides
+// imagePullPolicy (Always for :latest, IfNotPresent otherwise).
+bool IsLatest(const std::string& image) {
+  if (image.find('@') != std::string::npos) return false;
+  std::size_t slash = image.rfind('/');
+  std::size_t colon = image.rfind(':');
+  if (colon == std::string::npos || (slash != std::string::npos && colon < slash)) return true;
+  return image.substr(colon + 1) == "latest";
+}
+
+void ContainerDefaults(nlohmann::json& c) {
+  Default(c, "imagePullPolicy", IsLatest(c.value("image", "")) ? "Always" : "IfNotPresent");
+  Default(c, "terminationMessagePath", "/dev/termination-log");
+  Default(c, "terminationMessagePolicy", "File");
+  Default(c, "resources", nlohmann::json::object());
+}
+
+void ApiServerDefaults(nlohmann::json& pod) {
+  Default(pod["metadata"], "namespace", "default");
+  Default(pod["metadata"], "generation", 1);
+  nlohmann::json& spec = pod["spec"];
+  Default(spec, "dnsPolicy", "ClusterFirst");
+  Default(spec, "schedulerName", "default-scheduler");
+  Default(spec, "securityContext", nlohmann::json::object());
+  Default(spec, "enableServiceLinks", true);
+  Default(spec, "priority", 0);
+  Default(spec, "serviceAccountName", "default");
+  Default(spec, "serviceAccount", spec.value("serviceAccountName", "default"));
+  Default(spec, "preemptionPolicy", "PreemptLowerPriority");
+  Default(spec, "tolerations", nlohmann::json::array());
+  for (const char* list : {"initContainers", "containers"}) {
+    if (auto it = spec.find(list); it != spec.end() && it->is_array()) {
+      for (auto& c : *it) ContainerDefaults(c);
+    }
+  }
+}
+
+}  // namespace
+
+nlohmann::json Executor::StatusJson() const {
+  nlohmann::json pod = pod::ToJson(pod_);
+  pod["metadata"]["uid"] = uid_;
+  pod["metadata"]["creationTimestamp"] = FormatRfc3339(created_at_);
+  if (!options_.node_hostname.empty()) pod["spec"]["nodeName"] = options_.node_hostname;
+  ApiServerDefaults(pod);
+  pod::AddStatusToPodJson(lifecycle_.Status(), pod);
+  pod["status"]["observedGeneration"] = 1;
+  if (!HostIp().empty()) {
+    Default(pod["status"], "hostIP", HostIp());
+    Default(pod["status"], "hostIPs", nlohmann::json::array({{{"ip", HostIp()}}}));
+    // A pod in the host's network namespace has the node's address, as
+    // the kubelet reports hostNetwork pods; a pod network's address is the
+    // sandbox's to report.
+    if (pod_.spec.host_network || !options_.sandbox) {
+      Default(pod["status"], "podIP", HostIp());
+      Default(pod["status"], "podIPs", nlohmann::json::array({{{"ip", HostIp()}}}));
+    }
+  }
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    auto it = pod["status"].find(list);
+    if (it == pod["status"].end()) continue;
+    for (auto& c : *it) {
+      if (auto id = image_ids_.find(c.value("name", "")); id != image_ids_.end()) {
+        c["imageID"] = id->second;
+      } else {
+        c["imageID"] = "";
+      }
+      if (auto cid = c.find("containerID");
+          cid != c.end() && cid->is_string() && !cid->get<std::string>().empty()) {
+        *cid = options_.runtime.name + "://" + cid->get<std::string>();
+      }
+    }
+  }
+  return pod;
+}
+
+}  // namespace podvisor::supervisor
