@@ -117,7 +117,15 @@ Result<Attachment> Attach(const NetworkConfigList& network, const AttachParams& 
         auto prev_result = ParseCniResult(prev.dump());
         if (prev_result) partial.result = std::move(*prev_result);
       }
-      Status undone = Detach(partial, state_file);
+      // Best effort, and the saved attachment goes either way: a plugin
+      // whose ADD failed must clean up after itself (CNI spec), and a
+      // configuration that cannot ADD often cannot DEL either, which must
+      // not keep the pod from ever running again.
+      Status undone = Detach(partial, {});
+      if (!state_file.empty()) {
+        std::error_code ec;
+        std::filesystem::remove(state_file, ec);
+      }
       Error error = parsed.take_error();
       if (!undone) return Error(error.message() + "; cleaning up: " + undone.error().message());
       return error;

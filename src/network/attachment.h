@@ -69,8 +69,9 @@ nlohmann::json PluginConfig(const NetworkConfigList& network, size_t index,
                             const AttachParams& params, const nlohmann::json* prev_result);
 
 // ADD. On success the attachment with its result; on failure every plugin
-// is DELeted again (reverse order, best effort) before the error is
-// returned, so a failed ADD leaves no address, veth or rule behind.
+// is DELeted again (reverse order, best effort; the saved state goes
+// either way) before the error is returned, so a failed ADD leaves no
+// address, veth or rule behind.
 // `state_file`, when not empty, is written before the first plugin runs
 // and again with the result.
 Result<Attachment> Attach(const NetworkConfigList& network, const AttachParams& params,

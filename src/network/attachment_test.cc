@@ -103,6 +103,16 @@ TEST_F(AttachmentTest, AFailingPluginUndoesTheChainAndKeepsItsMessage) {
   EXPECT_FALSE(std::filesystem::exists(StateFile()));
 }
 
+TEST_F(AttachmentTest, AConfigurationThatCannotDelDoesNotKeepItsStateAfterAFailedAdd) {
+  plugins_.Add("broken", "echo '{\"code\":7,\"msg\":\"no IP ranges\"}'; exit 1");
+  auto a = Attach(List({"broken"}), Params(), StateFile());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message(),
+            "network fakenet: plugin broken ADD: no IP ranges (CNI error 7); cleaning up: "
+            "network fakenet: plugin broken DEL: no IP ranges (CNI error 7)");
+  EXPECT_FALSE(std::filesystem::exists(StateFile()));
+}
+
 TEST_F(AttachmentTest, AHangingPluginFailsTheAddAfterItsTimeout) {
   plugins_.AddSucceeding("mainplugin", testing::BridgeResult());
   plugins_.Add("hanger", "if [ \"$CNI_COMMAND\" = ADD ]; then exec sleep 60; fi");
