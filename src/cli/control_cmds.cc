@@ -71,13 +71,15 @@ int Status(const Common& c, const std::string& output) {
     if (it == obj.end() || it->is_null()) return std::string("-");
     return it->is_string() ? it->get<std::string>() : it->dump();
   };
-  // kubectl get pod's line; -o wide adds the node, as kubectl's does.
+  // kubectl get pod's line; -o wide adds the pod IP and the node, as
+  // kubectl's does ("<none>" without an address, -o wide of an older
+  // supervisor without the field: "-").
   std::vector<std::vector<std::string>> pod_rows{
       {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
       {text(j, "name"), text(j, "ready"), text(j, "status"), text(j, "restarts"), text(j, "age")}};
   if (wide) {
-    pod_rows[0].push_back("NODE");
-    pod_rows[1].push_back(text(j, "node"));
+    pod_rows[0].insert(pod_rows[0].end(), {"IP", "NODE"});
+    pod_rows[1].insert(pod_rows[1].end(), {text(j, "ip"), text(j, "node")});
   }
   std::printf("%s", FormatTable(pod_rows).c_str());
   // Then one line per container, init list first in spec order.

@@ -16,6 +16,7 @@
 #include "common/signal_names.h"
 #include "oci/image.h"
 #include "oci/image_cache.h"
+#include "network/pod_network.h"
 #include "oci/runtime_locator.h"
 #include "pod/quantity.h"
 #include "pod/resources.h"
@@ -44,7 +45,38 @@ struct RunOptions {
   std::string sandbox = "auto";
   std::string log_max_size = "10Mi";
   int log_max_files = supervisor::kDefaultLogMaxFiles;
+  std::string network;  // "": the default (network::DefaultNetworkMode)
+  std::string cni_conf_dir = "/etc/cni/net.d";
+  std::string cni_bin_dir = "/usr/lib/cni:/opt/cni/bin";
+  std::optional<std::string> cni_network;
 };
+
+// The rules of --network that `validate` cannot know (docs/INTERFACE.md
+// "Networking"): a hostPort needs a network to map it from. Returns the
+// message of a refusal (exit 2), or nothing.
+std::optional<std::string> CheckNetworkFlags(const pod::Pod& pod, network::NetworkMode mode,
+                                             bool sandbox) {
+  if (mode == network::NetworkMode::kCni && !sandbox) {
+    return "--network cni needs the pod's own network namespace: --sandbox namespaces (as root)";
+  }
+  if (pod.spec.host_network) return std::nullopt;
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& c : *list) {
+      for (const auto& p : c.ports) {
+        if (!p.host_port || *p.host_port == 0) continue;
+        std::string port = "container " + c.name + ": hostPort " + std::to_string(*p.host_port);
+        if (mode == network::NetworkMode::kNone) {
+          return port + " needs a pod network: run with --network cni (or hostNetwork: true)";
+        }
+        if (mode == network::NetworkMode::kHost && *p.host_port != p.container_port) {
+          return port + " differs from containerPort " + std::to_string(p.container_port) +
+                 ": with --network host the container's port is the host's";
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 void ConfigureLogging(const RunOptions& opts) {
   auto logger = spdlog::stderr_logger_st("podvisor");
@@ -136,6 +168,20 @@ int RunPod(const RunOptions& opts) {
     spdlog::warn("not root: the pod shares the host's network, IPC and UTS namespaces and "
                  "containers write into their image rootfs");
   }
+  supervisor::PodNetworkOptions network;
+  network.conf_dir = opts.cni_conf_dir;
+  network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
+  network.network_name = opts.cni_network;
+  network.mode = opts.network.empty()
+                     ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
+                     : *network::ParseNetworkMode(opts.network);
+  if (auto refused = CheckNetworkFlags(pod, network.mode, sandbox)) {
+    std::fprintf(stderr, "podvisor: %s\n", refused->c_str());
+    return kExitUsage;
+  }
+  // --network host is hostNetwork: true for every pod (the host's network
+  // and UTS namespaces, the host's /etc/hosts, podIP = hostIP).
+  if (network.mode == network::NetworkMode::kHost) pod.spec.host_network = true;
 
   // S10.3: the supervisor is the last thing the OOM killer should pick.
   if (std::ofstream adj("/proc/self/oom_score_adj"); adj) {
@@ -166,8 +212,10 @@ int RunPod(const RunOptions& opts) {
   ex.image_cache_dir = image_options.cache_dir;
   ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
   ex.runtime_timeout = *runtime_timeout;
-  spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
-               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
+  ex.network = network;
+  spdlog::info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
+               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
+               pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
@@ -230,6 +278,18 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                   "auto (own namespaces when root), namespaces, or none (the host's)")
       ->check(CLI::IsMember({"auto", "namespaces", "none"}))
       ->capture_default_str();
+  cmd->add_option("--network", opts->network,
+                  "cni, host or none (default: cni as root with the namespaces sandbox and a "
+                  "CNI plugin directory, else none)")
+      ->check(CLI::IsMember({"cni", "host", "none"}));
+  cmd->add_option("--cni-conf-dir", opts->cni_conf_dir,
+                  "CNI network configurations (.conflist, .conf, .json)")
+      ->capture_default_str();
+  cmd->add_option("--cni-bin-dir", opts->cni_bin_dir, "CNI plugin directories, colon-separated")
+      ->capture_default_str();
+  cmd->add_option("--cni-network", opts->cni_network,
+                  "the CNI network to join by name (default: the first configuration by file "
+                  "name, else podvisor's own)");
   cmd->callback([opts, &exit_code] { exit_code = RunPod(*opts); });
 }
 

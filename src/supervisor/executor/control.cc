@@ -49,7 +49,10 @@ nlohmann::json Executor::StatusJson() const {
   nlohmann::json pod = pod::ToJson(pod_);
   pod["metadata"]["uid"] = uid_;
   pod["metadata"]["creationTimestamp"] = FormatRfc3339(created_at_);
-  pod::AddStatusToPodJson(lifecycle_.Status(), pod);
+  pod::PodStatus status = lifecycle_.Status();
+  status.host_ips = host_ips_;
+  status.pod_ips = pod_ips_;
+  pod::AddStatusToPodJson(status, pod);
   return pod;
 }
 
@@ -65,6 +68,7 @@ nlohmann::json Executor::SummaryJson() const {
                         {"restarts", summary.RestartsColumn(now)},
                         {"age", pod::HumanDuration(now - created_at_)},
                         {"node", options_.node_hostname},
+                        {"ip", pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()},
                         {"phase", std::string(pod::PodPhaseName(status.phase))},
                         {"containers", nlohmann::json::array()}};
   auto add = [&](const std::vector<pod::ContainerStatus>& list, bool init_list) {
