@@ -47,36 +47,9 @@ struct RunOptions {
   int log_max_files = supervisor::kDefaultLogMaxFiles;
   std::string network;  // "": the default (network::DefaultNetworkMode)
   std::string cni_conf_dir = "/etc/cni/net.d";
-  std::string cni_bin_dir = "/usr/lib/cni:/opt/cni/bin";
+  std::string cni_bin_dir = kDefaultCniBinDirs;
   std::optional<std::string> cni_network;
 };
-
-// The rules of --network that `validate` cannot know (docs/INTERFACE.md
-// "Networking"): a hostPort needs a network to map it from. Returns the
-// message of a refusal (exit 2), or nothing.
-std::optional<std::string> CheckNetworkFlags(const pod::Pod& pod, network::NetworkMode mode,
-                                             bool sandbox) {
-  if (mode == network::NetworkMode::kCni && !sandbox) {
-    return "--network cni needs the pod's own network namespace: --sandbox namespaces (as root)";
-  }
-  if (pod.spec.host_network) return std::nullopt;
-  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const auto& c : *list) {
-      for (const auto& p : c.ports) {
-        if (!p.host_port || *p.host_port == 0) continue;
-        std::string port = "container " + c.name + ": hostPort " + std::to_string(*p.host_port);
-        if (mode == network::NetworkMode::kNone) {
-          return port + " needs a pod network: run with --network cni (or hostNetwork: true)";
-        }
-        if (mode == network::NetworkMode::kHost && *p.host_port != p.container_port) {
-          return port + " differs from containerPort " + std::to_string(p.container_port) +
-                 ": with --network host the container's port is the host's";
-        }
-      }
-    }
-  }
-  return std::nullopt;
-}
 
 void ConfigureLogging(const RunOptions& opts) {
   auto logger = spdlog::stderr_logger_st("podvisor");
@@ -175,7 +148,7 @@ int RunPod(const RunOptions& opts) {
   network.mode = opts.network.empty()
                      ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
                      : *network::ParseNetworkMode(opts.network);
-  if (auto refused = CheckNetworkFlags(pod, network.mode, sandbox)) {
+  if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
     std::fprintf(stderr, "podvisor: %s\n", refused->c_str());
     return kExitUsage;
   }
