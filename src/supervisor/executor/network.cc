@@ -77,8 +77,11 @@ std::filesystem::path Executor::NetworkStateFile() const {
 
 Status Executor::SetupNetwork() {
   host_ips_ = network::HostPrimaryIps();
-  if (pod_.spec.host_network) {
-    pod_ips_ = host_ips_;  // the kubelet's rule: a hostNetwork pod has the host's address
+  // The kubelet's rule: a hostNetwork pod has the host's address. So has
+  // a pod without a sandbox (--sandbox none), which is on the host's
+  // network too.
+  if (pod_.spec.host_network || !options_.sandbox) {
+    pod_ips_ = host_ips_;
     return Ok();
   }
   const PodNetworkOptions& net = options_.network;
