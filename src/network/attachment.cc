@@ -13,9 +13,8 @@ constexpr const char* kPortMappings = "portMappings";
 nlohmann::json PortMappingsJson(const std::vector<PortMapping>& mappings) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : mappings) {
-    nlohmann::json entry{{"hostPort", m.host_port},
-                         {"containerPort", m.container_port},
-                         {"protocol", m.protocol}};
+    nlohmann::json entry{
+        {"hostPort", m.host_port}, {"containerPort", m.container_port}, {"protocol", m.protocol}};
     if (!m.host_ip.empty()) entry["hostIP"] = m.host_ip;
     out.push_back(std::move(entry));
   }
@@ -86,8 +85,7 @@ nlohmann::json PluginConfig(const NetworkConfigList& network, size_t index,
   nlohmann::json runtime = nlohmann::json::object();
   if (auto caps = config.find("capabilities"); caps != config.end() && caps->is_object()) {
     auto pm = caps->find(kPortMappings);
-    if (pm != caps->end() && pm->is_boolean() && pm->get<bool>() &&
-        !params.port_mappings.empty()) {
+    if (pm != caps->end() && pm->is_boolean() && pm->get<bool>() && !params.port_mappings.empty()) {
       runtime[kPortMappings] = PortMappingsJson(params.port_mappings);
     }
   }
@@ -106,8 +104,8 @@ Result<Attachment> Attach(const NetworkConfigList& network, const AttachParams& 
     auto out = CallPlugin(network, i, params, CniCommand::kAdd, prev.is_null() ? nullptr : &prev);
     Result<CniResult> parsed = out ? ParseCniResult(*out) : Result<CniResult>(out.error());
     if (out && !parsed) {
-      parsed = ChainError(network, PluginType(network, i), CniCommand::kAdd,
-                          parsed.error().message());
+      parsed =
+          ChainError(network, PluginType(network, i), CniCommand::kAdd, parsed.error().message());
     }
     if (!parsed) {
       // Undo what the chain did so far, and what the failing plugin may
@@ -218,10 +216,10 @@ Result<std::optional<Attachment>> LoadAttachment(const std::filesystem::path& st
     for (const auto& d : doc.value("binDirs", nlohmann::json::array())) {
       a.params.bin_dirs.emplace_back(d.get<std::string>());
     }
-    a.params.timeout = std::chrono::milliseconds(
-        doc.value("timeoutMs", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                        kDefaultPluginTimeout)
-                                                        .count())));
+    a.params.timeout = std::chrono::milliseconds(doc.value(
+        "timeoutMs",
+        static_cast<int64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(kDefaultPluginTimeout).count())));
   } catch (const nlohmann::json::exception& e) {
     return bad(e.what());
   }

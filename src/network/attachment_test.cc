@@ -73,9 +73,8 @@ TEST_F(AttachmentTest, AddInOrderWithPrevResultDelInReverse) {
   EXPECT_THAT((*saved)->result->PodIps(), ElementsAre("10.99.0.5"));
 
   ASSERT_TRUE(Detach(**saved, StateFile()));
-  EXPECT_THAT(plugins_.CallOrder(),
-              ElementsAre("mainplugin-ADD", "portmapper-ADD", "fw-ADD", "fw-DEL", "portmapper-DEL",
-                          "mainplugin-DEL"));
+  EXPECT_THAT(plugins_.CallOrder(), ElementsAre("mainplugin-ADD", "portmapper-ADD", "fw-ADD",
+                                                "fw-DEL", "portmapper-DEL", "mainplugin-DEL"));
   auto del = nlohmann::json::parse(plugins_.Recorded(3, "stdin"));
   EXPECT_EQ(del["prevResult"], nlohmann::json::parse(testing::BridgeResult()));
   EXPECT_THAT(plugins_.Recorded(3, "env"), HasSubstr("CNI_COMMAND=DEL\n"));
@@ -140,9 +139,13 @@ TEST_F(AttachmentTest, AMissingBinaryAndABadResultAreChainErrors) {
 }
 
 TEST_F(AttachmentTest, DelCallsEveryPluginAndReportsEachFailure) {
-  plugins_.Add("a", "if [ \"$CNI_COMMAND\" = DEL ]; then echo '{\"code\":5,\"msg\":\"a broke\"}'; exit 1; fi");
+  plugins_.Add(
+      "a",
+      "if [ \"$CNI_COMMAND\" = DEL ]; then echo '{\"code\":5,\"msg\":\"a broke\"}'; exit 1; fi");
   plugins_.Add("b", "exit 0");
-  plugins_.Add("c", "if [ \"$CNI_COMMAND\" = DEL ]; then echo '{\"code\":6,\"msg\":\"c broke\"}'; exit 1; fi");
+  plugins_.Add(
+      "c",
+      "if [ \"$CNI_COMMAND\" = DEL ]; then echo '{\"code\":6,\"msg\":\"c broke\"}'; exit 1; fi");
   Attachment a{List({"a", "b", "c"}), Params(), std::nullopt};
   ASSERT_TRUE(SaveAttachment(a, StateFile()));
   Status s = Detach(a, StateFile());

@@ -7,7 +7,9 @@
 namespace podvisor::network {
 namespace {
 
-Error ResultError(const std::string& what) { return Error("result: " + what, EINVAL); }
+Error ResultError(const std::string& what) {
+  return Error("result: " + what, EINVAL);
+}
 
 bool IsIp(const std::string& ip) {
   unsigned char buf[sizeof(struct in6_addr)];
@@ -32,7 +34,9 @@ std::string StringField(const nlohmann::json& doc, const char* key) {
 
 }  // namespace
 
-std::string CniIp::Ip() const { return address.substr(0, address.find('/')); }
+std::string CniIp::Ip() const {
+  return address.substr(0, address.find('/'));
+}
 
 std::vector<std::string> CniResult::PodIps() const {
   std::vector<std::string> v4, v6;
@@ -65,8 +69,8 @@ Result<CniResult> ParseCniResult(std::string_view text) {
       if (!iface.is_object()) {
         return ResultError("interfaces[" + std::to_string(i) + "] must be an object");
       }
-      result.interfaces.push_back({StringField(iface, "name"), StringField(iface, "mac"),
-                                   StringField(iface, "sandbox")});
+      result.interfaces.push_back(
+          {StringField(iface, "name"), StringField(iface, "mac"), StringField(iface, "sandbox")});
     }
   }
   if (auto it = doc.find("ips"); it != doc.end()) {

@@ -34,7 +34,8 @@ TEST(CniResult, Version040WithIpVersionAndDualStack) {
 }
 
 TEST(CniResult, IpamOnlyResultWithoutInterfaces) {
-  auto r = ParseCniResult(R"({"cniVersion":"0.3.1","ips":[{"version":"4","address":"10.0.0.2/8"}]})");
+  auto r =
+      ParseCniResult(R"({"cniVersion":"0.3.1","ips":[{"version":"4","address":"10.0.0.2/8"}]})");
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_THAT(r->PodIps(), ElementsAre("10.0.0.2"));
 }

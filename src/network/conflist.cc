@@ -40,8 +40,8 @@ Status CheckPlugin(const nlohmann::json& plugin, const std::string& where,
 }  // namespace
 
 bool SupportedCniVersion(std::string_view version) {
-  static constexpr std::array<std::string_view, 5> kVersions = {"0.3.0", "0.3.1", "0.4.0",
-                                                                "1.0.0", "1.1.0"};
+  static constexpr std::array<std::string_view, 5> kVersions = {"0.3.0", "0.3.1", "0.4.0", "1.0.0",
+                                                                "1.1.0"};
   return std::find(kVersions.begin(), kVersions.end(), version) != kVersions.end();
 }
 

@@ -31,8 +31,8 @@ TEST(ConfList, ParsesAList) {
 }
 
 TEST(ConfList, SingleConfIsAOnePluginList) {
-  auto list = ParseConfList(
-      R"({"cniVersion":"0.4.0","name":"one","type":"bridge","bridge":"x0"})", "one.conf", true);
+  auto list = ParseConfList(R"({"cniVersion":"0.4.0","name":"one","type":"bridge","bridge":"x0"})",
+                            "one.conf", true);
   ASSERT_TRUE(list) << list.error().message();
   ASSERT_EQ(list->plugins.size(), 1u);
   EXPECT_EQ(list->plugins[0]["type"], "bridge");
@@ -51,7 +51,8 @@ TEST(ConfList, ErrorsNameFileAndField) {
       {R"({"name":"n","plugins":[{"type":"bridge"}]})", "\"cniVersion\" must be"},
       {R"({"name":"n","cniVersion":"0.1.0","plugins":[{"type":"bridge"}]})",
        "\"cniVersion\" 0.1.0 is not supported"},
-      {R"({"name":"n","cniVersion":"1.0.0","plugins":[]})", "\"plugins\" must be a non-empty array"},
+      {R"({"name":"n","cniVersion":"1.0.0","plugins":[]})",
+       "\"plugins\" must be a non-empty array"},
       {R"({"name":"n","cniVersion":"1.0.0","plugins":[{"type":"bridge"},{"x":1}]})",
        "plugins[1]: \"type\" must be a non-empty string"},
       {R"({"name":"n","cniVersion":"1.0.0","plugins":[{"type":"../../bin/sh"}]})",

@@ -100,17 +100,21 @@ std::vector<std::string> FitSearches(std::vector<std::string> searches,
 
 const char* DnsPolicyName(DnsPolicy policy) {
   switch (policy) {
-    case DnsPolicy::kClusterFirst: return "ClusterFirst";
-    case DnsPolicy::kClusterFirstWithHostNet: return "ClusterFirstWithHostNet";
-    case DnsPolicy::kDefault: return "Default";
-    case DnsPolicy::kNone: return "None";
+    case DnsPolicy::kClusterFirst:
+      return "ClusterFirst";
+    case DnsPolicy::kClusterFirstWithHostNet:
+      return "ClusterFirstWithHostNet";
+    case DnsPolicy::kDefault:
+      return "Default";
+    case DnsPolicy::kNone:
+      return "None";
   }
   return "?";
 }
 
 std::optional<DnsPolicy> ParseDnsPolicy(std::string_view word) {
-  for (auto p : {DnsPolicy::kClusterFirst, DnsPolicy::kClusterFirstWithHostNet,
-                 DnsPolicy::kDefault, DnsPolicy::kNone}) {
+  for (auto p : {DnsPolicy::kClusterFirst, DnsPolicy::kClusterFirstWithHostNet, DnsPolicy::kDefault,
+                 DnsPolicy::kNone}) {
     if (word == DnsPolicyName(p)) return p;
   }
   return std::nullopt;
@@ -187,7 +191,8 @@ PodDns FormPodDns(DnsPolicy policy, bool host_network, const std::optional<PodDn
     case DnsPolicy::kClusterFirstWithHostNet:
       dns.warnings.push_back(std::string("podvisor has no cluster DNS and cannot create the pod "
                                          "with dnsPolicy ") +
-                             DnsPolicyName(policy) + ": falling back to Default (the host's "
+                             DnsPolicyName(policy) +
+                             ": falling back to Default (the host's "
                              "resolver configuration)");
       dns.conf = host;
       break;

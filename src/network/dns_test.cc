@@ -121,8 +121,8 @@ TEST(HostResolv, SystemdResolvedStubIsReplacedByTheUpstreamFile) {
 }
 
 TEST(DnsPolicyWords, RoundTrip) {
-  for (auto p : {DnsPolicy::kClusterFirst, DnsPolicy::kClusterFirstWithHostNet,
-                 DnsPolicy::kDefault, DnsPolicy::kNone}) {
+  for (auto p : {DnsPolicy::kClusterFirst, DnsPolicy::kClusterFirstWithHostNet, DnsPolicy::kDefault,
+                 DnsPolicy::kNone}) {
     EXPECT_EQ(ParseDnsPolicy(DnsPolicyName(p)), p);
   }
   EXPECT_EQ(ParseDnsPolicy("clusterfirst"), std::nullopt);

@@ -40,11 +40,16 @@ class FakePluginDir {
     auto file = dir_ / type;
     std::ofstream out(file);
     out << "#!/bin/sh\n"
-           "calls=" << calls().string() << "\n"
+           "calls="
+        << calls().string()
+        << "\n"
            "n=$(ls \"$calls\" | wc -l)\n"
            "n=$(printf %03d $((n / 2)))\n"
-           "cat > \"$calls/$n-" << type << "-$CNI_COMMAND.stdin\"\n"
-           "env | grep '^CNI_' | sort > \"$calls/$n-" << type << "-$CNI_COMMAND.env\"\n"
+           "cat > \"$calls/$n-"
+        << type
+        << "-$CNI_COMMAND.stdin\"\n"
+           "env | grep '^CNI_' | sort > \"$calls/$n-"
+        << type << "-$CNI_COMMAND.env\"\n"
         << body << "\n";
     out.close();
     ::chmod(file.c_str(), 0755);
@@ -59,9 +64,12 @@ class FakePluginDir {
   void AddPassingPrevResult(const std::string& type) {
     Add(type,
         "if [ \"$CNI_COMMAND\" = ADD ]; then\n"
-        "  python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[\"prevResult\"]))' "
-        "\"$calls/$n-" + type + "-ADD.stdin\"\n"
-        "fi\nexit 0");
+        "  python3 -c 'import json, sys; "
+        "print(json.dumps(json.load(open(sys.argv[1]))[\"prevResult\"]))' "
+        "\"$calls/$n-" +
+            type +
+            "-ADD.stdin\"\n"
+            "fi\nexit 0");
   }
 
   // The recorded calls, as "<type>-<COMMAND>" in call order.
@@ -98,7 +106,9 @@ inline std::string BridgeResult(const std::string& address = "10.99.0.5/16") {
   return R"({"cniVersion":"1.0.0","interfaces":[{"name":"pvtest0","mac":"aa:bb:cc:dd:ee:01"},)"
          R"({"name":"veth1","mac":"aa:bb:cc:dd:ee:02"},)"
          R"({"name":"eth0","mac":"aa:bb:cc:dd:ee:03","sandbox":"/proc/1/ns/net"}],)"
-         R"("ips":[{"address":")" + address + R"(","gateway":"10.99.0.1","interface":2}],)"
+         R"("ips":[{"address":")" +
+         address +
+         R"(","gateway":"10.99.0.1","interface":2}],)"
          R"("routes":[{"dst":"0.0.0.0/0"}],"dns":{}})";
 }
 

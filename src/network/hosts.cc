@@ -63,7 +63,8 @@ std::string ManagedHostsFile(const std::vector<std::string>& pod_ips, const PodN
   return out + AliasLines(aliases);
 }
 
-std::string HostNetworkHostsFile(std::string_view host_hosts, const std::vector<HostAlias>& aliases) {
+std::string HostNetworkHostsFile(std::string_view host_hosts,
+                                 const std::vector<HostAlias>& aliases) {
   std::string out(host_hosts);
   if (!out.empty() && out.back() != '\n' && !aliases.empty()) out += "\n";
   return out + AliasLines(aliases);

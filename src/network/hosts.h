@@ -44,6 +44,7 @@ std::string ManagedHostsFile(const std::vector<std::string>& pod_ips, const PodN
 
 // A hostNetwork pod's hosts file: the host's, with the pod's hostAliases
 // appended (the kubelet's nodeHostsFileContent).
-std::string HostNetworkHostsFile(std::string_view host_hosts, const std::vector<HostAlias>& aliases);
+std::string HostNetworkHostsFile(std::string_view host_hosts,
+                                 const std::vector<HostAlias>& aliases);
 
 }  // namespace podvisor::network

@@ -36,12 +36,11 @@ TEST(Hosts, SubdomainGivesTheFqdnFirst) {
 TEST(Hosts, NoAddressUsesDebiansConventionAndAliasesFollow) {
   PodNames names = FormPodNames("web", "default", "", "", false);
   std::vector<HostAlias> aliases{{"192.0.2.9", {"db", "db.local"}}, {"192.0.2.10", {"cache"}}};
-  EXPECT_EQ(ManagedHostsFile({}, names, aliases),
-            std::string(kHeader) +
-                "127.0.1.1\tweb\n"
-                "\n# Entries added by HostAliases.\n"
-                "192.0.2.9\tdb\tdb.local\n"
-                "192.0.2.10\tcache\n");
+  EXPECT_EQ(ManagedHostsFile({}, names, aliases), std::string(kHeader) +
+                                                      "127.0.1.1\tweb\n"
+                                                      "\n# Entries added by HostAliases.\n"
+                                                      "192.0.2.9\tdb\tdb.local\n"
+                                                      "192.0.2.10\tcache\n");
   EXPECT_EQ(HostNetworkHostsFile("127.0.0.1 localhost", aliases),
             "127.0.0.1 localhost\n"
             "\n# Entries added by HostAliases.\n"

@@ -81,9 +81,12 @@ std::string FormatTimeout(Duration timeout) {
 
 const char* CniCommandName(CniCommand command) {
   switch (command) {
-    case CniCommand::kAdd: return "ADD";
-    case CniCommand::kDel: return "DEL";
-    case CniCommand::kCheck: return "CHECK";
+    case CniCommand::kAdd:
+      return "ADD";
+    case CniCommand::kDel:
+      return "DEL";
+    case CniCommand::kCheck:
+      return "CHECK";
   }
   return "?";
 }
@@ -183,10 +186,10 @@ Result<PluginOutcome> RunPlugin(const PluginCall& call) {
   PluginOutcome outcome;
   outcome.stdout_text = ReadAll(out->get());
   if (!exited) {
-    outcome.error = PluginError{
-        .code = 0,
-        .msg = "did not finish within " + FormatTimeout(call.timeout) + ": killed",
-        .details = {}};
+    outcome.error =
+        PluginError{.code = 0,
+                    .msg = "did not finish within " + FormatTimeout(call.timeout) + ": killed",
+                    .details = {}};
     return outcome;
   }
   if (exit->success()) {

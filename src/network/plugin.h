@@ -37,20 +37,20 @@ inline constexpr Duration kDefaultPluginTimeout = std::chrono::seconds(60);
 
 struct PluginCall {
   CniCommand command = CniCommand::kAdd;
-  std::string type;                          // the plugin's binary name
+  std::string type;                             // the plugin's binary name
   std::vector<std::filesystem::path> bin_dirs;  // searched in order; also CNI_PATH
-  std::string container_id;                  // CNI_CONTAINERID
-  std::string netns;                         // CNI_NETNS (may be empty for DEL)
-  std::string ifname = "eth0";               // CNI_IFNAME
-  std::string args;                          // CNI_ARGS ("K=V;K=V")
-  std::string stdin_config;                  // the network configuration JSON
+  std::string container_id;                     // CNI_CONTAINERID
+  std::string netns;                            // CNI_NETNS (may be empty for DEL)
+  std::string ifname = "eth0";                  // CNI_IFNAME
+  std::string args;                             // CNI_ARGS ("K=V;K=V")
+  std::string stdin_config;                     // the network configuration JSON
   Duration timeout = kDefaultPluginTimeout;
 };
 
 // A plugin's error as it reported it (CNI spec "Error"), or as podvisor
 // describes a plugin that did not answer one (code 0).
 struct PluginError {
-  unsigned code = 0;    // CNI error code (1-99 reserved by the spec, 100+ plugin-specific)
+  unsigned code = 0;  // CNI error code (1-99 reserved by the spec, 100+ plugin-specific)
   std::string msg;
   std::string details;
   // "failed to allocate for range 0: no IP addresses available in range set
@@ -60,7 +60,7 @@ struct PluginError {
 
 struct PluginOutcome {
   bool ok = false;
-  std::string stdout_text;        // the result (ADD) when ok
+  std::string stdout_text;           // the result (ADD) when ok
   std::optional<PluginError> error;  // when !ok
 };
 

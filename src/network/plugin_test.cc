@@ -14,14 +14,15 @@ using ::testing::HasSubstr;
 class PluginTest : public ::testing::Test {
  protected:
   PluginCall Call(const std::string& type, CniCommand command = CniCommand::kAdd) {
-    return PluginCall{.command = command,
-                      .type = type,
-                      .bin_dirs = {plugins_.dir() / "empty", plugins_.dir()},
-                      .container_id = "pod-1234",
-                      .netns = "/proc/1/ns/net",
-                      .ifname = "eth0",
-                      .args = "IgnoreUnknown=1;K8S_POD_NAME=web",
-                      .stdin_config = R"({"cniVersion":"1.0.0","name":"t","type":")" + type + "\"}"};
+    return PluginCall{
+        .command = command,
+        .type = type,
+        .bin_dirs = {plugins_.dir() / "empty", plugins_.dir()},
+        .container_id = "pod-1234",
+        .netns = "/proc/1/ns/net",
+        .ifname = "eth0",
+        .args = "IgnoreUnknown=1;K8S_POD_NAME=web",
+        .stdin_config = R"({"cniVersion":"1.0.0","name":"t","type":")" + type + "\"}"};
   }
   testing::FakePluginDir plugins_;
 };
@@ -53,7 +54,8 @@ TEST_F(PluginTest, DecodesTheSpecErrorObject) {
   EXPECT_EQ(outcome->error->code, 7u);
   EXPECT_EQ(outcome->error->msg, "no IP addresses available");
   EXPECT_EQ(outcome->error->details, "range 10.99.0.0/30");
-  EXPECT_EQ(outcome->error->ToString(), "no IP addresses available: range 10.99.0.0/30 (CNI error 7)");
+  EXPECT_EQ(outcome->error->ToString(),
+            "no IP addresses available: range 10.99.0.0/30 (CNI error 7)");
 }
 
 TEST_F(PluginTest, APluginThatSaysSomethingElseIsQuoted) {

@@ -29,7 +29,9 @@ std::string DefaultRouteInterface() {
   return {};
 }
 
-bool Wildcard(const std::string& ip) { return ip.empty() || ip == "0.0.0.0" || ip == "::"; }
+bool Wildcard(const std::string& ip) {
+  return ip.empty() || ip == "0.0.0.0" || ip == "::";
+}
 
 std::string Upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -40,9 +42,12 @@ std::string Upper(std::string s) {
 
 const char* NetworkModeName(NetworkMode mode) {
   switch (mode) {
-    case NetworkMode::kNone: return "none";
-    case NetworkMode::kHost: return "host";
-    case NetworkMode::kCni: return "cni";
+    case NetworkMode::kNone:
+      return "none";
+    case NetworkMode::kHost:
+      return "host";
+    case NetworkMode::kCni:
+      return "cni";
   }
   return "?";
 }

@@ -119,9 +119,9 @@ class RuncNetwork : public E2eTest {
     Sh("ip netns add " + kListenerNs + " && ip link add " + kListenerHostIf +
        " type veth peer name " + kListenerNsIf + " && ip link set " + kListenerNsIf + " netns " +
        kListenerNs + " && ip addr add 10.198.0.1/30 dev " + kListenerHostIf + " && ip link set " +
-       kListenerHostIf + " up && ip -n " + kListenerNs + " addr add " + kListenerIp +
-       "/30 dev " + kListenerNsIf + " && ip -n " + kListenerNs + " link set " + kListenerNsIf +
-       " up && ip -n " + kListenerNs + " link set lo up");
+       kListenerHostIf + " up && ip -n " + kListenerNs + " addr add " + kListenerIp + "/30 dev " +
+       kListenerNsIf + " && ip -n " + kListenerNs + " link set " + kListenerNsIf + " up && ip -n " +
+       kListenerNs + " link set lo up");
     std::string www = "/tmp/pvs-www-" + kPid;
     fs::create_directories(www);
     std::ofstream(www + "/index.html") << "hello-from-the-host-side\n";
@@ -141,7 +141,8 @@ class RuncNetwork : public E2eTest {
     }
     fs::remove_all("/tmp/pvs-www-" + kPid);
     Sh("ip link del " + kListenerHostIf + " 2>/dev/null; ip netns del " + kListenerNs +
-       " 2>/dev/null; ip link del " + kBridge + " 2>/dev/null; ip link del " + kSmallBridge + " 2>/dev/null; true");
+       " 2>/dev/null; ip link del " + kBridge + " 2>/dev/null; ip link del " + kSmallBridge +
+       " 2>/dev/null; true");
     // portmap's and firewall's shared chains, once no pod uses them: no
     // per-pod jump (CNI-DN-*) in CNI-HOSTPORT-DNAT, no address in
     // CNI-FORWARD beyond the jump to CNI-ADMIN.
@@ -187,16 +188,18 @@ class RuncNetwork : public E2eTest {
   "plugins": [
     {"type": "bridge", "bridge": ")" << bridge << R"(", "isGateway": true, "ipMasq": true,
      "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": ")" << subnet << R"("}]],
-              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": ")" << ipam_dir_.string() << R"("}},
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": ")"
+                                                    << subnet << R"("}]],
+              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": ")"
+                                                    << ipam_dir_.string() << R"("}},
     {"type": "portmap", "capabilities": {"portMappings": true}},
     {"type": "firewall"}
   ]})";
   }
 
   std::vector<std::string> NetArgs() {
-    return {"--network", "cni", "--cni-conf-dir", conf_dir_.string(), "--cni-bin-dir",
-            "/usr/lib/cni"};
+    return {"--network",        "cni",           "--cni-conf-dir",
+            conf_dir_.string(), "--cni-bin-dir", "/usr/lib/cni"};
   }
 
   // Waits until running and returns the pod's IP (recording its id for
@@ -250,9 +253,15 @@ class RuncNetwork : public E2eTest {
     return b;
   }
   std::vector<std::string> RunArgv(const fs::path& bundle) {
-    std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "run", "--state-dir",
-                                     state_dir_.string(), "--log-dir", log_dir_.string(),
-                                     "--runtime", FindInPath("runc"), "--cgroup-parent",
+    std::vector<std::string> argv = {RequiredEnv("PODVISOR"),
+                                     "run",
+                                     "--state-dir",
+                                     state_dir_.string(),
+                                     "--log-dir",
+                                     log_dir_.string(),
+                                     "--runtime",
+                                     FindInPath("runc"),
+                                     "--cgroup-parent",
                                      Tier().cgroup_parent};
     for (const auto& a : NetArgs()) argv.push_back(a);
     argv.push_back(bundle.string());
@@ -276,24 +285,27 @@ pid_t RuncNetwork::listener_pid_ = -1;
 
 std::string PodYaml(const std::string& name, const std::string& spec_extra,
                     const std::string& containers, const std::string& restart = "Never") {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart + "\n  terminationGracePeriodSeconds: 2\n" + spec_extra +
-         "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n" +
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart + "\n  terminationGracePeriodSeconds: 2\n" +
+         spec_extra +
+         "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: "
+         "DirectoryOrCreate}}]\n" +
          containers;
 }
 
 std::string Web(const std::string& ports = "") {
   return "  - {name: web, image: img, command: " +
-         ShCmd("mkdir -p /tmp/www && echo hello-from-$(hostname) > /tmp/www/index.html && "
-               "exec httpd -f -p 8080 -h /tmp/www") +
+         ShCmd(
+             "mkdir -p /tmp/www && echo hello-from-$(hostname) > /tmp/www/index.html && "
+             "exec httpd -f -p 8080 -h /tmp/www") +
          ", volumeMounts: [{name: shared, mountPath: /shared}]" + ports + "}\n";
 }
 
 TEST_F(RuncNetwork, HostReachesThePodByItsIpAndThePodReachesTheHostSide) {
   WritePod(PodYaml("net-web", "",
                    "  initContainers:\n  - {name: egress, image: img, command: " +
-                       ShCmd(std::string("timeout 5 wget -q -O /shared/egress http://") + kListenerIp +
-                             ":8000/; cat /etc/hosts > /shared/hosts") +
+                       ShCmd(std::string("timeout 5 wget -q -O /shared/egress http://") +
+                             kListenerIp + ":8000/; cat /etc/hosts > /shared/hosts") +
                        ", volumeMounts: [{name: shared, mountPath: /shared}]}\n"
                        "  containers:\n" +
                        Web()));
@@ -317,11 +329,11 @@ TEST_F(RuncNetwork, PodReachesAnotherPodByIp) {
   StartRun(NetArgs());
   std::string b_ip = RunningPodIp();
   ASSERT_THAT(HttpGetEventually(b_ip, 8080, "hello"), HasSubstr("hello-from-net-b"));
-  fs::path a = SecondBundle(PodYaml(
-      "net-a", "",
-      "  containers:\n  - {name: client, image: img, command: " +
-          ShCmd("timeout 5 wget -q -O /shared/from-b http://" + b_ip + ":8080/") +
-          ", volumeMounts: [{name: shared, mountPath: /shared}]}\n"));
+  fs::path a = SecondBundle(
+      PodYaml("net-a", "",
+              "  containers:\n  - {name: client, image: img, command: " +
+                  ShCmd("timeout 5 wget -q -O /shared/from-b http://" + b_ip + ":8080/") +
+                  ", volumeMounts: [{name: shared, mountPath: /shared}]}\n"));
   auto r = testing::RunCommand(RunArgv(a));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadScratch("from-b"), "hello-from-net-b");
@@ -330,8 +342,8 @@ TEST_F(RuncNetwork, PodReachesAnotherPodByIp) {
 }
 
 TEST_F(RuncNetwork, HostPortFromLoopbackAndTheHostAddressAndASecondClaimFails) {
-  WritePod(PodYaml("net-hp", "", "  containers:\n" +
-                                     Web(", ports: [{containerPort: 8080, hostPort: 18080}]")));
+  WritePod(PodYaml("net-hp", "",
+                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: 18080}]")));
   StartRun(NetArgs());
   RunningPodIp();
   EXPECT_THAT(HttpGetEventually("127.0.0.1", 18080, "hello"), HasSubstr("hello-from-net-hp"));
@@ -352,8 +364,9 @@ TEST_F(RuncNetwork, HostPortFromLoopbackAndTheHostAddressAndASecondClaimFails) {
 
 TEST_F(RuncNetwork, DnsFilesFollowDnsPolicyAndHostNames) {
   std::string copy = "  containers:\n  - {name: c, image: img, command: " +
-                     ShCmd("cat /etc/resolv.conf > /shared/resolv; cat /etc/hosts > /shared/hosts; "
-                           "hostname > /shared/hostname") +
+                     ShCmd(
+                         "cat /etc/resolv.conf > /shared/resolv; cat /etc/hosts > /shared/hosts; "
+                         "hostname > /shared/hostname") +
                      ", volumeMounts: [{name: shared, mountPath: /shared}]}\n";
   WritePod(PodYaml("net-dns",
                    "  dnsPolicy: None\n"
@@ -383,8 +396,8 @@ TEST_F(RuncNetwork, DnsFilesFollowDnsPolicyAndHostNames) {
 }
 
 TEST_F(RuncNetwork, SigkilledSupervisorsNetworkIsReleasedByTheNextRun) {
-  WritePod(PodYaml("net-kill", "", "  containers:\n" +
-                                       Web(", ports: [{containerPort: 8080, hostPort: 18081}]"),
+  WritePod(PodYaml("net-kill", "",
+                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: 18081}]"),
                    "Always"));
   StartRun(NetArgs());
   std::string ip = RunningPodIp();
@@ -437,13 +450,15 @@ TEST_F(RuncNetwork, FailingNetworksExitThreeBeforeAnyContainerAndLeaveNothing) {
 }
 
 TEST_F(RuncNetwork, FiftyPodsInARowLeaveTheAddressRangeAsItWas) {
-  WritePod(PodYaml("net-many", "", "  containers:\n  - {name: c, image: img, command: [/bin/true]}\n"));
+  WritePod(
+      PodYaml("net-many", "", "  containers:\n  - {name: c, image: img, command: [/bin/true]}\n"));
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 50; ++i) {
     ASSERT_EQ(Run(NetArgs()), 0) << "run " << i << ": " << RunStderr();
     ASSERT_THAT(Reservations(), ::testing::IsEmpty()) << "after run " << i;
   }
-  auto took = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+  auto took =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
   EXPECT_LT(took.count(), 150) << "50 pods took " << took.count() << "s";
 }
 

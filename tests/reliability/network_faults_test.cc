@@ -51,9 +51,9 @@ class NetworkFaults : public FakeRuntimeTier {
               "if [ \"$CNI_COMMAND\" = ADD ]; then echo '{\"cniVersion\":\"1.0.0\","
               "\"interfaces\":[{\"name\":\"eth0\",\"sandbox\":\"'$CNI_NETNS'\"}],"
               "\"ips\":[{\"address\":\"10.250.0.5/24\",\"interface\":0}]}'; fi");
-    AddPlugin("fakepm",
-              "if [ \"$CNI_COMMAND\" = ADD ]; then " + kEchoPrevResult + "; "
-              "fi");
+    AddPlugin("fakepm", "if [ \"$CNI_COMMAND\" = ADD ]; then " + kEchoPrevResult +
+                            "; "
+                            "fi");
   }
 
   void WriteList(const std::vector<std::string>& types) {
@@ -98,7 +98,7 @@ class NetworkFaults : public FakeRuntimeTier {
   }
 
   std::vector<std::string> NetArgs() {
-    return {"--network", "cni", "--cni-conf-dir",
+    return {"--network",        "cni",           "--cni-conf-dir",
             conf_dir_.string(), "--cni-bin-dir", bin_dir_.string()};
   }
 
@@ -120,7 +120,8 @@ TEST_F(NetworkFaults, MissingPluginBinaryExitsThreeNamingIt) {
   WritePod(App("net-missing"));
   EXPECT_EQ(Run(NetArgs()), 3) << RunStderr();
   EXPECT_THAT(RunStderr(), HasSubstr("network fakenet: plugin nosuchplugin ADD: plugin binary "
-                                     "nosuchplugin not found in " + bin_dir_.string()));
+                                     "nosuchplugin not found in " +
+                                     bin_dir_.string()));
   // fakebr's ADD is undone; the missing one cannot be called at all.
   EXPECT_THAT(Calls(), ElementsAre("fakebr ADD", "fakebr DEL"));
   ExpectNothingStarted("net-missing");
@@ -153,10 +154,11 @@ TEST_F(NetworkFaults, PluginErrorKeepsItsMessageAndCodeAndEveryPluginIsDeleted) 
 TEST_F(NetworkFaults, AFailedDelIsRetriedByTheNextRun) {
   // fakepm's first DEL fails; later ones succeed.
   std::string marker = (dir_ / "del-failed").string();
-  AddPlugin("fakepm",
-            "if [ \"$CNI_COMMAND\" = ADD ]; then " + kEchoPrevResult + "; "
-            "fi\nif [ \"$CNI_COMMAND\" = DEL ] && [ ! -e " + marker + " ]; then touch " + marker +
-                "; echo '{\"code\":11,\"msg\":\"iptables is locked\"}'; exit 1; fi");
+  AddPlugin("fakepm", "if [ \"$CNI_COMMAND\" = ADD ]; then " + kEchoPrevResult +
+                          "; "
+                          "fi\nif [ \"$CNI_COMMAND\" = DEL ] && [ ! -e " +
+                          marker + " ]; then touch " + marker +
+                          "; echo '{\"code\":11,\"msg\":\"iptables is locked\"}'; exit 1; fi");
   WritePod(App("net-del"));
   StartRun(NetArgs());
   auto pod = WaitUntilRunning();

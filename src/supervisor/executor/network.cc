@@ -121,8 +121,8 @@ Status Executor::SetupNetwork() {
   std::filesystem::path state_root = options_.state_dir.parent_path();
   auto lock = network::LockNetworkState(state_root);
   if (!lock) return lock.take_error();
-  if (auto conflict = network::FindHostPortConflict(state_root, pod_.metadata.name,
-                                                    params.port_mappings)) {
+  if (auto conflict =
+          network::FindHostPortConflict(state_root, pod_.metadata.name, params.port_mappings)) {
     return Error(*conflict);
   }
   spdlog::info("attaching pod {} to CNI network {} ({})", pod_.metadata.name, list->name,
@@ -157,22 +157,23 @@ Status Executor::WriteEtcFiles() {
     if (!text) return text.take_error();
     hosts = network::HostNetworkHostsFile(*text, aliases);
   } else {
-    network::PodNames names = network::FormPodNames(
-        pod_.metadata.name, pod_.metadata.namespace_name, pod_.spec.hostname, pod_.spec.subdomain,
-        pod_.spec.set_hostname_as_fqdn.value_or(false));
+    network::PodNames names =
+        network::FormPodNames(pod_.metadata.name, pod_.metadata.namespace_name, pod_.spec.hostname,
+                              pod_.spec.subdomain, pod_.spec.set_hostname_as_fqdn.value_or(false));
     hosts = network::ManagedHostsFile(pod_ips_, names, aliases);
   }
 
   auto host_dns = network::HostResolvConf();
   if (!host_dns) return host_dns.take_error();
-  auto policy = network::ParseDnsPolicy(pod_.spec.dns_policy.empty() ? "ClusterFirst"
-                                                                      : pod_.spec.dns_policy);
+  auto policy =
+      network::ParseDnsPolicy(pod_.spec.dns_policy.empty() ? "ClusterFirst" : pod_.spec.dns_policy);
   std::optional<network::PodDnsConfig> config;
   if (pod_.spec.dns_config) {
     config.emplace();
     config->nameservers = pod_.spec.dns_config->nameservers;
     config->searches = pod_.spec.dns_config->searches;
-    for (const auto& o : pod_.spec.dns_config->options) config->options.push_back({o.name, o.value});
+    for (const auto& o : pod_.spec.dns_config->options)
+      config->options.push_back({o.name, o.value});
   }
   network::PodDns dns = network::FormPodDns(policy.value_or(network::DnsPolicy::kClusterFirst),
                                             pod_.spec.host_network, config, *host_dns);
