@@ -15,6 +15,9 @@ comparison is a ratio against a baseline measured in the same run:
            against one conmon per container
   cpu      the supervisor's CPU with 100 containers probed every second
            (tcpSocket and httpGet), against the same pod without probes
+  network  the start pod with `--network cni` (bridge, host-local,
+           portmap, firewall on a bridge of the benchmark's own) against
+           `--network none`: the cost of the pod network
   scale    200 containers in one pod: start, run, stop; time per container
   podman   `podman kube play` / `down` of the start pod, when installed
 
@@ -163,7 +166,7 @@ def wait_events(shared, keys, timeout=120):
 class Supervisor:
     """One `podvisor run` of a bundle, with its own state and log dirs."""
 
-    def __init__(self, env, d, bundle, extra=()):
+    def __init__(self, env, d, bundle, extra=("--network", "none")):
         self.env, self.d = env, d
         self.state = os.path.join(d, "state")
         self.logs = os.path.join(d, "logs")
@@ -333,6 +336,69 @@ def bench_start_stop(env, reps, results):
             entry["step_ms"] = {"podvisor": median(pv_steps), "baseline": median(base_steps),
                                 "podvisor_max": max(pv_steps), "baseline_max": max(base_steps)}
         results[kind] = entry
+
+
+# ---------------------------------------------------------------- network
+
+BENCH_BRIDGE = "pvbench0"
+
+# Removes the benchmark's bridge, and portmap's and firewall's shared
+# chains when no pod uses them any more (as tests/e2e/runc_network_test.cc).
+NETWORK_CLEANUP = r"""
+ip link del pvbench0 2>/dev/null
+if ! iptables -t nat -S CNI-HOSTPORT-DNAT 2>/dev/null | grep -q -- '-j CNI-DN-'; then
+  iptables -t nat -D PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null
+  iptables -t nat -D OUTPUT -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null
+  iptables -t nat -D POSTROUTING -m comment --comment "CNI portfwd requiring masquerade" -j CNI-HOSTPORT-MASQ 2>/dev/null
+  for c in CNI-HOSTPORT-DNAT CNI-HOSTPORT-SETMARK CNI-HOSTPORT-MASQ; do
+    iptables -t nat -F $c 2>/dev/null; iptables -t nat -X $c 2>/dev/null
+  done
+fi
+if [ "$(iptables -S CNI-FORWARD 2>/dev/null | grep -vc -e '^-N' -e 'CNI-ADMIN')" = 0 ]; then
+  iptables -D FORWARD -m comment --comment "CNI firewall plugin rules" -j CNI-FORWARD 2>/dev/null
+  iptables -F CNI-FORWARD 2>/dev/null; iptables -X CNI-FORWARD 2>/dev/null
+  iptables -F CNI-ADMIN 2>/dev/null; iptables -X CNI-ADMIN 2>/dev/null
+fi
+true
+"""
+
+
+def bench_network(env, reps, results):
+    if not os.path.exists("/usr/lib/cni/bridge"):
+        results["network"] = {"skipped": "no CNI plugins (containernetworking-plugins)"}
+        return
+    conf = env.scratch("cni")
+    net_d = os.path.join(conf, "net.d")
+    os.makedirs(net_d)
+    with open(os.path.join(net_d, "10-bench.conflist"), "w") as f:
+        json.dump({"cniVersion": "1.0.0", "name": "pvbench", "plugins": [
+            {"type": "bridge", "bridge": BENCH_BRIDGE, "isGateway": True, "ipMasq": True,
+             "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.197.0.0/24"}]],
+                      "routes": [{"dst": "0.0.0.0/0"}], "dataDir": os.path.join(conf, "ipam")}},
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+            {"type": "firewall"}]}, f)
+    cni = ("--network", "cni", "--cni-conf-dir", net_d, "--cni-bin-dir", "/usr/lib/cni")
+    times = {"cni": [], "none": []}
+    try:
+        for i in range(reps):
+            log(f"network: run {i + 1}/{reps}")
+            for kind, extra in (("none", ("--network", "none")), ("cni", cni)):
+                d = env.scratch("net-" + kind)
+                shared = os.path.join(d, "shared")
+                sv = Supervisor(env, d, write_bundle(env, d, start_stop_pod(shared, SIDECARS_START)),
+                                extra)
+                try:
+                    ev = wait_events(shared, [(n, "Started") for n in REGULARS])
+                    times[kind].append(max(ev[(n, "Started")][0] for n in REGULARS) - sv.t0)
+                    sv.wait_running(len(REGULARS))
+                    sv.stop()
+                finally:
+                    sv.kill()
+    finally:
+        subprocess.run(["sh", "-c", NETWORK_CLEANUP], check=False)
+    results["network"] = {"cni_ms": median(times["cni"]), "none_ms": median(times["none"]),
+                          "cost_ms": median(times["cni"]) - median(times["none"]), "runs": reps,
+                          "cni_all_ms": times["cni"], "none_all_ms": times["none"]}
 
 
 # ---------------------------------------------------------------- kill
@@ -573,6 +639,14 @@ def table(r):
         rows.append(("  one ordering step (exit -> next signal)", fmt(s["podvisor"], " ms"),
                      fmt(s["baseline"], " ms"), fmt(s["podvisor"] / s["baseline"] if s["baseline"] else None),
                      f"max {fmt(s['podvisor_max'])} / {fmt(s['baseline_max'])} ms"))
+    if "network" in r:
+        e = r["network"]
+        if "skipped" in e:
+            rows.append(("pod start, --network cni vs none", "-", "-", "-", e["skipped"]))
+        else:
+            rows.append(("pod start, --network cni vs none", fmt(e["cni_ms"], " ms"),
+                         fmt(e["none_ms"], " ms"), fmt(e["cni_ms"] / e["none_ms"]),
+                         f"the network costs {fmt(e['cost_ms'], ' ms')}; {e['runs']} runs"))
     if "kill" in r:
         e = r["kill"]
         rows.append(("signal delivery", fmt(e["podvisor_ms"], " ms"), fmt(e["baseline_ms"], " ms"),
@@ -613,7 +687,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, shorter windows, 50-container scale")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=None, help="JSON file (default bench/results/<time>.json)")
-    ap.add_argument("--only", default="", help="comma list: start,kill,memory,scale")
+    ap.add_argument("--only", default="", help="comma list: start,network,kill,memory,scale")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (runc creates namespaces, mounts and cgroups)")
@@ -628,6 +702,8 @@ def main():
         env = Env(args.build, work)
         if not only or "start" in only:
             bench_start_stop(env, reps, results)
+        if not only or "network" in only:
+            bench_network(env, reps, results)
         if not only or "kill" in only:
             bench_kill(env, 10 if args.quick else 30, results)
         if not only or "memory" in only:

@@ -5,7 +5,7 @@
 #
 #   bench/run.sh            the full run (about 10 minutes on 2 cores)
 #   bench/run.sh --quick    fewer repetitions, a 50-container scale run (a few minutes)
-#   bench/run.sh --only start,kill   a subset: start, kill, memory, scale
+#   bench/run.sh --only start,kill   a subset: start, network, kill, memory, scale
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -f build/build.ninja ]]; then

@@ -19,6 +19,9 @@ packages=(
   clang libclang-rt-14-dev
   # real OCI runtimes and container root filesystems (tiers 3-4)
   runc crun busybox-static
+  # pod networking (--network cni): the CNI plugins and the iptables that
+  # portmap, firewall and bridge's ipMasq drive; iproute2 for the tests
+  containernetworking-plugins iptables iproute2
   # tier 4: podvisor as init of a qemu VM (the kernel itself is fetched
   # with `apt-get download`, never installed)
   qemu-system-x86 cpio

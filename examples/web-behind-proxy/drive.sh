@@ -13,4 +13,10 @@ for _ in $(seq 1 120); do
   sleep 0.25
 done
 "$PODVISOR" status --state-dir "$STATE_DIR" -o wide "$pod"
+# From the host: by the pod's own address, then by the hostPort.
+ip=$("$PODVISOR" status --state-dir "$STATE_DIR" -o json "$pod" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["status"].get("podIP", ""))')
+for url in "http://$ip:8080/" "http://127.0.0.1:8080/"; do
+  echo "GET $url: $(timeout 5 busybox wget -q -O - "$url")"
+done
 "$PODVISOR" stop --state-dir "$STATE_DIR" --reason Decommissioned "$pod"

@@ -138,4 +138,28 @@ Result<Duration> ParseDuration(std::string_view text) {
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
 }
 
+std::optional<std::string> CheckPodNetwork(const pod::Pod& pod, network::NetworkMode mode,
+                                           bool sandbox) {
+  if (mode == network::NetworkMode::kCni && !sandbox) {
+    return "--network cni needs the pod's own network namespace: --sandbox namespaces (as root)";
+  }
+  if (pod.spec.host_network) return std::nullopt;
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& c : *list) {
+      for (const auto& p : c.ports) {
+        if (!p.host_port || *p.host_port == 0) continue;
+        std::string port = "container " + c.name + ": hostPort " + std::to_string(*p.host_port);
+        if (mode == network::NetworkMode::kNone) {
+          return port + " needs a pod network: run with --network cni (or hostNetwork: true)";
+        }
+        if (mode == network::NetworkMode::kHost && *p.host_port != p.container_port) {
+          return port + " differs from containerPort " + std::to_string(p.container_port) +
+                 ": with --network host the container's port is the host's";
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace podvisor::cli

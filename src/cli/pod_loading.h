@@ -4,10 +4,13 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "network/pod_network.h"
 #include "pod/model.h"
 
 namespace podvisor::cli {
@@ -28,6 +31,17 @@ LoadedPod LoadPod(const std::filesystem::path& path, bool check_images);
 // `manifest` (run -f FILE): `path` is a manifest file whose directory is
 // the bundle (its images/ beside it); otherwise a bundle directory.
 LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest = false);
+
+// The rules of `--network` (docs/INTERFACE.md "Networking"), which `run`
+// and `validate --network` both apply: a hostPort needs a network to map
+// it from (cni, or host with hostPort == containerPort), and cni needs the
+// pod's own namespaces (`sandbox`). The message of the first refusal
+// (exit 2), or nothing.
+std::optional<std::string> CheckPodNetwork(const pod::Pod& pod, network::NetworkMode mode,
+                                           bool sandbox);
+
+// --cni-bin-dir's default, whose existence makes cni the default mode.
+inline constexpr const char* kDefaultCniBinDirs = "/usr/lib/cni:/opt/cni/bin";
 
 // "10s", "1.5s", "500ms", "5m", "2h", or a plain number of seconds.
 Result<Duration> ParseDuration(std::string_view text);

@@ -37,6 +37,7 @@ PodLine SummarizePodJson(const nlohmann::json& pod, WallTime now) {
   auto created = ParseRfc3339(meta.value("creationTimestamp", ""));
   line.age = created ? pod::HumanDuration(now - *created) : "-";
   line.node = pod.value("spec", nlohmann::json::object()).value("nodeName", "-");
+  line.ip = pod.value("status", nlohmann::json::object()).value("podIP", "<none>");
 
   auto add = [&](const std::vector<pod::ContainerStatus>& list, bool init_list) {
     for (const auto& c : list) {

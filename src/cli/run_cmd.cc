@@ -17,6 +17,7 @@
 #include "common/signal_names.h"
 #include "oci/image.h"
 #include "oci/image_cache.h"
+#include "network/pod_network.h"
 #include "oci/runtime_locator.h"
 #include "pod/quantity.h"
 #include "pod/resources.h"
@@ -46,6 +47,10 @@ struct RunOptions {
   std::string sandbox = "auto";
   std::string log_max_size = "10Mi";
   int log_max_files = supervisor::kDefaultLogMaxFiles;
+  std::string network;  // "": the default (network::DefaultNetworkMode)
+  std::string cni_conf_dir = "/etc/cni/net.d";
+  std::string cni_bin_dir = kDefaultCniBinDirs;
+  std::optional<std::string> cni_network;
 };
 
 void ConfigureLogging(const RunOptions& opts) {
@@ -185,6 +190,20 @@ int RunPod(RunOptions opts) {
     spdlog::warn("not root: the pod shares the host's network, IPC and UTS namespaces and "
                  "containers write into their image rootfs");
   }
+  supervisor::PodNetworkOptions network;
+  network.conf_dir = opts.cni_conf_dir;
+  network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
+  network.network_name = opts.cni_network;
+  network.mode = opts.network.empty()
+                     ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
+                     : *network::ParseNetworkMode(opts.network);
+  if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
+    std::fprintf(stderr, "podvisor: %s\n", refused->c_str());
+    return kExitUsage;
+  }
+  // --network host is hostNetwork: true for every pod (the host's network
+  // and UTS namespaces, the host's /etc/hosts, podIP = hostIP).
+  if (network.mode == network::NetworkMode::kHost) pod.spec.host_network = true;
 
   // S10.3: the supervisor is the last thing the OOM killer should pick.
   if (std::ofstream adj("/proc/self/oom_score_adj"); adj) {
@@ -215,8 +234,10 @@ int RunPod(RunOptions opts) {
   ex.image_cache_dir = image_options.cache_dir;
   ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
   ex.runtime_timeout = *runtime_timeout;
-  spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
-               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
+  ex.network = network;
+  spdlog::info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
+               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
+               pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
@@ -282,6 +303,18 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                   "auto (own namespaces when root), namespaces, or none (the host's)")
       ->check(CLI::IsMember({"auto", "namespaces", "none"}))
       ->capture_default_str();
+  cmd->add_option("--network", opts->network,
+                  "cni, host or none (default: cni as root with the namespaces sandbox and a "
+                  "CNI plugin directory, else none)")
+      ->check(CLI::IsMember({"cni", "host", "none"}));
+  cmd->add_option("--cni-conf-dir", opts->cni_conf_dir,
+                  "CNI network configurations (.conflist, .conf, .json)")
+      ->capture_default_str();
+  cmd->add_option("--cni-bin-dir", opts->cni_bin_dir, "CNI plugin directories, colon-separated")
+      ->capture_default_str();
+  cmd->add_option("--cni-network", opts->cni_network,
+                  "the CNI network to join by name (default: the first configuration by file "
+                  "name, else podvisor's own)");
   cmd->callback([opts, &exit_code] { exit_code = RunPod(*opts); });
 }
 

@@ -69,13 +69,14 @@ Result<std::string> Render(const nlohmann::json& record, const std::string& outp
   if (output.starts_with("jsonpath=")) return EvaluateJsonPath(output.substr(9), record);
   const PodLine line = SummarizePodJson(record, std::chrono::system_clock::now());
   const bool wide = output == "wide";
-  // kubectl get pod's line; -o wide adds the node, as kubectl's does.
+  // kubectl get pod's line; -o wide adds the pod IP and the node, as
+  // kubectl's does.
   std::vector<std::vector<std::string>> pod_rows{
       {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
       {line.name, line.ready, line.status, line.restarts, line.age}};
   if (wide) {
-    pod_rows[0].push_back("NODE");
-    pod_rows[1].push_back(line.node);
+    pod_rows[0].insert(pod_rows[0].end(), {"IP", "NODE"});
+    pod_rows[1].insert(pod_rows[1].end(), {line.ip, line.node});
   }
   std::string table = FormatTable(pod_rows);
   if (!first) return table.substr(table.find('\n') + 1);

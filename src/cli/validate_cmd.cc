@@ -1,5 +1,7 @@
 // `podvisor validate BUNDLE|MANIFEST`: every problem of the pod, one per
 // line in kubectl's form, without starting anything.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -14,6 +16,7 @@ struct ValidateOptions {
   std::string path;
   bool skip_images = false;
   bool quiet = false;
+  std::string network;  // "": run's default on this host
 };
 
 std::string Plural(std::size_t n, const char* one, const char* many) {
@@ -24,6 +27,18 @@ int RunValidate(const ValidateOptions& opts) {
   LoadedPod loaded = LoadPod(opts.path, !opts.skip_images);
   if (!loaded.ok()) return loaded.exit_code;
   const pod::Pod& pod = loaded.pod;
+  // What `run --network` would refuse; its default as `run` computes it
+  // (root with the namespaces sandbox, which is --sandbox auto for root).
+  bool root = ::geteuid() == 0;
+  network::NetworkMode mode =
+      opts.network.empty()
+          ? network::DefaultNetworkMode(root, root, network::SplitPathList(kDefaultCniBinDirs))
+          : *network::ParseNetworkMode(opts.network);
+  if (auto refused = CheckPodNetwork(pod, mode, /*sandbox=*/true)) {
+    std::fprintf(stderr, "%s (with --network %s)\n", refused->c_str(),
+                 network::NetworkModeName(mode));
+    return kExitUsage;
+  }
   if (!opts.quiet) {
     std::size_t sidecars = 0;
     for (const auto& c : pod.spec.init_containers) sidecars += pod::IsSidecar(c) ? 1 : 0;
@@ -49,6 +64,9 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-images", opts->skip_images,
                 "do not check that each container's image directory exists");
   cmd->add_flag("-q,--quiet", opts->quiet, "print nothing when the pod is valid");
+  cmd->add_option("--network", opts->network,
+                  "check against run --network cni, host or none (default: run's default here)")
+      ->check(CLI::IsMember({"cni", "host", "none"}));
   cmd->callback([opts, &exit_code] { exit_code = RunValidate(*opts); });
 }
 

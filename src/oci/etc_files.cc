@@ -64,4 +64,12 @@ Status WritePodEtcFiles(const PodLayout& layout, std::string_view hostname, bool
   return WriteFile(layout.ResolvConfFile(), *resolv);
 }
 
+Status WritePodEtcFiles(const PodLayout& layout, std::string_view hostname, std::string_view hosts,
+                        std::string_view resolv_conf) {
+  if (Status s = MakeDirs(layout.EtcDir(), 0755); !s) return s;
+  if (Status s = WriteFile(layout.HostsFile(), std::string(hosts)); !s) return s;
+  if (Status s = WriteFile(layout.HostnameFile(), std::string(hostname) + "\n"); !s) return s;
+  return WriteFile(layout.ResolvConfFile(), std::string(resolv_conf));
+}
+
 }  // namespace podvisor::oci

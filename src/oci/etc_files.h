@@ -30,4 +30,10 @@ struct HostEtcFiles {
 Status WritePodEtcFiles(const PodLayout& layout, std::string_view hostname, bool host_network,
                         const HostEtcFiles& host = {});
 
+// Writes the three files with contents formed by the caller: the
+// supervisor forms hosts and resolv.conf from the pod's addresses and DNS
+// policy (network/hosts.h, network/dns.h).
+Status WritePodEtcFiles(const PodLayout& layout, std::string_view hostname, std::string_view hosts,
+                        std::string_view resolv_conf);
+
 }  // namespace podvisor::oci

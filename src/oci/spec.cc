@@ -16,23 +16,6 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxHostnameLength = 63;
 
-// Container fields a single-node supervisor cannot honour, refused here
-// rather than silently dropped.
-Status CheckUnsupportedFields(const pod::Pod& pod, const pod::Container& container,
-                              const std::string& field) {
-  if (!pod.spec.host_network) {
-    for (std::size_t i = 0; i < container.ports.size(); ++i) {
-      const auto& p = container.ports[i];
-      if (p.host_port && *p.host_port != 0) {
-        return Error(field + ".ports[" + std::to_string(i) +
-                     "].hostPort: podvisor does not forward ports into the pod network; use "
-                     "hostNetwork: true");
-      }
-    }
-  }
-  return Ok();
-}
-
 }  // namespace
 
 std::string ContainerFieldPath(const pod::Pod& pod, const pod::Container& container) {
@@ -49,11 +32,21 @@ std::string ContainerFieldPath(const pod::Pod& pod, const pod::Container& contai
 
 std::string PodHostname(const pod::Pod& pod, const std::string& node_hostname) {
   if (pod.spec.host_network) return node_hostname;
-  if (!pod.spec.hostname.empty()) return pod.spec.hostname;
-  std::string name = pod.metadata.name;
-  if (name.size() > kMaxHostnameLength) {
-    name.resize(kMaxHostnameLength);
-    while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  std::string name = pod.spec.hostname;
+  if (name.empty()) {
+    name = pod.metadata.name;
+    if (name.size() > kMaxHostnameLength) {
+      name.resize(kMaxHostnameLength);
+      while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+    }
+  }
+  // setHostnameAsFQDN: the kernel hostname is the pod's FQDN (the cluster
+  // domain as network/hosts.h gives it; validation bounds its length).
+  if (pod.spec.set_hostname_as_fqdn.value_or(false) && !pod.spec.subdomain.empty()) {
+    name += "." + pod.spec.subdomain + "." +
+            (pod.metadata.namespace_name.empty() ? std::string("default")
+                                                 : pod.metadata.namespace_name) +
+            ".svc.cluster.local";
   }
   return name;
 }
@@ -81,7 +74,6 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
                             /*capabilities=*/{}};
   ctx.privileged = IsPrivileged(container);
   ctx.read_only_root = HasReadOnlyRoot(container);
-  if (Status s = CheckUnsupportedFields(pod, container, field); !s) return s.take_error();
   if (input.root_path.empty()) return Error(field + ": no root path given for the container");
 
   const std::vector<std::string> available =

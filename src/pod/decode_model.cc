@@ -15,7 +15,6 @@ namespace {
 constexpr std::string_view kNoScheduler = "ignored: podvisor runs a single pod without a scheduler";
 constexpr std::string_view kNoApiServer =
     "ignored: podvisor has no API server (no service accounts, secrets or services)";
-constexpr std::string_view kNoDns = "ignored: podvisor does not manage the pod's DNS";
 constexpr std::string_view kSetByServer = "ignored: set by the API server, not by a manifest";
 constexpr std::string_view kNotSupported = "ignored: not supported by podvisor";
 
@@ -53,10 +52,6 @@ constexpr IgnoredField kPodSpecIgnored[] = {
     {"imagePullSecrets", "ignored: podvisor runs images from the bundle and pulls nothing"},
     {"enableServiceLinks", kNoApiServer},
     {"resourceClaims", "ignored: podvisor has no dynamic resource allocation"},
-    {"dnsPolicy", kNoDns},
-    {"dnsConfig", kNoDns},
-    {"hostAliases", kNoDns},
-    {"setHostnameAsFQDN", kNoDns},
     {"runtimeClassName", "ignored: podvisor's runtime is chosen with --runtime"},
     {"os", kNotSupported},
     {"hostUsers", "ignored: podvisor does not use user namespaces"},
@@ -206,8 +201,26 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
                 Field("hostIPC", &S::host_ipc), Field("hostPID", &S::host_pid),
                 Field("shareProcessNamespace", &S::share_process_namespace),
                 Field("hostname", &S::hostname), Field("subdomain", &S::subdomain),
+                Field("dnsPolicy", &S::dns_policy), Field("dnsConfig", &S::dns_config),
+                Field("hostAliases", &S::host_aliases),
+                Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn),
                 Field("overhead", &S::overhead), Field("readinessGates", &S::readiness_gates),
                 Field("securityContext", &S::security_context));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, PodDNSConfig& dns) {
+  return Struct(v, path, dns, {}, Field("nameservers", &PodDNSConfig::nameservers),
+                Field("searches", &PodDNSConfig::searches), Field("options", &PodDNSConfig::options));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, PodDNSConfigOption& option) {
+  return Struct(v, path, option, {}, Field("name", &PodDNSConfigOption::name),
+                Field("value", &PodDNSConfigOption::value));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, HostAlias& alias) {
+  return Struct(v, path, alias, {}, Field("ip", &HostAlias::ip),
+                Field("hostnames", &HostAlias::hostnames));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, PodReadinessGate& gate) {

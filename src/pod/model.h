@@ -263,6 +263,28 @@ struct PodReadinessGate {
   friend bool operator==(const PodReadinessGate&, const PodReadinessGate&) = default;
 };
 
+// spec.dnsConfig (docs/INTERFACE.md "Networking"): merged into the pod's
+// resolv.conf by the kubelet's rules (network/dns.h).
+struct PodDNSConfigOption {
+  std::string name;
+  std::optional<std::string> value;
+  friend bool operator==(const PodDNSConfigOption&, const PodDNSConfigOption&) = default;
+};
+
+struct PodDNSConfig {
+  std::vector<std::string> nameservers;
+  std::vector<std::string> searches;
+  std::vector<PodDNSConfigOption> options;
+  friend bool operator==(const PodDNSConfig&, const PodDNSConfig&) = default;
+};
+
+// spec.hostAliases: extra /etc/hosts lines.
+struct HostAlias {
+  std::string ip;
+  std::vector<std::string> hostnames;
+  friend bool operator==(const HostAlias&, const HostAlias&) = default;
+};
+
 struct PodSpec {
   std::vector<Container> init_containers;
   std::vector<Container> containers;
@@ -276,6 +298,11 @@ struct PodSpec {
   std::optional<bool> share_process_namespace;
   std::string hostname;
   std::string subdomain;
+  // "" means the API server's default, ClusterFirst.
+  std::string dns_policy;
+  std::optional<PodDNSConfig> dns_config;
+  std::vector<HostAlias> host_aliases;
+  std::optional<bool> set_hostname_as_fqdn;
   ResourceList overhead;
   std::vector<PodReadinessGate> readiness_gates;
   std::optional<PodSecurityContext> security_context;

@@ -226,7 +226,6 @@ status:
           "spec.schedulerName: " + scheduler,
           "spec.serviceAccountName: ignored: podvisor has no API server (no service accounts, "
           "secrets or services)",
-          "spec.dnsPolicy: ignored: podvisor does not manage the pod's DNS",
           "spec.containers[0].envFrom: ignored: podvisor has no ConfigMaps or Secrets to read "
           "variables from",
           "spec.containers[0].securityContext.seLinuxOptions: ignored: not supported by podvisor",

@@ -45,6 +45,9 @@ json ToJsonValue(const EmptyDirVolumeSource& e);
 json ToJsonValue(const HostPathVolumeSource& h);
 json ToJsonValue(const Volume& v);
 json ToJsonValue(const PodReadinessGate& g);
+json ToJsonValue(const PodDNSConfig& d);
+json ToJsonValue(const PodDNSConfigOption& o);
+json ToJsonValue(const HostAlias& a);
 
 void SetIfNotEmpty(json& out, const char* key, const std::string& value) {
   if (!value.empty()) out[key] = value;
@@ -258,6 +261,26 @@ json ToJsonValue(const PodReadinessGate& g) {
   return {{"conditionType", g.condition_type}};
 }
 
+json ToJsonValue(const PodDNSConfigOption& o) {
+  json out = {{"name", o.name}};
+  SetIfPresent(out, "value", o.value);
+  return out;
+}
+
+json ToJsonValue(const PodDNSConfig& d) {
+  json out = json::object();
+  SetIfNotEmpty(out, "nameservers", d.nameservers);
+  SetIfNotEmpty(out, "searches", d.searches);
+  SetIfNotEmpty(out, "options", d.options);
+  return out;
+}
+
+json ToJsonValue(const HostAlias& a) {
+  json out = {{"ip", a.ip}};
+  SetIfNotEmpty(out, "hostnames", a.hostnames);
+  return out;
+}
+
 }  // namespace
 
 json ToJson(const Quantity& q) {
@@ -316,6 +339,10 @@ json ToJson(const PodSpec& spec) {
   SetIfPresent(out, "shareProcessNamespace", spec.share_process_namespace);
   SetIfNotEmpty(out, "hostname", spec.hostname);
   SetIfNotEmpty(out, "subdomain", spec.subdomain);
+  SetIfNotEmpty(out, "dnsPolicy", spec.dns_policy);
+  SetIfPresent(out, "dnsConfig", spec.dns_config);
+  SetIfNotEmpty(out, "hostAliases", spec.host_aliases);
+  SetIfPresent(out, "setHostnameAsFQDN", spec.set_hostname_as_fqdn);
   if (!spec.overhead.empty()) out["overhead"] = ToJson(spec.overhead);
   SetIfNotEmpty(out, "readinessGates", spec.readiness_gates);
   SetIfPresent(out, "securityContext", spec.security_context);

@@ -1,5 +1,7 @@
 #include "pod/status.h"
 
+#include <tuple>
+
 namespace podvisor::pod {
 
 namespace {
@@ -121,6 +123,16 @@ json PodStatusToJson(const PodStatus& status) {
     json conditions = json::array();
     for (const PodCondition& c : status.conditions) conditions.push_back(ConditionToJson(c));
     j["conditions"] = std::move(conditions);
+  }
+  // The API's shape: the first address alone, then all as [{"ip": ...}].
+  for (const auto& [ips, one, all] :
+       {std::tuple{&status.host_ips, "hostIP", "hostIPs"},
+        std::tuple{&status.pod_ips, "podIP", "podIPs"}}) {
+    if (ips->empty()) continue;
+    j[one] = ips->front();
+    json list = json::array();
+    for (const std::string& ip : *ips) list.push_back({{"ip", ip}});
+    j[all] = std::move(list);
   }
   if (status.start_time) j["startTime"] = Rfc3339(*status.start_time);
   PutIfNotEmpty(j, "qosClass", status.qos_class);

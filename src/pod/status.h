@@ -102,6 +102,11 @@ struct PodStatus {
   // a stop request, as the API server does on deletion (request time plus
   // the grace period).
   std::optional<WallTime> deletion_timestamp;
+  // status.hostIP(s) and podIP(s): the host's primary address, and the
+  // pod's own from its network (the host's under hostNetwork); empty
+  // when the pod has none (--network none).
+  std::vector<std::string> host_ips;
+  std::vector<std::string> pod_ips;
 
   const PodCondition* FindCondition(std::string_view type) const;
   friend bool operator==(const PodStatus&, const PodStatus&) = default;

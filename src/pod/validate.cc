@@ -18,6 +18,8 @@
 // this file (pod-level fields, volumes, host ports, the entry points).
 #include "pod/validate.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <set>
 #include <system_error>
@@ -49,6 +51,7 @@ FieldErrors Validator::Run() {
     Add(Required("spec.containers", "a container without lifecycle.type Sidecar"));
   }
   CheckHostPorts();
+  CheckDns();
 
   if (spec.termination_grace_period_seconds && *spec.termination_grace_period_seconds < 0) {
     Add(Invalid("spec.terminationGracePeriodSeconds", N(*spec.termination_grace_period_seconds),
@@ -192,6 +195,86 @@ void Validator::CheckContainers(const std::vector<Container>& list, const std::s
     }
     Role role = !init ? Role::kRegular : IsSidecar(c) ? Role::kSidecar : Role::kInit;
     CheckContainer(c, cpath, role);
+  }
+}
+
+// The API server's DNS rules (ValidatePodDNSConfig, validateHostAliases),
+// with the limits of Kubernetes 1.28+ (ExpandedDNSConfig).
+void Validator::CheckDns() {
+  const PodSpec& spec = pod_.spec;
+  static constexpr const char* kPolicies[] = {"ClusterFirst", "ClusterFirstWithHostNet",
+                                              "Default", "None"};
+  if (!spec.dns_policy.empty() &&
+      std::find(std::begin(kPolicies), std::end(kPolicies), spec.dns_policy) ==
+          std::end(kPolicies)) {
+    Add(Unsupported("spec.dnsPolicy", Q(spec.dns_policy),
+                    {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}));
+  }
+  auto is_ip = [](const std::string& ip) {
+    unsigned char buf[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, ip.c_str(), buf) == 1 ||
+           ::inet_pton(AF_INET6, ip.c_str(), buf) == 1;
+  };
+  if (spec.dns_policy == "None") {
+    if (!spec.dns_config) {
+      Add(Required("spec.dnsConfig", "must provide `dnsConfig` when `dnsPolicy` is None"));
+    } else if (spec.dns_config->nameservers.empty()) {
+      Add(Required("spec.dnsConfig.nameservers",
+                   "must provide at least one DNS nameserver when `dnsPolicy` is None"));
+    }
+  }
+  if (spec.dns_config) {
+    const PodDNSConfig& dns = *spec.dns_config;
+    if (dns.nameservers.size() > 3) {
+      Add(Invalid("spec.dnsConfig.nameservers", "", "must not have more than 3 nameservers"));
+    }
+    for (std::size_t i = 0; i < dns.nameservers.size(); ++i) {
+      if (!is_ip(dns.nameservers[i])) {
+        Add(Invalid(Idx("spec.dnsConfig.nameservers", i), Q(dns.nameservers[i]),
+                    "must be a valid IP address"));
+      }
+    }
+    if (dns.searches.size() > 32) {
+      Add(Invalid("spec.dnsConfig.searches", "", "must not have more than 32 search paths"));
+    }
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < dns.searches.size(); ++i) {
+      chars += dns.searches[i].size() + (i ? 1 : 0);
+      std::string domain = dns.searches[i];
+      if (domain.size() > 1 && domain.back() == '.') domain.pop_back();
+      AddEach(Idx("spec.dnsConfig.searches", i), Q(dns.searches[i]),
+              Dns1123SubdomainMessages(domain));
+    }
+    if (chars > 2048) {
+      Add(Invalid("spec.dnsConfig.searches", "",
+                  "must not have more than 2048 characters (including spaces) in the search list"));
+    }
+    for (std::size_t i = 0; i < dns.options.size(); ++i) {
+      if (dns.options[i].name.empty()) {
+        Add(Required(Idx("spec.dnsConfig.options", i), "Option.Name must not be empty"));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < spec.host_aliases.size(); ++i) {
+    const HostAlias& alias = spec.host_aliases[i];
+    std::string path = Idx("spec.hostAliases", i);
+    if (!is_ip(alias.ip)) Add(Invalid(path + ".ip", Q(alias.ip), "must be valid IP address"));
+    for (std::size_t j = 0; j < alias.hostnames.size(); ++j) {
+      AddEach(Idx(path + ".hostnames", j), Q(alias.hostnames[j]),
+              Dns1123SubdomainMessages(alias.hostnames[j]));
+    }
+  }
+  // The kubelet refuses a FQDN longer than the kernel's 64-byte hostname.
+  if (spec.set_hostname_as_fqdn.value_or(false) && !spec.subdomain.empty()) {
+    std::string host = spec.hostname.empty() ? pod_.metadata.name : spec.hostname;
+    std::string fqdn = host + "." + spec.subdomain + "." +
+                       (pod_.metadata.namespace_name.empty() ? std::string("default")
+                                                             : pod_.metadata.namespace_name) +
+                       ".svc.cluster.local";
+    if (fqdn.size() > 64) {
+      Add(Invalid("spec.setHostnameAsFQDN", "true",
+                  "the pod's FQDN " + Q(fqdn) + " is longer than 64 characters"));
+    }
   }
 }
 

@@ -100,6 +100,7 @@ class Validator {
   void CheckVolumes();
   void CheckContainers(const std::vector<Container>& list, const std::string& path, bool init);
   void CheckHostPorts();
+  void CheckDns();
 
   // validate_container.cc
   void CheckContainer(const Container& c, const std::string& path, Role role);

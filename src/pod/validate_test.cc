@@ -390,3 +390,82 @@ TEST(ValidatePod, ReportsEveryProblem) {
 
 }  // namespace
 }  // namespace podvisor::pod
+
+namespace podvisor::pod {
+namespace {
+
+using namespace test_util;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(ValidatePod, DnsFieldsDecodeAndRoundTrip) {
+  Pod pod = ParseClean(R"(
+  dnsPolicy: None
+  dnsConfig:
+    nameservers: [192.0.2.53]
+    searches: [corp.example]
+    options: [{name: ndots, value: "2"}, {name: edns0}]
+  hostAliases: [{ip: 192.0.2.9, hostnames: [db, db.local]}]
+  hostname: web
+  subdomain: shop
+  setHostnameAsFQDN: true
+  containers: [{name: c, image: busybox}]
+)");
+  EXPECT_EQ(pod.spec.dns_policy, "None");
+  ASSERT_TRUE(pod.spec.dns_config);
+  EXPECT_THAT(pod.spec.dns_config->nameservers, ElementsAre("192.0.2.53"));
+  ASSERT_EQ(pod.spec.dns_config->options.size(), 2u);
+  EXPECT_EQ(pod.spec.dns_config->options[0].value, "2");
+  EXPECT_EQ(pod.spec.dns_config->options[1].value, std::nullopt);
+  ASSERT_EQ(pod.spec.host_aliases.size(), 1u);
+  EXPECT_THAT(pod.spec.host_aliases[0].hostnames, ElementsAre("db", "db.local"));
+  EXPECT_EQ(pod.spec.set_hostname_as_fqdn, true);
+  EXPECT_THAT(Check(pod), IsEmpty());
+}
+
+TEST(ValidatePod, DnsRules) {
+  Pod pod = MinimalPod();
+  pod.spec.dns_policy = "Cluster";
+  pod.spec.host_aliases = {{"not-an-ip", {"Bad_Name"}}};
+  auto lines = Check(pod);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "spec.dnsPolicy: Unsupported value: \"Cluster\": supported values: \"ClusterFirst\", "
+            "\"ClusterFirstWithHostNet\", \"Default\", \"None\"");
+  EXPECT_EQ(lines[1], "spec.hostAliases[0].ip: Invalid value: \"not-an-ip\": must be valid IP address");
+  EXPECT_THAT(lines[2], ::testing::StartsWith("spec.hostAliases[0].hostnames[0]: Invalid value: "
+                                              "\"Bad_Name\": a lowercase RFC 1123 subdomain"));
+
+  Pod none = MinimalPod();
+  none.spec.dns_policy = "None";
+  EXPECT_THAT(Check(none), ElementsAre("spec.dnsConfig: Required value: must provide `dnsConfig` "
+                                       "when `dnsPolicy` is None"));
+  none.spec.dns_config = PodDNSConfig{};
+  none.spec.dns_config->options = {{"", std::nullopt}};
+  EXPECT_THAT(Check(none),
+              ElementsAre("spec.dnsConfig.nameservers: Required value: must provide at least one "
+                          "DNS nameserver when `dnsPolicy` is None",
+                          "spec.dnsConfig.options[0]: Required value: Option.Name must not be "
+                          "empty"));
+  none.spec.dns_config->options.clear();
+  none.spec.dns_config->nameservers = {"1.1.1.1", "1.1.1.2", "1.1.1.3", "x"};
+  EXPECT_THAT(Check(none),
+              ElementsAre("spec.dnsConfig.nameservers: Invalid value: must not have more "
+                          "than 3 nameservers",
+                          "spec.dnsConfig.nameservers[3]: Invalid value: \"x\": must be a valid IP "
+                          "address"));
+}
+
+TEST(ValidatePod, FqdnHostnameMustFit64) {
+  Pod pod = MinimalPod();
+  pod.spec.hostname = std::string(40, 'h');
+  pod.spec.subdomain = "sub";
+  pod.spec.set_hostname_as_fqdn = true;
+  auto lines = Check(pod);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("spec.setHostnameAsFQDN: Invalid value: true: the "
+                                             "pod's FQDN"));
+}
+
+}  // namespace
+}  // namespace podvisor::pod

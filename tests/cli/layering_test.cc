@@ -26,6 +26,7 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
       {"signals", {"common"}},
       {"cgroups", {"common", "pod"}},
       {"oci", {"common", "pod"}},
+      {"network", {"common", "signals"}},
       // The pure core: the pod model and plain values, nothing that acts.
       {"supervisor/lifecycle", {"common", "pod"}},
       {"supervisor/loop", {"common"}},
@@ -34,12 +35,13 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
       {"supervisor/control", {"common", "pod", "supervisor/loop"}},
       {"supervisor/sandbox", {"common", "signals"}},
       {"supervisor/executor",
-       {"common", "pod", "signals", "cgroups", "oci", "supervisor/lifecycle", "supervisor/loop",
-        "supervisor/probes", "supervisor/logs", "supervisor/control", "supervisor/sandbox"}},
+       {"common", "pod", "signals", "cgroups", "oci", "network", "supervisor/lifecycle",
+        "supervisor/loop", "supervisor/probes", "supervisor/logs", "supervisor/control",
+        "supervisor/sandbox"}},
       {"cli",
-       {"common", "pod", "signals", "cgroups", "oci", "supervisor/lifecycle", "supervisor/loop",
-        "supervisor/probes", "supervisor/logs", "supervisor/control", "supervisor/sandbox",
-        "supervisor/executor"}},
+       {"common", "pod", "signals", "cgroups", "oci", "network", "supervisor/lifecycle",
+        "supervisor/loop", "supervisor/probes", "supervisor/logs", "supervisor/control",
+        "supervisor/sandbox", "supervisor/executor"}},
   };
   return allowed;
 }
@@ -104,8 +106,8 @@ TEST(Layering, IncludesPointOneWay) {
         if (included.empty() || included == folder) continue;
         ++checked;
         EXPECT_TRUE(allowed.count(included))
-            << "src/" << folder << "/" << e.path().filename().string() << ":" << n << ": "
-            << line << ": src/" << folder << " may not include from src/" << included;
+            << "src/" << folder << "/" << e.path().filename().string() << ":" << n << ": " << line
+            << ": src/" << folder << " may not include from src/" << included;
       }
     }
   }

@@ -61,6 +61,29 @@ TEST_F(ValidateCli, ValidBundleExitsZero) {
   EXPECT_EQ(r.err, "");
 }
 
+// What `run --network` would refuse, `validate --network` reports too.
+TEST_F(ValidateCli, HostPortNeedsAPodNetwork) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+    - name: app
+      image: busybox
+      ports: [{containerPort: 80, hostPort: 8080}]
+)");
+  auto none = RunCommand({Podvisor(), "validate", "--network", "none", bundle_.string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err,
+            "container app: hostPort 8080 needs a pod network: run with --network cni (or "
+            "hostNetwork: true) (with --network none)\n");
+  auto host = RunCommand({Podvisor(), "validate", "--network", "host", bundle_.string()});
+  EXPECT_EQ(host.exit_code, 2);
+  EXPECT_THAT(host.err, HasSubstr("differs from containerPort 80"));
+  auto cni = RunCommand({Podvisor(), "validate", "--network", "cni", bundle_.string()});
+  EXPECT_EQ(cni.exit_code, 0) << cni.err;
+}
+
 TEST_F(ValidateCli, ManifestFileUsesItsDirectoryAsTheBundle) {
   WriteManifest("pod.yaml", kValidPod);
   auto r = RunCommand({Podvisor(), "validate", (bundle_ / "pod.yaml").string()});

@@ -321,6 +321,12 @@ void E2eTest::StartRun(const std::vector<std::string>& extra_args,
   }
   for (const auto& a : tier_.extra_run_args) argv.push_back(a);
   for (const auto& a : extra_args) argv.push_back(a);
+  // As root the default network is cni, which would make a bridge and
+  // iptables rules on this host: only a test that asks for a network gets
+  // one (tests/e2e/runc_network_test.cc, with a test-only configuration).
+  bool network_given = false;
+  for (const auto& a : argv) network_given |= a.rfind("--network", 0) == 0;
+  if (!network_given) argv.insert(argv.end(), {"--network", "none"});
   argv.push_back(bundle_.string());
 
   std::vector<std::string> env;

@@ -58,6 +58,7 @@ nlohmann::json Executor::SummaryJson() const {
                         {"restarts", summary.RestartsColumn(now)},
                         {"age", pod::HumanDuration(now - created_at_)},
                         {"node", options_.node_hostname},
+                        {"ip", pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()},
                         {"phase", std::string(pod::PodPhaseName(status.phase))},
                         {"containers", nlohmann::json::array()}};
   auto add = [&](const std::vector<pod::ContainerStatus>& list, bool init_list) {

@@ -135,6 +135,9 @@ Status Executor::Setup() {
     if (!sandbox) return sandbox.take_error();
     sandbox_.emplace(std::move(*sandbox));
   }
+  // The pod's address exists before any container does (docs/INTERFACE.md
+  // "Networking"); a network that cannot be set up fails the run here.
+  if (auto s = SetupNetwork(); !s) return s;
 
   auto events = EventRecorder::Open(options_.state_dir / "events.jsonl");
   if (!events) return events.take_error();
@@ -154,11 +157,7 @@ Status Executor::Setup() {
       if (auto s = oci::PrepareSubPaths(pod_, c, layout_.VolumesDir()); !s) return s;
     }
   }
-  if (auto s = oci::WritePodEtcFiles(layout_, oci::PodHostname(pod_, options_.node_hostname),
-                                     pod_.spec.host_network);
-      !s) {
-    return s;
-  }
+  if (auto s = WriteEtcFiles(); !s) return s;
   // The pod's own /dev/shm only makes sense in its own IPC namespace, and
   // mounting it needs privileges.
   if (sandbox_ && sandbox_->ipc_ns()) {
@@ -350,6 +349,9 @@ void Executor::Cleanup() {
   instances_.clear();
   current_.clear();
   control_.reset();
+  // DEL while the namespace still exists, so bridge removes the veth
+  // itself, and before CleanupPod removes the saved attachment's directory.
+  TeardownNetwork();
   if (sandbox_) sandbox_->Destroy();
   sandbox_.reset();
   // Volumes, /etc files, bundles and the runtime root go; the kept record

@@ -30,6 +30,8 @@
 #include "cgroups/mode.h"
 #include "cgroups/pod_cgroup.h"
 #include "common/fd.h"
+#include "network/attachment.h"
+#include "network/pod_network.h"
 #include "oci/image.h"
 #include "oci/layout.h"
 #include "oci/runtime_cli.h"
@@ -49,6 +51,23 @@
 #include "supervisor/control/sd_notify.h"
 
 namespace podvisor::supervisor {
+
+// `run --network` and the CNI options (docs/INTERFACE.md "Networking").
+struct PodNetworkOptions {
+  network::NetworkMode mode = network::NetworkMode::kNone;
+  std::filesystem::path conf_dir = "/etc/cni/net.d";
+  std::vector<std::filesystem::path> bin_dirs = {"/usr/lib/cni", "/opt/cni/bin"};
+  std::optional<std::string> network_name;  // --cni-network; unset: the first by file name
+  // The built-in default network's conflist (net.d/) and host-local state
+  // (networks/): one place per host, so that pods of every --state-dir
+  // share one address range without clashing.
+  std::filesystem::path default_dir = "/run/podvisor/cni";
+  Duration plugin_timeout = network::kDefaultPluginTimeout;
+};
+
+// The pod's hostPorts as portmap's portMappings: those of the regular
+// containers and the sidecars, which run for the pod's whole life.
+std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod);
 
 struct ExecutorOptions {
   std::filesystem::path bundle;
@@ -70,6 +89,7 @@ struct ExecutorOptions {
   // The bound on each create/start/delete call (runtime_timeout.h); zero:
   // unbounded.
   Duration runtime_timeout = kDefaultRuntimeTimeout;
+  PodNetworkOptions network;
 };
 
 // The pod's kept record in its state dir (record.cc).
@@ -111,6 +131,13 @@ class Executor {
   void Cleanup();
   Now CurrentTime() const;
   std::string RuntimeId(std::string_view container, int instance) const;
+
+  // network.cc: the CNI attachment (ADD after the sandbox, DEL at the
+  // end) and the /etc files that depend on the pod's address and DNS.
+  Status SetupNetwork();
+  void TeardownNetwork();
+  Status WriteEtcFiles();
+  std::filesystem::path NetworkStateFile() const;
 
   // cgroups.cc: the pod cgroup (S10.4) and OOM kills (S9.5).
   Status SetupPodCgroup();
@@ -187,6 +214,9 @@ class Executor {
   std::vector<Fd> image_locks_;  // shared locks on the cache entries in use
   std::map<std::string, std::string> image_ids_;  // by container: the status' imageID
   std::optional<Sandbox> sandbox_;
+  std::optional<network::Attachment> network_;  // attached through CNI
+  std::vector<std::string> pod_ips_;   // status.podIPs
+  std::vector<std::string> host_ips_;  // status.hostIPs
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
   signals::Reaper reaper_;
   std::optional<signals::SignalFd> signal_fd_;

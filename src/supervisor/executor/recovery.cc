@@ -2,7 +2,9 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 
 #include "cgroups/cleanup.h"
 #include "common/fd.h"
+#include "network/attachment.h"
 #include "oci/mounts.h"
 #include "oci/volumes.h"
 #include "signals/pidfd.h"
@@ -114,7 +117,8 @@ int RemoveCgroupTree(const fs::path& dir) {
 std::string RecoveryReport::ToString() const {
   return std::to_string(containers_deleted) + " container(s) deleted, " +
          std::to_string(mounts_removed) + " mount(s) removed, " + std::to_string(processes_killed) +
-         " stray process(es) killed, " + std::to_string(cgroups_removed) + " cgroup(s) removed";
+         " stray process(es) killed, " + std::to_string(cgroups_removed) + " cgroup(s) removed" +
+         (network_detached ? ", network detached" : "");
 }
 
 Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
@@ -142,6 +146,29 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
       return s.take_error().Wrap("deleting container " + id + " left by a previous supervisor");
     }
     ++report.containers_deleted;
+  }
+
+  // The network after the containers (nothing uses the address any more)
+  // and before CleanupPod, which would take the saved attachment along.
+  fs::path network_file = layout.dir() / "network.json";
+  auto attachment = network::LoadAttachment(network_file);
+  if (!attachment) return attachment.take_error().Wrap("reading the network left by a previous supervisor");
+  if (attachment->has_value()) {
+    network::Attachment& a = **attachment;
+    // The namespace is pinned under the pod's directory (network.cc), so
+    // it survived its holder and DEL can clean inside it. Anything else
+    // (no longer a namespace, or a path outside the pod) is not trusted:
+    // CNI allows DEL without a namespace.
+    struct statfs fs_info {};
+    bool pinned = fs::path(a.params.netns).parent_path() == layout.NamespaceDir() &&
+                  ::statfs(a.params.netns.c_str(), &fs_info) == 0 &&
+                  fs_info.f_type == static_cast<decltype(fs_info.f_type)>(NSFS_MAGIC);
+    if (!pinned) a.params.netns.clear();
+    spdlog::info("recovery: detaching the pod from CNI network {}", a.network.name);
+    if (auto s = network::Detach(a, network_file); !s) {
+      return s.take_error().Wrap("detaching the network left by a previous supervisor");
+    }
+    report.network_detached = true;
   }
 
   // Processes in the pod's cgroups that no runtime state accounts for.

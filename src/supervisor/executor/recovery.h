@@ -14,7 +14,11 @@
 //     stale control.sock shows one), any process still in one (a container
 //     whose runtime state was lost, e.g. a create killed half way) is
 //     SIGKILLed through a pidfd; then the empty directories go;
-//   - a stale control.sock, which ControlServer::Listen replaces.
+//   - a stale control.sock, which ControlServer::Listen replaces;
+//   - the pod's CNI attachment (network.json, saved before the first
+//     plugin ran): DELeted in reverse order with the saved configuration
+//     and result, which releases its address, portmap and firewall rules
+//     (the veth went with the namespace when the holder died).
 // The sandbox holder dies with its supervisor (PR_SET_PDEATHSIG), and the
 // events.jsonl and logs are kept, as after a normal end.
 //
@@ -41,8 +45,10 @@ struct RecoveryReport {
   int mounts_removed = 0;
   int processes_killed = 0;    // found in the pod's cgroups without runtime state
   int cgroups_removed = 0;
+  bool network_detached = false;
   bool Any() const {
-    return containers_deleted + mounts_removed + processes_killed + cgroups_removed > 0;
+    return containers_deleted + mounts_removed + processes_killed + cgroups_removed > 0 ||
+           network_detached;
   }
   std::string ToString() const;
 };

@@ -96,7 +96,10 @@ nlohmann::json Executor::StatusJson() const {
   pod["metadata"]["creationTimestamp"] = FormatRfc3339(created_at_);
   if (!options_.node_hostname.empty()) pod["spec"]["nodeName"] = options_.node_hostname;
   ApiServerDefaults(pod);
-  pod::AddStatusToPodJson(lifecycle_.Status(), pod);
+  pod::PodStatus status = lifecycle_.Status();
+  status.host_ips = host_ips_;
+  status.pod_ips = pod_ips_;
+  pod::AddStatusToPodJson(status, pod);
   pod["status"]["observedGeneration"] = 1;
   if (!HostIp().empty()) {
     Default(pod["status"], "hostIP", HostIp());

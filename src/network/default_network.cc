@@ -1,0 +1,56 @@
+#include "network/default_network.h"
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace podvisor::network {
+
+NetworkConfigList DefaultNetwork(const DefaultNetworkOptions& options) {
+  nlohmann::json ipam{
+      {"type", "host-local"},
+      {"ranges", nlohmann::json::array({nlohmann::json::array({{{"subnet", options.subnet}}})})},
+      {"routes", nlohmann::json::array({{{"dst", "0.0.0.0/0"}}})},
+  };
+  if (!options.ipam_data_dir.empty()) ipam["dataDir"] = options.ipam_data_dir.string();
+  NetworkConfigList list;
+  list.name = options.name;
+  list.cni_version = "1.0.0";
+  list.plugins = {
+      {{"type", "bridge"},
+       {"bridge", options.bridge},
+       {"isGateway", true},
+       {"ipMasq", true},
+       {"hairpinMode", true},
+       {"ipam", std::move(ipam)}},
+      {{"type", "portmap"}, {"capabilities", {{"portMappings", true}}}},
+      {{"type", "firewall"}},
+  };
+  return list;
+}
+
+Result<NetworkConfigList> WriteDefaultNetwork(const DefaultNetworkOptions& options,
+                                              const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error("creating " + dir.string() + ": " + ec.message(), ec.value());
+  std::filesystem::path file = dir / (options.name + ".conflist");
+  std::string text = DefaultNetwork(options).ToJson().dump(2) + "\n";
+
+  std::ifstream current(file);
+  std::stringstream existing;
+  if (current) existing << current.rdbuf();
+  if (!current || existing.str() != text) {
+    std::filesystem::path tmp = file;
+    tmp += ".tmp";
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return Error::FromErrno("writing " + tmp.string());
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) return Error("renaming " + tmp.string() + ": " + ec.message(), ec.value());
+  }
+  return LoadConfFile(file);
+}
+
+}  // namespace podvisor::network

@@ -1,0 +1,188 @@
+// The pod's network (docs/INTERFACE.md "Networking"): the CNI attachment
+// made when the sandbox exists and before any container is created, its
+// teardown at the end, and the /etc files that depend on it.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "network/default_network.h"
+#include "network/dns.h"
+#include "network/hosts.h"
+#include "oci/etc_files.h"
+#include "oci/mounts.h"
+#include "oci/spec.h"
+#include "supervisor/executor/executor.h"
+
+namespace podvisor::supervisor {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Result<std::string> ReadFile(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) {
+    if (errno == ENOENT) return std::string();
+    return Error::FromErrno("reading " + file.string());
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Pins the pod's network namespace at `pin` with a bind mount, as
+// ip-netns does. The plugins get this path rather than /proc/<pid>/ns/net:
+// it outlives a SIGKILLed supervisor, so the next run's DEL still finds
+// the namespace (bridge removes its masquerade rules only when it can
+// read the pod's addresses from inside it), and it can never come to
+// name another process's namespace.
+Status PinNetns(const std::filesystem::path& source, const std::filesystem::path& pin) {
+  if (auto s = oci::MakeDirs(pin.parent_path(), 0700); !s) return s;
+  Fd file(::open(pin.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0400));
+  if (!file) return Error::FromErrno("creating " + pin.string());
+  if (::mount(source.c_str(), pin.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    return Error::FromErrno("pinning the pod's network namespace at " + pin.string());
+  }
+  return Ok();
+}
+
+}  // namespace
+
+std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod) {
+  std::vector<network::PortMapping> out;
+  auto add = [&](const pod::Container& c) {
+    for (const auto& p : c.ports) {
+      if (!p.host_port || *p.host_port == 0) continue;
+      out.push_back({*p.host_port, p.container_port, Lower(p.protocol), p.host_ip});
+    }
+  };
+  // Sidecars serve for the pod's whole life, as regular containers do.
+  for (const auto& c : pod.spec.init_containers) {
+    if (pod::IsSidecar(c)) add(c);
+  }
+  for (const auto& c : pod.spec.containers) add(c);
+  return out;
+}
+
+std::filesystem::path Executor::NetworkStateFile() const {
+  return options_.state_dir / "network.json";
+}
+
+Status Executor::SetupNetwork() {
+  host_ips_ = network::HostPrimaryIps();
+  // The kubelet's rule: a hostNetwork pod has the host's address. So has
+  // a pod without a sandbox (--sandbox none), which is on the host's
+  // network too.
+  if (pod_.spec.host_network || !options_.sandbox) {
+    pod_ips_ = host_ips_;
+    return Ok();
+  }
+  const PodNetworkOptions& net = options_.network;
+  if (net.mode != network::NetworkMode::kCni) return Ok();
+  if (!sandbox_ || !sandbox_->network_ns()) {
+    return Error("--network cni needs the pod's own network namespace (--sandbox namespaces)");
+  }
+
+  std::optional<network::NetworkConfigList> list;
+  auto selected = network::SelectNetwork(net.conf_dir, net.network_name);
+  if (!selected) return selected.take_error();
+  if (selected->has_value()) {
+    list = std::move(**selected);
+  } else {
+    network::DefaultNetworkOptions defaults;
+    defaults.ipam_data_dir = net.default_dir / "networks";
+    auto written = network::WriteDefaultNetwork(defaults, net.default_dir / "net.d");
+    if (!written) return written.take_error().Wrap("writing the default network");
+    list = std::move(*written);
+  }
+
+  std::filesystem::path pin = layout_.NamespaceFile("net");
+  if (auto s = PinNetns(*sandbox_->network_ns(), pin); !s) return s;
+  network::AttachParams params;
+  params.container_id = uid_;
+  params.netns = pin.string();
+  params.pod_namespace =
+      pod_.metadata.namespace_name.empty() ? "default" : pod_.metadata.namespace_name;
+  params.pod_name = pod_.metadata.name;
+  params.pod_uid = uid_;
+  params.port_mappings = PodPortMappings(pod_);
+  params.bin_dirs = net.bin_dirs;
+  params.timeout = net.plugin_timeout;
+
+  // The hostPort check and the ADD that claims the ports are one step for
+  // every pod under this state directory.
+  std::filesystem::path state_root = options_.state_dir.parent_path();
+  auto lock = network::LockNetworkState(state_root);
+  if (!lock) return lock.take_error();
+  if (auto conflict =
+          network::FindHostPortConflict(state_root, pod_.metadata.name, params.port_mappings)) {
+    return Error(*conflict);
+  }
+  spdlog::info("attaching pod {} to CNI network {} ({})", pod_.metadata.name, list->name,
+               list->source.string());
+  auto attached = network::Attach(*list, params, NetworkStateFile());
+  if (!attached) return attached.take_error();
+  network_ = std::move(*attached);
+  pod_ips_ = network_->result->PodIps();
+  spdlog::info("pod {} has IP {}", pod_.metadata.name,
+               pod_ips_.empty() ? std::string("(none)") : pod_ips_.front());
+  return Ok();
+}
+
+void Executor::TeardownNetwork() {
+  if (!network_) return;
+  if (auto s = network::Detach(*network_, NetworkStateFile()); !s) {
+    // The saved attachment stays: the next run of this pod retries (recovery.cc).
+    spdlog::warn("detaching pod {} from its network: {}", pod_.metadata.name, s.error().message());
+  }
+  if (auto s = oci::Unmount(network_->params.netns); !s) spdlog::warn("{}", s.error().message());
+  network_.reset();
+}
+
+Status Executor::WriteEtcFiles() {
+  std::string hostname = oci::PodHostname(pod_, options_.node_hostname);
+  std::vector<network::HostAlias> aliases;
+  for (const auto& a : pod_.spec.host_aliases) aliases.push_back({a.ip, a.hostnames});
+
+  std::string hosts;
+  if (pod_.spec.host_network) {
+    auto text = ReadFile("/etc/hosts");
+    if (!text) return text.take_error();
+    hosts = network::HostNetworkHostsFile(*text, aliases);
+  } else {
+    network::PodNames names =
+        network::FormPodNames(pod_.metadata.name, pod_.metadata.namespace_name, pod_.spec.hostname,
+                              pod_.spec.subdomain, pod_.spec.set_hostname_as_fqdn.value_or(false));
+    hosts = network::ManagedHostsFile(pod_ips_, names, aliases);
+  }
+
+  auto host_dns = network::HostResolvConf();
+  if (!host_dns) return host_dns.take_error();
+  auto policy =
+      network::ParseDnsPolicy(pod_.spec.dns_policy.empty() ? "ClusterFirst" : pod_.spec.dns_policy);
+  std::optional<network::PodDnsConfig> config;
+  if (pod_.spec.dns_config) {
+    config.emplace();
+    config->nameservers = pod_.spec.dns_config->nameservers;
+    config->searches = pod_.spec.dns_config->searches;
+    for (const auto& o : pod_.spec.dns_config->options)
+      config->options.push_back({o.name, o.value});
+  }
+  network::PodDns dns = network::FormPodDns(policy.value_or(network::DnsPolicy::kClusterFirst),
+                                            pod_.spec.host_network, config, *host_dns);
+  for (const std::string& warning : dns.warnings) {
+    bool no_cluster_dns = warning.find("no cluster DNS") != std::string::npos;
+    OnPublish(Publish{EventType::kWarning,
+                      no_cluster_dns ? "MissingClusterDNS" : "DNSConfigForming", "pod", warning});
+  }
+  return oci::WritePodEtcFiles(layout_, hostname, hosts, dns.conf.Render());
+}
+
+}  // namespace podvisor::supervisor
