@@ -44,6 +44,7 @@ struct RunOptions {
   std::string sandbox = "auto";
   std::string log_max_size = "10Mi";
   int log_max_files = supervisor::kDefaultLogMaxFiles;
+  ConfigFiles config_files;
 };
 
 void ConfigureLogging(const RunOptions& opts) {
@@ -73,7 +74,7 @@ std::string NodeHostname() {
 
 int RunPod(const RunOptions& opts) {
   ConfigureLogging(opts);
-  auto loaded = LoadPodForRun(opts.bundle);
+  auto loaded = LoadPodForRun(opts.bundle, opts.config_files);
   if (!loaded.ok()) return loaded.exit_code;
   pod::Pod& pod = loaded.pod;
 
@@ -101,13 +102,15 @@ int RunPod(const RunOptions& opts) {
   }
   auto runtime_timeout = ParseDuration(opts.runtime_timeout);
   if (!runtime_timeout) {
-    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n", runtime_timeout.error().message().c_str());
+    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n",
+                 runtime_timeout.error().message().c_str());
     return kExitUsage;
   }
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
   // OCI image layouts are unpacked here, once per manifest digest, before
   // anything is started.
-  oci::ImageLoadOptions image_options{oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
+  oci::ImageLoadOptions image_options{
+      oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
       auto image = oci::LoadImage(opts.bundle, c.image, image_options);
@@ -124,7 +127,8 @@ int RunPod(const RunOptions& opts) {
   }
 
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
-  bool crun_usable = cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
+  bool crun_usable =
+      cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
   auto runtime = oci::LocateRuntime(opts.runtime, crun_usable);
   if (!runtime) {
     std::fprintf(stderr, "podvisor: %s\n", runtime.error().message().c_str());
@@ -133,8 +137,9 @@ int RunPod(const RunOptions& opts) {
   bool root = ::geteuid() == 0;
   bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
   if (!sandbox && opts.sandbox == "auto") {
-    spdlog::warn("not root: the pod shares the host's network, IPC and UTS namespaces and "
-                 "containers write into their image rootfs");
+    spdlog::warn(
+        "not root: the pod shares the host's network, IPC and UTS namespaces and "
+        "containers write into their image rootfs");
   }
 
   // S10.3: the supervisor is the last thing the OOM killer should pick.
@@ -166,8 +171,8 @@ int RunPod(const RunOptions& opts) {
   ex.image_cache_dir = image_options.cache_dir;
   ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
   ex.runtime_timeout = *runtime_timeout;
-  spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name,
-               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode));
+  spdlog::info("running pod {} with {} ({}), cgroup mode {}", pod.metadata.name, runtime->name,
+               runtime->path.string(), cgroups::CgroupModeName(cg.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
@@ -188,10 +193,12 @@ int RunPod(const RunOptions& opts) {
 
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
   cmd->add_option("BUNDLE", opts->bundle, "the bundle directory (pod.yaml or pod.json, images/)")
       ->required();
-  cmd->add_option("--runtime", opts->runtime, "crun, runc or a path (default: the first that works)");
+  cmd->add_option("--runtime", opts->runtime,
+                  "crun, runc or a path (default: the first that works)");
   cmd->add_option("--state-dir", opts->state_dir, "per-pod state: control socket, bundles, events")
       ->capture_default_str();
   cmd->add_option("--log-dir", opts->log_dir, "container logs: DIR/<pod>/<container>/<n>.log")
@@ -202,14 +209,16 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--backoff-initial", opts->backoff_initial, "first crash-loop delay (S4)")
       ->capture_default_str();
-  cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")->capture_default_str();
+  cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")
+      ->capture_default_str();
   cmd->add_option("--backoff-reset", opts->backoff_reset,
                   "a run this long resets the crash-loop backoff")
       ->capture_default_str();
   cmd->add_option("--runtime-timeout", opts->runtime_timeout,
                   "kill a runtime create/start/delete still running after this long; 0: never")
       ->capture_default_str();
-  cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max of the pod cgroup and of each container")
+  cmd->add_option("--pod-pids-limit", opts->pids_limit,
+                  "pids.max of the pod cgroup and of each container")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
@@ -224,6 +233,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                   "log files kept per container instance, the current one included")
       ->check(CLI::Range(2, 1000))
       ->capture_default_str();
+  AddConfigFileOptions(*cmd, opts->config_files);
   cmd->add_flag("--no-pivot", opts->no_pivot,
                 "pass --no-pivot to the runtime (an initramfs root cannot pivot_root)");
   cmd->add_option("--sandbox", opts->sandbox,
