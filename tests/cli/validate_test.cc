@@ -138,8 +138,8 @@ kind: Pod
 metadata: {name: web}
 spec:
   containers:
-    - {name: app, image: busybox}
-    - {name: proxy, image: busybox, lifecycle: {type: Sidecar}}
+    - {name: app, image: busybox, command: [httpd, -f]}
+    - {name: proxy, image: busybox, command: [nc, -lk], lifecycle: {type: Sidecar}}
 )");
   auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
