@@ -17,6 +17,7 @@
 #include "oci/image.h"
 #include "oci/image_cache.h"
 #include "oci/layout.h"
+#include "oci/node_info.h"
 #include "oci/spec.h"
 #include "pod/defaults.h"
 #include "pod/parse.h"
@@ -101,6 +102,7 @@ int RunOciConfig(const OciConfigOptions& opts) {
   in.cgroups_path = opts.cgroup_parent + "/" + pod.metadata.name + "/" + container->name;
   in.node_memory_bytes = NodeMemoryBytes();
   in.node_hostname = NodeHostname();
+  oci::AddNodeFacts(in, pod.spec.host_network, opts.state_dir);
   in.available_capabilities = oci::CurrentBoundingCapabilities();
   if (oci::IsPrivileged(*container)) {
     auto devices = oci::ScanHostDevices();

@@ -6,10 +6,18 @@
 #include <cstdlib>
 #include <string>
 
+#include <sys/sysinfo.h>
+
 #include "cli/commands.h"
+#include "oci/image.h"
+#include "oci/spec.h"
+#include "pod/bundle.h"
+#include "pod/config_objects.h"
 #include "pod/defaults.h"
+#include "pod/env_resolution.h"
 #include "pod/parse.h"
 #include "pod/validate.h"
+#include "pod/workloads.h"
 
 namespace podvisor::cli {
 namespace {
@@ -25,7 +33,8 @@ void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
         ::inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
       return;
     }
-    errors.push_back(pod::Invalid(field, host, "podvisor run needs an IP address or \"localhost\" here"));
+    errors.push_back(
+        pod::Invalid(field, host, "podvisor run needs an IP address or \"localhost\" here"));
   };
   auto check_handler = [&](const pod::Handler& h, const std::string& base) {
     if (h.http_get) check_host(h.http_get->host, base + ".httpGet.host");
@@ -48,7 +57,8 @@ void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
           check_handler((*hook)->handler, field);
           if ((*hook)->handler.tcp_socket) {
             // S8.1: accepted and ignored, as the kubelet does.
-            std::fprintf(stderr, "Warning: %s.tcpSocket: tcpSocket hooks are not run\n", field.c_str());
+            std::fprintf(stderr, "Warning: %s.tcpSocket: tcpSocket hooks are not run\n",
+                         field.c_str());
           }
         }
       }
@@ -58,7 +68,52 @@ void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
   check_list(pod.spec.containers, "spec.containers");
 }
 
-LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_run) {
+// What `run` would only find out when it creates a container: the OCI
+// config of each one is generated here, against its image, as the
+// supervisor will generate it. An image that is an OCI layout is left to
+// `run` (it is unpacked there, into the state directory).
+void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bundle,
+                           pod::FieldErrors& errors) {
+  struct sysinfo si {};
+  int64_t memory = ::sysinfo(&si) == 0 ? static_cast<int64_t>(si.totalram) * si.mem_unit : 0;
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const pod::Container& c : *list) {
+      std::error_code ec;
+      auto dir = pod::ResolveImageDir(bundle, c.image);
+      if (!dir || std::filesystem::exists(*dir / "oci-layout", ec)) continue;
+      std::string field = oci::ContainerFieldPath(pod, c);
+      auto image = oci::LoadImage(bundle, c.image);
+      if (!image) {
+        errors.push_back(
+            pod::Invalid(field + ".image", pod::QuoteValue(c.image), image.error().message()));
+        continue;
+      }
+      oci::ContainerConfigInput in;
+      in.bundle = bundle;
+      in.root_path = image->rootfs;
+      in.volumes_dir = "/run/podvisor/validate/volumes";
+      in.etc_hosts = "/etc/hosts";
+      in.etc_hostname = "/etc/hostname";
+      in.etc_resolv_conf = "/etc/resolv.conf";
+      if (pod.spec.share_process_namespace.value_or(false)) in.namespaces.pid = "/proc/1/ns/pid";
+      in.node_memory_bytes = memory > 0 ? memory : int64_t{1} << 30;
+      in.node_hostname = "validate";
+      auto config = oci::GenerateConfig(pod, c, *image, in);
+      if (config) continue;
+      // "spec.containers[0]: no command: ..." -> field and detail.
+      std::string message = config.error().message();
+      std::size_t colon = message.find(": ");
+      if (colon != std::string::npos && message.starts_with(field)) {
+        errors.push_back(pod::Forbidden(message.substr(0, colon), message.substr(colon + 2)));
+      } else {
+        errors.push_back(pod::Forbidden(field, message));
+      }
+    }
+  }
+}
+
+LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_run,
+               const ConfigFiles& config_files) {
   LoadedPod result;
   std::error_code ec;
   bool is_bundle = std::filesystem::is_directory(path, ec);
@@ -71,16 +126,35 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
     return result;
   }
   pod::ParseOutput& out = *parsed;
-  for (const auto& w : out.warnings) std::fprintf(stderr, "Warning: %s\n", w.ToString().c_str());
+  for (auto [files, kind] : {std::pair{&config_files.config_maps, "ConfigMap"},
+                             std::pair{&config_files.secrets, "Secret"}}) {
+    for (const std::string& file : *files) {
+      if (Status s = pod::ReadConfigFile(file, std::string_view(kind), out.pod.config, out.errors,
+                                         out.warnings);
+          !s) {
+        std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+        result.exit_code = s.error().code() != 0 ? kExitHost : kExitUsage;
+        return result;
+      }
+    }
+  }
   pod::ApplyDefaults(out.pod);
   pod::FieldErrors errors = std::move(out.errors);
-  for (auto& e : pod::ValidatePod(out.pod)) errors.push_back(std::move(e));
+  pod::FieldErrors pod_errors = pod::ValidatePod(out.pod);
+  pod::FieldWarnings env_warnings = pod::EnvFromWarnings(out.pod);
   if (check_images) {
     std::filesystem::path bundle = is_bundle ? path : path.parent_path();
     if (bundle.empty()) bundle = ".";
-    for (auto& e : pod::ValidateImages(out.pod, bundle)) errors.push_back(std::move(e));
+    for (auto& e : pod::ValidateImages(out.pod, bundle)) pod_errors.push_back(std::move(e));
+    // The generated config assumes a valid pod: only then is it tried.
+    if (errors.empty() && pod_errors.empty()) CheckContainerConfigs(out.pod, bundle, pod_errors);
   }
-  if (for_run) CheckRunnable(out.pod, errors);
+  if (for_run) CheckRunnable(out.pod, pod_errors);
+  // A workload's errors name the field of its template (workloads.h).
+  if (!out.template_path.empty()) pod::PointAtTemplate(out.template_path, pod_errors, env_warnings);
+  for (auto& e : pod_errors) errors.push_back(std::move(e));
+  for (auto& w : env_warnings) out.warnings.push_back(std::move(w));
+  for (const auto& w : out.warnings) std::fprintf(stderr, "Warning: %s\n", w.ToString().c_str());
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
     std::fprintf(stderr, "podvisor: pod \"%s\" is invalid: %zu problem%s\n",
@@ -94,24 +168,37 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
 
 }  // namespace
 
-LoadedPod LoadPod(const std::filesystem::path& path, bool check_images) {
-  return Load(path, check_images, false);
+LoadedPod LoadPod(const std::filesystem::path& path, bool check_images,
+                  const ConfigFiles& config_files) {
+  return Load(path, check_images, false, config_files);
 }
 
-LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest) {
+LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest,
+                        const ConfigFiles& config_files) {
   std::error_code ec;
   if (manifest) {
     if (!std::filesystem::is_regular_file(bundle, ec)) {
       std::fprintf(stderr, "podvisor: -f %s: no such manifest file\n", bundle.c_str());
       return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
     }
-    return Load(bundle, true, true);
+    return Load(bundle, true, true, config_files);
   }
   if (!std::filesystem::is_directory(bundle, ec)) {
     std::fprintf(stderr, "podvisor: %s is not a bundle directory\n", bundle.c_str());
     return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
   }
-  return Load(bundle, true, true);
+  return Load(bundle, true, true, config_files);
+}
+
+void AddConfigFileOptions(CLI::App& cmd, ConfigFiles& files) {
+  cmd.add_option("--configmap", files.config_maps,
+                 "a YAML file of ConfigMaps the pod may use, besides the bundle's")
+      ->delimiter(',')
+      ->type_name("FILE");
+  cmd.add_option("--secret", files.secrets,
+                 "a YAML file of Secrets the pod may use, besides the bundle's")
+      ->delimiter(',')
+      ->type_name("FILE");
 }
 
 Result<Duration> ParseDuration(std::string_view text) {

@@ -7,6 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -21,16 +24,31 @@ struct LoadedPod {
   bool ok() const { return exit_code == 0; }
 };
 
+// ConfigMap and Secret files given on the command line (`--configmap`,
+// `--secret`, podman's names), read after the bundle's own.
+struct ConfigFiles {
+  std::vector<std::string> config_maps;
+  std::vector<std::string> secrets;
+};
+
+// --configmap FILE and --secret FILE, repeatable and comma-separated as
+// in `podman kube play`.
+void AddConfigFileOptions(CLI::App& cmd, ConfigFiles& files);
+
 // `path` is a bundle directory or a manifest file (whose directory is then
-// the bundle); `check_images` verifies each image directory exists.
-LoadedPod LoadPod(const std::filesystem::path& path, bool check_images);
+// the bundle); `check_images` verifies each image directory exists and
+// that each container's OCI config can be generated from its image (a
+// command to run, its user in the image's passwd, an absolute workingDir).
+LoadedPod LoadPod(const std::filesystem::path& path, bool check_images,
+                  const ConfigFiles& config_files = {});
 
 // For `run`: LoadPod with images, plus the checks of what this build of
 // podvisor can run (probe kinds it cannot perform are refused up front
 // rather than failing later).
 // `manifest` (run -f FILE): `path` is a manifest file whose directory is
 // the bundle (its images/ beside it); otherwise a bundle directory.
-LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest = false);
+LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest = false,
+                        const ConfigFiles& config_files = {});
 
 // The rules of `--network` (docs/INTERFACE.md "Networking"), which `run`
 // and `validate --network` both apply: a hostPort needs a network to map

@@ -51,6 +51,7 @@ struct RunOptions {
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::string cni_bin_dir = kDefaultCniBinDirs;
   std::optional<std::string> cni_network;
+  ConfigFiles config_files;
 };
 
 void ConfigureLogging(const RunOptions& opts) {
@@ -123,7 +124,7 @@ int RunPod(RunOptions opts) {
     return kExitUsage;
   }
   const bool manifest = !opts.file.empty();
-  auto loaded = LoadPodForRun(manifest ? opts.file : opts.bundle, manifest);
+  auto loaded = LoadPodForRun(manifest ? opts.file : opts.bundle, manifest, opts.config_files);
   if (manifest) {
     opts.bundle = std::filesystem::path(opts.file).parent_path().string();
     if (opts.bundle.empty()) opts.bundle = ".";
@@ -155,13 +156,15 @@ int RunPod(RunOptions opts) {
   }
   auto runtime_timeout = ParseDuration(opts.runtime_timeout);
   if (!runtime_timeout) {
-    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n", runtime_timeout.error().message().c_str());
+    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n",
+                 runtime_timeout.error().message().c_str());
     return kExitUsage;
   }
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
   // OCI image layouts are unpacked here, once per manifest digest, before
   // anything is started.
-  oci::ImageLoadOptions image_options{oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
+  oci::ImageLoadOptions image_options{
+      oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
       auto image = oci::LoadImage(opts.bundle, c.image, image_options);
@@ -178,7 +181,8 @@ int RunPod(RunOptions opts) {
   }
 
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
-  bool crun_usable = cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
+  bool crun_usable =
+      cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
   auto runtime = oci::LocateRuntime(opts.runtime, crun_usable);
   if (!runtime) {
     std::fprintf(stderr, "podvisor: %s\n", runtime.error().message().c_str());
@@ -187,8 +191,9 @@ int RunPod(RunOptions opts) {
   bool root = ::geteuid() == 0;
   bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
   if (!sandbox && opts.sandbox == "auto") {
-    spdlog::warn("not root: the pod shares the host's network, IPC and UTS namespaces and "
-                 "containers write into their image rootfs");
+    spdlog::warn(
+        "not root: the pod shares the host's network, IPC and UTS namespaces and "
+        "containers write into their image rootfs");
   }
   supervisor::PodNetworkOptions network;
   network.conf_dir = opts.cni_conf_dir;
@@ -260,11 +265,13 @@ int RunPod(RunOptions opts) {
 
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
   cmd->add_option("BUNDLE", opts->bundle, "the bundle directory (pod.yaml or pod.json, images/)");
   cmd->add_option("-f,--filename", opts->file,
                   "a manifest file instead of BUNDLE; its images are in images/ beside it");
-  cmd->add_option("--runtime", opts->runtime, "crun, runc or a path (default: the first that works)");
+  cmd->add_option("--runtime", opts->runtime,
+                  "crun, runc or a path (default: the first that works)");
   cmd->add_option("--state-dir", opts->state_dir, "per-pod state: control socket, bundles, events")
       ->capture_default_str();
   cmd->add_option("--log-dir", opts->log_dir, "container logs: DIR/<pod>/<container>/<n>.log")
@@ -275,14 +282,16 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--backoff-initial", opts->backoff_initial, "first crash-loop delay (S4)")
       ->capture_default_str();
-  cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")->capture_default_str();
+  cmd->add_option("--backoff-max", opts->backoff_max, "crash-loop delay cap")
+      ->capture_default_str();
   cmd->add_option("--backoff-reset", opts->backoff_reset,
                   "a run this long resets the crash-loop backoff")
       ->capture_default_str();
   cmd->add_option("--runtime-timeout", opts->runtime_timeout,
                   "kill a runtime create/start/delete still running after this long; 0: never")
       ->capture_default_str();
-  cmd->add_option("--pod-pids-limit", opts->pids_limit, "pids.max of the pod cgroup and of each container")
+  cmd->add_option("--pod-pids-limit", opts->pids_limit,
+                  "pids.max of the pod cgroup and of each container")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
@@ -297,6 +306,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                   "log files kept per container instance, the current one included")
       ->check(CLI::Range(2, 1000))
       ->capture_default_str();
+  AddConfigFileOptions(*cmd, opts->config_files);
   cmd->add_flag("--no-pivot", opts->no_pivot,
                 "pass --no-pivot to the runtime (an initramfs root cannot pivot_root)");
   cmd->add_option("--sandbox", opts->sandbox,

@@ -17,6 +17,7 @@ struct ValidateOptions {
   bool skip_images = false;
   bool quiet = false;
   std::string network;  // "": run's default on this host
+  ConfigFiles config_files;
 };
 
 std::string Plural(std::size_t n, const char* one, const char* many) {
@@ -24,7 +25,7 @@ std::string Plural(std::size_t n, const char* one, const char* many) {
 }
 
 int RunValidate(const ValidateOptions& opts) {
-  LoadedPod loaded = LoadPod(opts.path, !opts.skip_images);
+  LoadedPod loaded = LoadPod(opts.path, !opts.skip_images, opts.config_files);
   if (!loaded.ok()) return loaded.exit_code;
   const pod::Pod& pod = loaded.pod;
   // What `run --network` would refuse; its default as `run` computes it
@@ -42,12 +43,12 @@ int RunValidate(const ValidateOptions& opts) {
   if (!opts.quiet) {
     std::size_t sidecars = 0;
     for (const auto& c : pod.spec.init_containers) sidecars += pod::IsSidecar(c) ? 1 : 0;
-    std::printf("pod/%s is valid: %s, %s, %s\n", pod.metadata.name.c_str(),
-                Plural(pod.spec.init_containers.size() - sidecars, "init container",
-                       "init containers")
-                    .c_str(),
-                Plural(sidecars, "sidecar", "sidecars").c_str(),
-                Plural(pod.spec.containers.size(), "container", "containers").c_str());
+    std::printf(
+        "pod/%s is valid: %s, %s, %s\n", pod.metadata.name.c_str(),
+        Plural(pod.spec.init_containers.size() - sidecars, "init container", "init containers")
+            .c_str(),
+        Plural(sidecars, "sidecar", "sidecars").c_str(),
+        Plural(pod.spec.containers.size(), "container", "containers").c_str());
   }
   return kExitSucceeded;
 }
@@ -63,6 +64,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_flag("--no-images", opts->skip_images,
                 "do not check that each container's image directory exists");
+  AddConfigFileOptions(*cmd, opts->config_files);
   cmd->add_flag("-q,--quiet", opts->quiet, "print nothing when the pod is valid");
   cmd->add_option("--network", opts->network,
                   "check against run --network cni, host or none (default: run's default here)")

@@ -61,7 +61,7 @@ std::optional<std::string> LookupEnv(const EnvList& env, std::string_view name) 
   return std::nullopt;
 }
 
-EnvList BuildContainerEnv(const ImageConfig& image, const pod::Container& container,
+EnvList BuildContainerEnv(const ImageConfig& image, const EnvList& container_env,
                           std::string_view hostname) {
   EnvList env;
   SetEnv(env, "PATH", std::string(kDefaultPath));
@@ -70,13 +70,7 @@ EnvList BuildContainerEnv(const ImageConfig& image, const pod::Container& contai
     std::size_t eq = entry.find('=');  // ParseImageConfig guarantees one
     SetEnv(env, entry.substr(0, eq), entry.substr(eq + 1));
   }
-  // Each value sees the variables defined before it, the container's own
-  // earlier ones taking precedence over the image's (they replaced them).
-  for (const pod::EnvVar& var : container.env) {
-    std::string value =
-        ExpandVars(var.value, [&env](std::string_view name) { return LookupEnv(env, name); });
-    SetEnv(env, var.name, std::move(value));
-  }
+  for (const auto& [name, value] : container_env) SetEnv(env, name, value);
   return env;
 }
 

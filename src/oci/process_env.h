@@ -2,11 +2,14 @@
 //  - `command` replaces the image Entrypoint and `args` replaces Cmd; a
 //    command without args ignores Cmd; args without command run
 //    Entrypoint + args.
-//  - The environment is the image Env overlaid by the container's env
-//    (same name: the container's value, in the image's position).
-//  - `$(VAR)` in env values, command and args expands from the environment
-//    built so far (Kubernetes' expansion.Expand): `$$` is a literal `$`, so
-//    `$$(VAR)` gives `$(VAR)`; an unknown `$(VAR)` is left as written.
+//  - The container's own variables (envFrom, env, valueFrom: resolved by
+//    pod/env_resolution.h as the kubelet does) overlay the image Env (same
+//    name: the container's value, in the image's position), as containerd
+//    merges them.
+//  - `$(VAR)` in env values, command and args expands from the container's
+//    own variables only, as the kubelet does, which never sees the image's
+//    (Kubernetes' expansion.Expand): `$$` is a literal `$`, so `$$(VAR)`
+//    gives `$(VAR)`; an unknown `$(VAR)` is left as written.
 #pragma once
 
 #include <functional>
@@ -38,18 +41,19 @@ std::string ExpandVars(std::string_view input,
 void SetEnv(EnvList& env, std::string name, std::string value);
 std::optional<std::string> LookupEnv(const EnvList& env, std::string_view name);
 
-// The container environment: PATH (default) and HOSTNAME first, then the
-// image Env, then the container's env with $(VAR) expanded against
-// everything before it. Image and container may override PATH and HOSTNAME.
-EnvList BuildContainerEnv(const ImageConfig& image, const pod::Container& container,
+// The process environment: PATH (default) and HOSTNAME first, then the
+// image Env, then CONTAINER_ENV (ResolveContainerEnv's result). Image and
+// container may override PATH and HOSTNAME.
+EnvList BuildContainerEnv(const ImageConfig& image, const EnvList& container_env,
                           std::string_view hostname);
 
 // process.args by the command/args rules above, with $(VAR) expanded in the
-// container's command and args (not in the image's Entrypoint/Cmd, which
-// Kubernetes never touches). Error when nothing is left to run.
+// container's command and args against CONTAINER_ENV (not in the image's
+// Entrypoint/Cmd, which Kubernetes never touches). Error when nothing is
+// left to run.
 Result<std::vector<std::string>> BuildProcessArgs(const ImageConfig& image,
                                                   const pod::Container& container,
-                                                  const EnvList& env);
+                                                  const EnvList& container_env);
 
 // process.cwd: workingDir, else the image WorkingDir, else "/". Must be
 // absolute (the OCI spec requires it; runc refuses a relative cwd).

@@ -165,15 +165,20 @@ TEST_F(RuncTest, RootContainerSeesDefaultCapsSeccompOomLimitsAndVolumes) {
             "mkdir /proc/nope 2>/dev/null || echo proc-ro");
   c.resources.requests.memory = *pod::Quantity::Parse("32Mi");
   c.resources.limits.memory = *pod::Quantity::Parse("64Mi");
-  c.volume_mounts = {
-      {"scratch", "/data", false, ""}, {"ram", "/mem", false, ""}, {"host", "/host", false, ""}};
+  c.volume_mounts = {{"scratch", "/data", false, "", ""},
+                     {"ram", "/mem", false, "", ""},
+                     {"host", "/host", false, "", ""}};
   pod.spec.containers = {c};
   pod::EmptyDirVolumeSource ram{"Memory", *pod::Quantity::Parse("16Mi")};
-  pod.spec.volumes = {{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}},
-                      {"ram", ram, std::nullopt, {}},
+  pod.spec.volumes = {{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}},
+                      {"ram", ram, std::nullopt, {}, {}, {}, {}, {}},
                       {"host",
                        std::nullopt,
                        pod::HostPathVolumeSource{(tmp_ / "hostdir").string(), "DirectoryOrCreate"},
+                       {},
+                       {},
+                       {},
+                       {},
                        {}}};
   ASSERT_TRUE(PreparePodFiles(pod, *layout_, "node"));
 

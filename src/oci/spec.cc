@@ -71,7 +71,8 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
                             PodHostname(pod, input.node_hostname),
                             /*privileged=*/false,
                             /*read_only_root=*/false,
-                            /*capabilities=*/{}};
+                            /*capabilities=*/{},
+                            /*own_env=*/{}};
   ctx.privileged = IsPrivileged(container);
   ctx.read_only_root = HasReadOnlyRoot(container);
   if (input.root_path.empty()) return Error(field + ": no root path given for the container");
@@ -89,6 +90,17 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
   } else {
     ctx.capabilities = std::move(*caps);
   }
+
+  pod::DownwardApiNode node;
+  node.node_name = input.node_hostname;
+  node.host_ips = input.host_ips;
+  node.pod_ips = input.pod_ips;
+  node.cpu_milli = input.node_cpu_milli;
+  node.memory_bytes = input.node_memory_bytes;
+  node.ephemeral_storage_bytes = input.node_ephemeral_storage_bytes;
+  auto own_env = pod::ResolveContainerEnv(pod, container, node);
+  if (!own_env) return own_env.error().Wrap(field);
+  ctx.own_env = std::move(*own_env);
 
   auto process = internal::BuildProcess(ctx);
   if (!process) return process.take_error();

@@ -58,10 +58,18 @@ struct ContainerConfigInput {
   // Empty: a private 64 MiB tmpfs. Ignored for hostIPC (the host's /dev/shm).
   std::filesystem::path pod_shm_dir;
   NamespacePaths namespaces;
-  std::string cgroups_path;              // linux.cgroupsPath, e.g. "/podvisor/web/app"
-  bool memory_oom_group = false;         // resources.unified memory.oom.group=1 (cgroup v2, S10.4)
-  int64_t node_memory_bytes = 0;         // S10.3
-  std::string node_hostname;             // what hostNetwork pods see as hostname
+  std::string cgroups_path;       // linux.cgroupsPath, e.g. "/podvisor/web/app"
+  bool memory_oom_group = false;  // resources.unified memory.oom.group=1 (cgroup v2, S10.4)
+  int64_t node_memory_bytes = 0;  // S10.3
+  std::string node_hostname;      // what hostNetwork pods see as hostname
+  // The downward API's status.hostIP(s) and status.podIP(s) (node_info.h).
+  // pod_ips is the pod network's addresses: the host's with hostNetwork;
+  // a pod network (CNI) fills in its own.
+  std::vector<std::string> host_ips;
+  std::vector<std::string> pod_ips;
+  // Node allocatable for resourceFieldRef limits left unset (node_info.h).
+  int64_t node_cpu_milli = 0;
+  int64_t node_ephemeral_storage_bytes = 0;
   std::optional<int64_t> pids_limit;     // linux.resources.pids.limit
   std::vector<HostDevice> host_devices;  // linux.devices of privileged containers
   // What "all capabilities" means (privileged, add: [ALL]):

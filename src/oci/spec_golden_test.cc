@@ -62,22 +62,25 @@ pod::Pod BasicPod() {
   pod::Container c = MakeContainer("app", "busybox");
   c.command = {"/bin/sh", "-c"};
   c.args = {"echo $(GREETING) from $(HOSTNAME) in $(DATA_DIR); echo $$(GREETING) $(UNDEFINED)"};
-  c.env = {{"DATA_DIR", "/data", false},
-           {"GREETING", "hello-$(DATA_DIR)", false},
-           {"PATH", "/bin:/sbin", false}};
+  c.env = {
+      {"DATA_DIR", "/data", {}}, {"GREETING", "hello-$(DATA_DIR)", {}}, {"PATH", "/bin:/sbin", {}}};
   c.working_dir = "/data";
   c.resources.requests.cpu = Q("250m");
   c.resources.requests.memory = Q("64Mi");
   c.resources.limits.cpu = Q("500m");
   c.resources.limits.memory = Q("128Mi");
-  c.volume_mounts = {{"scratch", "/data", false, ""},
-                     {"host-logs", "/data/logs", true, "web"},
-                     {"scratch", "/cache", false, "cache/dir"}};
+  c.volume_mounts = {{"scratch", "/data", false, "", ""},
+                     {"host-logs", "/data/logs", true, "web", ""},
+                     {"scratch", "/cache", false, "cache/dir", ""}};
   p.spec.containers = {c};
-  pod::Volume scratch{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}};
+  pod::Volume scratch{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}};
   pod::Volume logs{"host-logs",
                    std::nullopt,
                    pod::HostPathVolumeSource{"/var/log/pods", "DirectoryOrCreate"},
+                   {},
+                   {},
+                   {},
+                   {},
                    {}};
   p.spec.volumes = {scratch, logs};
   return p;
@@ -98,7 +101,7 @@ pod::Pod ImagePod() {
   p.spec.security_context = psc;
   pod::Container app = MakeContainer("server", "app");
   app.args = {"--port", "$(PORT)", "--home=$(APP_HOME)"};
-  app.env = {{"PORT", "9090", false}, {"LANG", "en_US.UTF-8", false}};
+  app.env = {{"PORT", "9090", {}}, {"LANG", "en_US.UTF-8", {}}};
   app.resources.limits.cpu = Q("2");
   app.resources.limits.memory = Q("1Gi");
   app.resources.limits.other["hugepages-2Mi"] = Q("64Mi");
@@ -137,10 +140,10 @@ pod::Pod LockedDownPod() {
   sc.seccomp_profile = pod::SeccompProfile{"Unconfined", std::nullopt};
   c.security_context = sc;
   c.termination_message_path = "/tmp/status/message";
-  c.volume_mounts = {{"shm", "/dev/shm", false, ""}};
+  c.volume_mounts = {{"shm", "/dev/shm", false, "", ""}};
   p.spec.containers = {c};
   pod::EmptyDirVolumeSource mem{"Memory", Q("32Mi")};
-  p.spec.volumes = {{"shm", mem, std::nullopt, {}}};
+  p.spec.volumes = {{"shm", mem, std::nullopt, {}, {}, {}, {}, {}}};
   return p;
 }
 

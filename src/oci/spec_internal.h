@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oci/spec.h"
+#include "pod/env_resolution.h"
 
 namespace podvisor::oci::internal {
 
@@ -24,6 +25,10 @@ struct SpecContext {
   bool privileged = false;
   bool read_only_root = false;
   std::vector<std::string> capabilities;  // the final set, sorted
+  // The container's own variables (pod/env_resolution.h): the env of the
+  // process over the image's, and what $(VAR) in command, args and
+  // subPathExpr expands from.
+  pod::EnvPairs own_env;
 };
 
 // Field paths of securityContext entries, for error messages.

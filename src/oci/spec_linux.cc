@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "oci/spec_internal.h"
+#include "pod/sysctls.h"
 
 namespace podvisor::oci::internal {
 namespace {
@@ -164,6 +165,14 @@ Result<json> BuildLinux(const SpecContext& ctx) {
         std::vector<std::string>(std::begin(kReadonlyPaths), std::end(kReadonlyPaths));
   }
   if (!seccomp->is_null()) linux["seccomp"] = std::move(*seccomp);
+  // securityContext.sysctls: validation admits only those of the pod's
+  // own IPC and network namespaces (pod/sysctls.h), so every container
+  // writing them sets the same values in the same namespaces.
+  if (const auto& psc = ctx.pod.spec.security_context; psc && !psc->sysctls.empty()) {
+    json sysctl = json::object();
+    for (const auto& s : psc->sysctls) sysctl[pod::NormalizeSysctlName(s.name)] = s.value;
+    linux["sysctl"] = std::move(sysctl);
+  }
   return linux;
 }
 

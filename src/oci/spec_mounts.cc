@@ -85,7 +85,13 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
       return Error(field + ".mountPath: \"" + vm.mount_path + "\" must be an absolute path");
     }
     std::filesystem::path base;
-    if (volume->empty_dir) {
+    bool read_only = vm.read_only;
+    if (volume->config_map || volume->secret || volume->downward_api || volume->projected) {
+      // Written once by projected_volumes.h; always read-only, as the
+      // kubelet mounts them.
+      base = ctx.input.volumes_dir / volume->name;
+      read_only = true;
+    } else if (volume->empty_dir) {
       // emptyDir, on disk or tmpfs: one host directory shared by the pod's
       // containers (volumes.h mounts the tmpfs there for medium Memory).
       base = ctx.input.volumes_dir / volume->name;
@@ -97,9 +103,17 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
       return Error(field + ": volume \"" + vm.name + "\" is of a kind podvisor cannot provide" +
                    (kinds.empty() ? std::string() : " (" + kinds + ")"));
     }
-    auto source = JoinSubPath(base, vm.sub_path, field + ".subPath");
+    std::string sub_path = vm.sub_path;
+    std::string sub_field = field + ".subPath";
+    if (!vm.sub_path_expr.empty()) {
+      auto expanded = pod::ExpandSubPathExpr(vm.sub_path_expr, ctx.own_env);
+      if (!expanded) return expanded.error().Wrap(field);
+      sub_path = std::move(*expanded);
+      sub_field = field + ".subPathExpr";
+    }
+    auto source = JoinSubPath(base, sub_path, sub_field);
     if (!source) return source.take_error();
-    mounts.push_back(Bind(CleanDestination(vm.mount_path), *source, vm.read_only));
+    mounts.push_back(Bind(CleanDestination(vm.mount_path), *source, read_only));
   }
   return mounts;
 }

@@ -17,6 +17,9 @@ UserRequest MakeUserRequest(const SpecContext& ctx) {
     req.run_as_group = psc->run_as_group;
     req.run_as_non_root = psc->run_as_non_root;
     req.supplemental_groups = psc->supplemental_groups;
+    // The kubelet gives every container the fsGroup as a supplementary
+    // group: the pod's volumes are group-owned by it.
+    if (psc->fs_group) req.supplemental_groups.push_back(*psc->fs_group);
   }
   if (const auto& sc = ctx.container.security_context) {
     if (sc->run_as_user) req.run_as_user = sc->run_as_user;
@@ -29,8 +32,8 @@ UserRequest MakeUserRequest(const SpecContext& ctx) {
 }  // namespace
 
 Result<json> BuildProcess(const SpecContext& ctx) {
-  EnvList env = BuildContainerEnv(ctx.image.config, ctx.container, ctx.hostname);
-  auto args = BuildProcessArgs(ctx.image.config, ctx.container, env);
+  EnvList env = BuildContainerEnv(ctx.image.config, ctx.own_env, ctx.hostname);
+  auto args = BuildProcessArgs(ctx.image.config, ctx.container, ctx.own_env);
   if (!args) return args.error().Wrap(ctx.field);
   auto cwd = BuildWorkingDir(ctx.image.config, ctx.container);
   if (!cwd) return cwd.error().Wrap(ctx.field);

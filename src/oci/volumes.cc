@@ -11,6 +11,8 @@
 
 #include "common/fd.h"
 #include "oci/mounts.h"
+#include "oci/node_info.h"
+#include "oci/projected_volumes.h"
 #include "pod/resources.h"
 
 namespace podvisor::oci {
@@ -46,6 +48,17 @@ Status MountTmpfs(const std::filesystem::path& dir, const std::string& options,
   }
   if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
     return Error::FromErrno(what + ": mounting tmpfs on " + dir.string());
+  }
+  return Ok();
+}
+
+// SetVolumeOwnership for a writable volume: group FS_GROUP, setgid, and
+// group rwx (an emptyDir is 0777 already).
+Status GiveToFsGroup(const pod::Volume& v, const std::filesystem::path& dir, int64_t fs_group) {
+  if (::chown(dir.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(fs_group)) != 0 ||
+      ::chmod(dir.c_str(), 02777) != 0) {
+    return Error::FromErrno("volume \"" + v.name + "\": giving " + dir.string() + " to fsGroup " +
+                            std::to_string(fs_group));
   }
   return Ok();
 }
@@ -127,14 +140,21 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
   std::optional<int64_t> pod_memory;
   if (eff.every_container_has_memory_limit && eff.memory_limit)
     pod_memory = eff.memory_limit->value();
+  std::optional<pod::DownwardApiNode> node;
   for (const pod::Volume& v : pod.spec.volumes) {
     Status s;
     if (v.host_path) {
       s = PrepareHostPath(v);
     } else if (v.empty_dir) {
       s = PrepareEmptyDir(v, volumes_dir, pod_memory);
+      if (s && pod.spec.security_context && pod.spec.security_context->fs_group) {
+        s = GiveToFsGroup(v, volumes_dir / v.name, *pod.spec.security_context->fs_group);
+      }
+    } else if (IsProjectedKind(v)) {
+      if (!node) node = LocalNode(pod, volumes_dir);
+      s = PrepareProjectedVolume(pod, v, volumes_dir, *node);
     } else {
-      s = Error("volume \"" + v.name + "\": not an emptyDir or hostPath volume");
+      s = Error("volume \"" + v.name + "\": of a kind podvisor cannot provide");
     }
     if (!s) return s;
   }
@@ -143,10 +163,22 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
 
 Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
                        const std::filesystem::path& volumes_dir) {
+  std::optional<pod::EnvPairs> env;
   for (const pod::VolumeMount& vm : container.volume_mounts) {
-    if (vm.sub_path.empty()) continue;
-    std::string what = "volume \"" + vm.name + "\": subPath \"" + vm.sub_path + "\"";
-    std::filesystem::path rel(vm.sub_path);
+    std::string sub_path = vm.sub_path;
+    if (!vm.sub_path_expr.empty()) {
+      if (!env) {
+        auto resolved = pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir));
+        if (!resolved) return resolved.error().Wrap("container \"" + container.name + "\"");
+        env = std::move(*resolved);
+      }
+      auto expanded = pod::ExpandSubPathExpr(vm.sub_path_expr, *env);
+      if (!expanded) return expanded.error().Wrap("volume \"" + vm.name + "\"");
+      sub_path = std::move(*expanded);
+    }
+    if (sub_path.empty()) continue;
+    std::string what = "volume \"" + vm.name + "\": subPath \"" + sub_path + "\"";
+    std::filesystem::path rel(sub_path);
     if (rel.is_absolute()) return Error(what + ": must be relative");
     for (const auto& part : rel) {
       if (part == "..") return Error(what + ": must not contain '..'");

@@ -39,6 +39,10 @@ pod::Volume HostPath(std::string name, std::string path, std::string type) {
   return {std::move(name),
           std::nullopt,
           pod::HostPathVolumeSource{std::move(path), std::move(type)},
+          {},
+          {},
+          {},
+          {},
           {}};
 }
 
@@ -110,7 +114,7 @@ using EmptyDir = TempDir;
 
 TEST_F(EmptyDir, DiskVolumesAreWorldWritableDirectoriesInTheStateDir) {
   pod::Pod p;
-  p.spec.volumes = {{"cache", pod::EmptyDirVolumeSource{}, std::nullopt, {}},
+  p.spec.volumes = {{"cache", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}},
                     HostPath("h", dir_ / "host", "DirectoryOrCreate")};
   ASSERT_TRUE(PreparePodVolumes(p, dir_ / "volumes"));
   EXPECT_TRUE(std::filesystem::is_directory(dir_ / "volumes/cache"));
@@ -122,28 +126,28 @@ TEST_F(EmptyDir, DiskVolumesAreWorldWritableDirectoriesInTheStateDir) {
 TEST_F(EmptyDir, DiskSizeLimitAndUnknownMediumAreRefused) {
   pod::EmptyDirVolumeSource limited;
   limited.size_limit = *pod::Quantity::Parse("1Gi");
-  auto s = PrepareEmptyDir({"big", limited, std::nullopt, {}}, dir_, std::nullopt);
+  auto s = PrepareEmptyDir({"big", limited, std::nullopt, {}, {}, {}, {}, {}}, dir_, std::nullopt);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message().find("sizeLimit"), std::string::npos);
-  EXPECT_FALSE(
-      PrepareEmptyDir({"x", pod::EmptyDirVolumeSource{"HugePages", std::nullopt}, std::nullopt, {}},
-                      dir_, std::nullopt));
+  EXPECT_FALSE(PrepareEmptyDir(
+      {"x", pod::EmptyDirVolumeSource{"HugePages", std::nullopt}, std::nullopt, {}, {}, {}, {}, {}},
+      dir_, std::nullopt));
 }
 
 TEST_F(EmptyDir, SubPathsAreCreatedAndMayNotEscape) {
   pod::Pod p;
-  p.spec.volumes = {{"data", pod::EmptyDirVolumeSource{}, std::nullopt, {}}};
+  p.spec.volumes = {{"data", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}}};
   ASSERT_TRUE(PreparePodVolumes(p, dir_ / "volumes"));
   pod::Container c;
-  c.volume_mounts = {{"data", "/x", false, "a/b"}};
+  c.volume_mounts = {{"data", "/x", false, "a/b", ""}};
   ASSERT_TRUE(PrepareSubPaths(p, c, dir_ / "volumes"));
   EXPECT_TRUE(std::filesystem::is_directory(dir_ / "volumes/data/a/b"));
   std::filesystem::create_symlink("/etc", dir_ / "volumes/data/evil");
-  c.volume_mounts = {{"data", "/x", false, "evil"}};
+  c.volume_mounts = {{"data", "/x", false, "evil", ""}};
   auto escaped = PrepareSubPaths(p, c, dir_ / "volumes");
   ASSERT_FALSE(escaped);
   EXPECT_NE(escaped.error().message().find("outside the volume"), std::string::npos);
-  c.volume_mounts = {{"data", "/x", false, "../x"}};
+  c.volume_mounts = {{"data", "/x", false, "../x", ""}};
   EXPECT_FALSE(PrepareSubPaths(p, c, dir_ / "volumes"));
 }
 

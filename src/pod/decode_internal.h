@@ -215,12 +215,26 @@ class Decoder {
   bool Decode(const json& v, const std::string& path, Volume& volume);
   bool Decode(const json& v, const std::string& path, EmptyDirVolumeSource& dir);
   bool Decode(const json& v, const std::string& path, HostPathVolumeSource& host);
+  bool Decode(const json& v, const std::string& path, KeyToPath& item);
+  bool Decode(const json& v, const std::string& path, ConfigMapVolumeSource& source);
+  bool Decode(const json& v, const std::string& path, SecretVolumeSource& source);
+  bool Decode(const json& v, const std::string& path, DownwardAPIVolumeFile& file);
+  bool Decode(const json& v, const std::string& path, DownwardAPIVolumeSource& source);
+  bool Decode(const json& v, const std::string& path, VolumeProjection& projection);
+  bool Decode(const json& v, const std::string& path, ProjectedVolumeSource& source);
+  bool Decode(const json& v, const std::string& path, Sysctl& sysctl);
   bool Decode(const json& v, const std::string& path, PodSecurityContext& sc);
   bool Decode(const json& v, const std::string& path, SeccompProfile& profile);
 
   // Containers, their probes and lifecycle hooks.
   bool Decode(const json& v, const std::string& path, Container& c);
   bool Decode(const json& v, const std::string& path, EnvVar& env);
+  bool Decode(const json& v, const std::string& path, EnvVarSource& source);
+  bool Decode(const json& v, const std::string& path, ObjectFieldSelector& selector);
+  bool Decode(const json& v, const std::string& path, ResourceFieldSelector& selector);
+  bool Decode(const json& v, const std::string& path, KeySelector& selector);
+  bool Decode(const json& v, const std::string& path, EnvFromSource& source);
+  bool Decode(const json& v, const std::string& path, ObjectReference& ref);
   bool Decode(const json& v, const std::string& path, ContainerPort& port);
   bool Decode(const json& v, const std::string& path, ResourceRequirements& r);
   bool Decode(const json& v, const std::string& path, VolumeMount& mount);

@@ -46,8 +46,7 @@ constexpr IgnoredField kPodSpecIgnored[] = {
     {"preemptionPolicy", kNoScheduler},
     {"topologySpreadConstraints", kNoScheduler},
     {"schedulingGates", kNoScheduler},
-    {"serviceAccountName", kNoApiServer},
-    {"serviceAccount", kNoApiServer},
+    {"serviceAccount", "ignored: deprecated alias of serviceAccountName"},
     {"automountServiceAccountToken", kNoApiServer},
     {"imagePullSecrets", "ignored: podvisor runs images from the bundle and pulls nothing"},
     {"enableServiceLinks", kNoApiServer},
@@ -60,7 +59,6 @@ constexpr IgnoredField kPodSpecIgnored[] = {
 };
 
 constexpr IgnoredField kContainerIgnored[] = {
-    {"envFrom", "ignored: podvisor has no ConfigMaps or Secrets to read variables from"},
     {"volumeDevices", "ignored: raw block volumes are not supported"},
     {"resizePolicy", "ignored: podvisor does not resize containers in place"},
     {"stdinOnce", "ignored: podvisor does not attach to containers"},
@@ -72,7 +70,6 @@ constexpr IgnoredField kResourcesIgnored[] = {
 
 constexpr IgnoredField kVolumeMountIgnored[] = {
     {"mountPropagation", kNotSupported},
-    {"subPathExpr", kNotSupported},
     {"recursiveReadOnly", kNotSupported},
 };
 
@@ -84,9 +81,8 @@ constexpr IgnoredField kSecurityContextIgnored[] = {
 };
 
 constexpr IgnoredField kPodSecurityContextIgnored[] = {
-    {"fsGroup", kNotSupported},
-    {"fsGroupChangePolicy", kNotSupported},
-    {"sysctls", kNotSupported},
+    {"fsGroupChangePolicy",
+     "ignored: podvisor writes its volumes itself and always gives them the fsGroup"},
     {"seLinuxOptions", kNotSupported},
     {"seLinuxChangePolicy", kNotSupported},
     {"windowsOptions", kNotSupported},
@@ -205,6 +201,7 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
                 Field("hostAliases", &S::host_aliases),
                 Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn),
                 Field("overhead", &S::overhead), Field("readinessGates", &S::readiness_gates),
+                Field("serviceAccountName", &S::service_account_name),
                 Field("securityContext", &S::security_context));
 }
 
@@ -228,18 +225,22 @@ bool Decoder::Decode(const json& v, const std::string& path, PodReadinessGate& g
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, Volume& volume) {
-  return Fields(v, path, {},
-                [&](const std::string& key, const json& value, const std::string& child) {
-                  if (Apply(Field("name", &Volume::name), key, value, child, volume) ||
-                      Apply(Field("emptyDir", &Volume::empty_dir), key, value, child, volume) ||
-                      Apply(Field("hostPath", &Volume::host_path), key, value, child, volume)) {
-                    return true;
-                  }
-                  // configMap, secret, persistentVolumeClaim, ...: validation names
-                  // them in its error, so they are kept rather than warned about.
-                  if (!value.is_null()) volume.unsupported_sources.push_back(key);
-                  return true;
-                });
+  return Fields(
+      v, path, {}, [&](const std::string& key, const json& value, const std::string& child) {
+        if (Apply(Field("name", &Volume::name), key, value, child, volume) ||
+            Apply(Field("emptyDir", &Volume::empty_dir), key, value, child, volume) ||
+            Apply(Field("hostPath", &Volume::host_path), key, value, child, volume) ||
+            Apply(Field("configMap", &Volume::config_map), key, value, child, volume) ||
+            Apply(Field("secret", &Volume::secret), key, value, child, volume) ||
+            Apply(Field("downwardAPI", &Volume::downward_api), key, value, child, volume) ||
+            Apply(Field("projected", &Volume::projected), key, value, child, volume)) {
+          return true;
+        }
+        // persistentVolumeClaim, nfs, ...: validation names
+        // them in its error, so they are kept rather than warned about.
+        if (!value.is_null()) volume.unsupported_sources.push_back(key);
+        return true;
+      });
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, EmptyDirVolumeSource& dir) {
@@ -252,12 +253,72 @@ bool Decoder::Decode(const json& v, const std::string& path, HostPathVolumeSourc
                 Field("type", &HostPathVolumeSource::type));
 }
 
+bool Decoder::Decode(const json& v, const std::string& path, KeyToPath& item) {
+  return Struct(v, path, item, {}, Field("key", &KeyToPath::key), Field("path", &KeyToPath::path),
+                Field("mode", &KeyToPath::mode));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ConfigMapVolumeSource& source) {
+  using S = ConfigMapVolumeSource;
+  return Struct(v, path, source, {}, Field("name", &S::name), Field("items", &S::items),
+                Field("defaultMode", &S::default_mode), Field("optional", &S::optional));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, SecretVolumeSource& source) {
+  using S = SecretVolumeSource;
+  // A secret volume names its Secret "secretName", a projection "name";
+  // the model keeps one member and validation says which one is missing.
+  return Struct(v, path, source, {}, Field("secretName", &S::secret_name),
+                Field("name", &S::secret_name), Field("items", &S::items),
+                Field("defaultMode", &S::default_mode), Field("optional", &S::optional));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, DownwardAPIVolumeFile& file) {
+  using F = DownwardAPIVolumeFile;
+  return Struct(v, path, file, {}, Field("path", &F::path), Field("fieldRef", &F::field_ref),
+                Field("resourceFieldRef", &F::resource_field_ref), Field("mode", &F::mode));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, DownwardAPIVolumeSource& source) {
+  return Struct(v, path, source, {}, Field("items", &DownwardAPIVolumeSource::items),
+                Field("defaultMode", &DownwardAPIVolumeSource::default_mode));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, VolumeProjection& projection) {
+  using P = VolumeProjection;
+  auto token = [&](const json& value, const std::string& p) {
+    if (value.is_null()) return;
+    projection.service_account_token = true;
+    warnings.push_back({p,
+                        "skipped: podvisor has no API server to issue service account tokens; "
+                        "the volume is written without the token (and without the cluster CA "
+                        "kube-root-ca.crt unless the bundle has that ConfigMap)"});
+  };
+  constexpr IgnoredField kProjectionIgnored[] = {
+      {"clusterTrustBundle", "ignored: podvisor has no API server (no cluster trust bundles)"},
+      {"podCertificate", "ignored: podvisor has no API server (no pod certificates)"},
+  };
+  return Struct(v, path, projection, kProjectionIgnored, Field("configMap", &P::config_map),
+                Field("secret", &P::secret), Field("downwardAPI", &P::downward_api),
+                Custom("serviceAccountToken", token));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ProjectedVolumeSource& source) {
+  return Struct(v, path, source, {}, Field("sources", &ProjectedVolumeSource::sources),
+                Field("defaultMode", &ProjectedVolumeSource::default_mode));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, Sysctl& sysctl) {
+  return Struct(v, path, sysctl, {}, Field("name", &Sysctl::name), Field("value", &Sysctl::value));
+}
+
 bool Decoder::Decode(const json& v, const std::string& path, PodSecurityContext& sc) {
   using S = PodSecurityContext;
   return Struct(v, path, sc, kPodSecurityContextIgnored, Field("runAsUser", &S::run_as_user),
                 Field("runAsGroup", &S::run_as_group), Field("runAsNonRoot", &S::run_as_non_root),
                 Field("supplementalGroups", &S::supplemental_groups),
-                Field("seccompProfile", &S::seccomp_profile));
+                Field("seccompProfile", &S::seccomp_profile), Field("fsGroup", &S::fs_group),
+                Field("sysctls", &S::sysctls));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, SeccompProfile& profile) {
@@ -276,11 +337,11 @@ bool Decoder::Decode(const json& v, const std::string& path, Container& c) {
   return Struct(
       v, path, c, kContainerIgnored, Field("name", &C::name), Field("image", &C::image),
       Field("command", &C::command), Field("args", &C::args), Field("workingDir", &C::working_dir),
-      Field("env", &C::env), Field("ports", &C::ports), Field("resources", &C::resources),
-      Field("volumeMounts", &C::volume_mounts), Custom("restartPolicy", restart_policy),
-      Field("lifecycle", &C::lifecycle), Field("startupProbe", &C::startup_probe),
-      Field("readinessProbe", &C::readiness_probe), Field("livenessProbe", &C::liveness_probe),
-      Field("securityContext", &C::security_context),
+      Field("env", &C::env), Field("envFrom", &C::env_from), Field("ports", &C::ports),
+      Field("resources", &C::resources), Field("volumeMounts", &C::volume_mounts),
+      Custom("restartPolicy", restart_policy), Field("lifecycle", &C::lifecycle),
+      Field("startupProbe", &C::startup_probe), Field("readinessProbe", &C::readiness_probe),
+      Field("livenessProbe", &C::liveness_probe), Field("securityContext", &C::security_context),
       Field("terminationMessagePath", &C::termination_message_path),
       Field("terminationMessagePolicy", &C::termination_message_policy),
       Field("imagePullPolicy", &C::image_pull_policy), Field("stdin", &C::stdin),
@@ -288,18 +349,46 @@ bool Decoder::Decode(const json& v, const std::string& path, Container& c) {
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, EnvVar& env) {
-  // valueFrom needs a cluster (secrets, the downward API); validation
-  // rejects it, so only its presence is recorded.
-  auto value_from = [&](const json& value, const std::string& p) {
-    if (value.is_null()) return;
-    if (!value.is_object()) {
-      TypeError(p, value, "must be an object");
-      return;
-    }
-    env.has_value_from = true;
-  };
   return Struct(v, path, env, {}, Field("name", &EnvVar::name), Field("value", &EnvVar::value),
-                Custom("valueFrom", value_from));
+                Field("valueFrom", &EnvVar::value_from));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, EnvVarSource& source) {
+  using S = EnvVarSource;
+  constexpr IgnoredField kSourceIgnored[] = {
+      {"fileKeyRef", "ignored: not supported by podvisor"},
+  };
+  return Struct(v, path, source, kSourceIgnored, Field("fieldRef", &S::field_ref),
+                Field("resourceFieldRef", &S::resource_field_ref),
+                Field("configMapKeyRef", &S::config_map_key_ref),
+                Field("secretKeyRef", &S::secret_key_ref));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ObjectFieldSelector& selector) {
+  return Struct(v, path, selector, {}, Field("apiVersion", &ObjectFieldSelector::api_version),
+                Field("fieldPath", &ObjectFieldSelector::field_path));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ResourceFieldSelector& selector) {
+  using S = ResourceFieldSelector;
+  return Struct(v, path, selector, {}, Field("containerName", &S::container_name),
+                Field("resource", &S::resource), Field("divisor", &S::divisor));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, KeySelector& selector) {
+  return Struct(v, path, selector, {}, Field("name", &KeySelector::name),
+                Field("key", &KeySelector::key), Field("optional", &KeySelector::optional));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, EnvFromSource& source) {
+  using S = EnvFromSource;
+  return Struct(v, path, source, {}, Field("prefix", &S::prefix),
+                Field("configMapRef", &S::config_map_ref), Field("secretRef", &S::secret_ref));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ObjectReference& ref) {
+  return Struct(v, path, ref, {}, Field("name", &ObjectReference::name),
+                Field("optional", &ObjectReference::optional));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, ContainerPort& port) {
@@ -318,7 +407,7 @@ bool Decoder::Decode(const json& v, const std::string& path, VolumeMount& mount)
   using M = VolumeMount;
   return Struct(v, path, mount, kVolumeMountIgnored, Field("name", &M::name),
                 Field("mountPath", &M::mount_path), Field("readOnly", &M::read_only),
-                Field("subPath", &M::sub_path));
+                Field("subPath", &M::sub_path), Field("subPathExpr", &M::sub_path_expr));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, ExecAction& exec) {

@@ -221,15 +221,35 @@ TEST(Serialize, LifecycleSecurityAndVolumes) {
   EXPECT_EQ(spec["shareProcessNamespace"], true);
 }
 
-TEST(Serialize, UnsupportedVolumeKindsAndValueFromKeepTheirKeys) {
+TEST(Serialize, ConfigVolumesEnvSourcesAndUnsupportedKinds) {
   Pod pod = ParseClean(R"(  containers:
     - name: c
       env: [{name: N, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
-  volumes: [{name: cfg, configMap: {name: x}}]
+      envFrom: [{prefix: P_, secretRef: {name: s, optional: true}}]
+  volumes:
+    - {name: cfg, configMap: {name: x, items: [{key: k, path: p, mode: 0400}]}}
+    - {name: sec, secret: {secretName: s, defaultMode: 0440}}
+    - name: all
+      projected:
+        sources:
+          - secret: {name: s}
+          - downwardAPI: {items: [{path: l, fieldRef: {fieldPath: metadata.labels}}]}
+    - {name: pvc, persistentVolumeClaim: {claimName: c}}
 )");
   json spec = ToJson(pod.spec);
-  EXPECT_EQ(spec["volumes"][0], json::parse(R"({"name": "cfg", "configMap": {}})"));
-  EXPECT_EQ(spec["containers"][0]["env"][0], json::parse(R"({"name": "N", "valueFrom": {}})"));
+  EXPECT_EQ(spec["volumes"][0], json::parse(R"({"name": "cfg", "configMap": {"name": "x",
+                "items": [{"key": "k", "path": "p", "mode": 256}]}})"));
+  EXPECT_EQ(spec["volumes"][1],
+            json::parse(R"({"name": "sec", "secret": {"secretName": "s", "defaultMode": 288}})"));
+  EXPECT_EQ(spec["volumes"][2]["projected"]["sources"], json::parse(R"([{"secret": {"name": "s"}},
+                {"downwardAPI": {"items": [{"path": "l",
+                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels"}}]}}])"));
+  EXPECT_EQ(spec["volumes"][3], json::parse(R"({"name": "pvc", "persistentVolumeClaim": {}})"));
+  EXPECT_EQ(spec["containers"][0]["env"][0],
+            json::parse(R"({"name": "N", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                "fieldPath": "metadata.name"}}})"));
+  EXPECT_EQ(spec["containers"][0]["envFrom"][0],
+            json::parse(R"({"prefix": "P_", "secretRef": {"name": "s", "optional": true}})"));
 }
 
 TEST(ModelNames, EnumsPrintAsWords) {

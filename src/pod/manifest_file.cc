@@ -17,7 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fd.h"
+#include "pod/config_objects.h"
 #include "pod/parse.h"
+#include "pod/workloads.h"
 
 namespace podvisor::pod {
 namespace {
@@ -112,29 +114,129 @@ Result<nlohmann::json> ParseJsonText(std::string_view text) {
   }
 }
 
+namespace {
+
+// The documents of TEXT. Kubernetes manifests are UTF-8. YAML hands over
+// bytes as they are, and every later dump of the pod (status, events,
+// config.json) would throw on invalid UTF-8 (found by the fuzzer): refuse
+// it here, once.
+Result<std::vector<json>> ParseDocuments(std::string_view text, ManifestFormat format) {
+  std::vector<json> docs;
+  if (format == ManifestFormat::kJson) {
+    Result<json> doc = ParseJsonText(text);
+    if (!doc) return doc.take_error();
+    if (!doc->is_null()) docs.push_back(std::move(*doc));
+  } else {
+    auto yaml = YamlToJsonDocuments(text);
+    if (!yaml) return yaml.take_error();
+    docs = std::move(*yaml);
+  }
+  for (const json& doc : docs) {
+    try {
+      (void)doc.dump();
+    } catch (const json::type_error& e) {
+      return Error(std::string("the manifest is not valid UTF-8: ") + e.what());
+    }
+  }
+  return docs;
+}
+
+std::string KindOf(const json& doc) {
+  auto it = doc.find("kind");
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Sorts the documents of one manifest: config objects into pod.config, the
+// one Pod or workload into the pod.
+Result<ParseOutput> DecodeDocuments(const std::vector<json>& docs, const std::string& source) {
+  if (docs.empty()) return Error("manifest is empty");
+  ParseOutput out;
+  const json* pod_doc = nullptr;
+  std::size_t pod_index = 0;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const json& doc = docs[i];
+    if (!doc.is_object()) {
+      return Error(std::string("the manifest must be a mapping (a v1 Pod object), not ") +
+                   (doc.is_array() ? "a list" : "a scalar") +
+                   (docs.size() > 1 ? " (document " + std::to_string(i + 1) + ")" : ""));
+    }
+    std::string kind = KindOf(doc);
+    if (IsConfigObjectKind(kind)) {
+      DecodeConfigObject(doc, source, out.pod.config, out.errors, out.warnings);
+      continue;
+    }
+    if (kind == "Service" && docs.size() > 1) {
+      out.warnings.push_back({"document " + std::to_string(i + 1) + " (Service)",
+                              "ignored: podvisor runs one pod and has no Services"});
+      continue;
+    }
+    if (pod_doc) {
+      return Error("documents " + std::to_string(pod_index + 1) + " and " + std::to_string(i + 1) +
+                   " are both a pod or workload; podvisor runs exactly one pod (the other "
+                   "documents may be ConfigMaps and Secrets)");
+    }
+    pod_doc = &doc;
+    pod_index = i;
+  }
+  if (!pod_doc) {
+    return Error(
+        "the manifest holds no Pod or workload (Deployment, Job, ...), only ConfigMaps "
+        "and Secrets");
+  }
+  if (IsWorkloadKind(KindOf(*pod_doc))) {
+    json template_pod;
+    out.template_path = UnwrapWorkload(*pod_doc, template_pod, out.errors, out.warnings);
+    ParseOutput decoded = DecodePod(template_pod);
+    PointAtTemplate(out.template_path, decoded.errors, decoded.warnings);
+    ConfigObjects config = std::move(out.pod.config);
+    out.pod = std::move(decoded.pod);
+    out.pod.config = std::move(config);
+    for (auto& e : decoded.errors) out.errors.push_back(std::move(e));
+    for (auto& w : decoded.warnings) out.warnings.push_back(std::move(w));
+    return out;
+  }
+  ParseOutput decoded = DecodePod(*pod_doc);
+  decoded.pod.config = std::move(out.pod.config);
+  // Config object problems first, in document order, then the pod's.
+  for (auto& e : decoded.errors) out.errors.push_back(std::move(e));
+  for (auto& w : decoded.warnings) out.warnings.push_back(std::move(w));
+  out.pod = std::move(decoded.pod);
+  return out;
+}
+
+Result<std::vector<json>> DocumentsOfFile(const std::filesystem::path& file,
+                                          const std::string& text) {
+  std::string ext = file.extension().string();
+  if (ext == ".yaml" || ext == ".yml") return ParseDocuments(text, ManifestFormat::kYaml);
+  if (ext == ".json") return ParseDocuments(text, ManifestFormat::kJson);
+  // Unknown extension: JSON first (strict, better messages for JSON), then
+  // YAML, whose error is the one reported since YAML accepts JSON.
+  auto docs = ParseDocuments(text, ManifestFormat::kJson);
+  if (!docs) docs = ParseDocuments(text, ManifestFormat::kYaml);
+  return docs;
+}
+
+}  // namespace
+
 Result<ParseOutput> ParseManifest(std::string_view text, ManifestFormat format) {
-  Result<json> doc = format == ManifestFormat::kJson ? ParseJsonText(text) : YamlToJson(text);
-  if (!doc) return doc.take_error();
-  if (doc->is_null()) return Error("manifest is empty");
-  // Kubernetes manifests are UTF-8. YAML hands over bytes as they are, and
-  // every later dump of the pod (status, events, config.json) would throw
-  // on invalid UTF-8 (found by the fuzzer): refuse it here, once.
-  try {
-    (void)doc->dump();
-  } catch (const json::type_error& e) {
-    return Error(std::string("the manifest is not valid UTF-8: ") + e.what());
-  }
-  if (!doc->is_object()) {
-    return Error(std::string("the manifest must be a mapping (a v1 Pod object), not ") +
-                 (doc->is_array() ? "a list" : "a scalar"));
-  }
-  return DecodePod(*doc);
+  auto docs = ParseDocuments(text, format);
+  if (!docs) return docs.take_error();
+  return DecodeDocuments(*docs, "the manifest");
+}
+
+Result<std::vector<json>> ReadManifestDocuments(const std::filesystem::path& file) {
+  Result<std::string> text = ReadWholeFile(file);
+  if (!text) return text.take_error();
+  auto docs = DocumentsOfFile(file, *text);
+  if (!docs) return docs.take_error().Wrap(file.string());
+  return docs;
 }
 
 Result<ParseOutput> ParseManifestFile(const std::filesystem::path& path) {
   std::filesystem::path manifest = path;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  bool is_bundle = std::filesystem::is_directory(path, ec);
+  if (is_bundle) {
     std::filesystem::path yaml = path / "pod.yaml", json_path = path / "pod.json";
     bool has_yaml = PathExists(yaml), has_json = PathExists(json_path);
     if (has_yaml && has_json) {
@@ -148,20 +250,16 @@ Result<ParseOutput> ParseManifestFile(const std::filesystem::path& path) {
   }
   Result<std::string> text = ReadWholeFile(manifest);
   if (!text) return text.take_error();
-
-  std::string ext = manifest.extension().string();
-  Result<ParseOutput> parsed = Error("");
-  if (ext == ".yaml" || ext == ".yml") {
-    parsed = ParseManifest(*text, ManifestFormat::kYaml);
-  } else if (ext == ".json") {
-    parsed = ParseManifest(*text, ManifestFormat::kJson);
-  } else {
-    // Unknown extension: JSON first (strict, better messages for JSON),
-    // then YAML, whose error is the one reported since YAML accepts JSON.
-    parsed = ParseManifest(*text, ManifestFormat::kJson);
-    if (!parsed) parsed = ParseManifest(*text, ManifestFormat::kYaml);
-  }
+  auto docs = DocumentsOfFile(manifest, *text);
+  if (!docs) return docs.take_error().Wrap(manifest.string());
+  Result<ParseOutput> parsed = DecodeDocuments(*docs, manifest.filename().string());
   if (!parsed) return parsed.take_error().Wrap(manifest.string());
+  if (is_bundle) {
+    if (Status s = ReadBundleConfigDir(path, parsed->pod.config, parsed->errors, parsed->warnings);
+        !s) {
+      return s.take_error();
+    }
+  }
   return parsed;
 }
 

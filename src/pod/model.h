@@ -43,13 +43,57 @@ struct ObjectMeta {
   friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
 
+// The downward API: a field of the pod (fieldRef) or a resource of one of
+// its containers (resourceFieldRef), resolved locally as the kubelet does.
+struct ObjectFieldSelector {
+  std::string api_version = "v1";  // default
+  std::string field_path;          // "metadata.name", "metadata.labels['k']", ...
+  friend bool operator==(const ObjectFieldSelector&, const ObjectFieldSelector&) = default;
+};
+
+struct ResourceFieldSelector {
+  std::string container_name;  // required in volumes; env defaults to its own container
+  std::string resource;        // "limits.cpu", "requests.memory", ...
+  std::optional<Quantity> divisor;
+  friend bool operator==(const ResourceFieldSelector&, const ResourceFieldSelector&) = default;
+};
+
+// configMapKeyRef and secretKeyRef: one key of a ConfigMap or Secret of
+// the bundle.
+struct KeySelector {
+  std::string name;
+  std::string key;
+  std::optional<bool> optional;
+  friend bool operator==(const KeySelector&, const KeySelector&) = default;
+};
+
+struct EnvVarSource {
+  std::optional<ObjectFieldSelector> field_ref;
+  std::optional<ResourceFieldSelector> resource_field_ref;
+  std::optional<KeySelector> config_map_key_ref;
+  std::optional<KeySelector> secret_key_ref;
+  friend bool operator==(const EnvVarSource&, const EnvVarSource&) = default;
+};
+
 struct EnvVar {
   std::string name;
   std::string value;  // may contain $(VAR) references (expanded by oci/)
-  // valueFrom is accepted by the API but needs a cluster; podvisor rejects it
-  // in validation, so the parser only records that it was there.
-  bool has_value_from = false;
+  std::optional<EnvVarSource> value_from;
   friend bool operator==(const EnvVar&, const EnvVar&) = default;
+};
+
+// envFrom's configMapRef and secretRef.
+struct ObjectReference {
+  std::string name;
+  std::optional<bool> optional;
+  friend bool operator==(const ObjectReference&, const ObjectReference&) = default;
+};
+
+struct EnvFromSource {
+  std::string prefix;
+  std::optional<ObjectReference> config_map_ref;
+  std::optional<ObjectReference> secret_ref;
+  friend bool operator==(const EnvFromSource&, const EnvFromSource&) = default;
 };
 
 struct ContainerPort {
@@ -82,6 +126,7 @@ struct VolumeMount {
   std::string mount_path;
   bool read_only = false;
   std::string sub_path;
+  std::string sub_path_expr;  // $(VAR) expanded from the container's env
   friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
 };
 
@@ -99,7 +144,7 @@ struct HttpHeader {
 struct HttpGetAction {
   std::string path;  // default "/" is applied by the prober, not the API
   IntOrString port;
-  std::string host;            // empty: the pod address
+  std::string host;             // empty: the pod address
   std::string scheme = "HTTP";  // default; "HTTP" or "HTTPS"
   std::vector<HttpHeader> http_headers;
   friend bool operator==(const HttpGetAction&, const HttpGetAction&) = default;
@@ -196,6 +241,12 @@ struct SecurityContext {
   friend bool operator==(const SecurityContext&, const SecurityContext&) = default;
 };
 
+struct Sysctl {
+  std::string name;
+  std::string value;
+  friend bool operator==(const Sysctl&, const Sysctl&) = default;
+};
+
 // Pod-level security settings; container-level fields override them.
 struct PodSecurityContext {
   std::optional<int64_t> run_as_user;
@@ -203,6 +254,8 @@ struct PodSecurityContext {
   std::optional<bool> run_as_non_root;
   std::vector<int64_t> supplemental_groups;
   std::optional<SeccompProfile> seccomp_profile;
+  std::optional<int64_t> fs_group;
+  std::vector<Sysctl> sysctls;
   friend bool operator==(const PodSecurityContext&, const PodSecurityContext&) = default;
 };
 
@@ -215,6 +268,7 @@ struct Container {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::string working_dir;
+  std::vector<EnvFromSource> env_from;
   std::vector<EnvVar> env;
   std::vector<ContainerPort> ports;
   ResourceRequirements resources;
@@ -248,11 +302,71 @@ struct HostPathVolumeSource {
   friend bool operator==(const HostPathVolumeSource&, const HostPathVolumeSource&) = default;
 };
 
+// One key of a ConfigMap or Secret written to a relative path.
+struct KeyToPath {
+  std::string key;
+  std::string path;
+  std::optional<int32_t> mode;
+  friend bool operator==(const KeyToPath&, const KeyToPath&) = default;
+};
+
+// configMap and secret volumes, and their projected forms (where
+// default_mode is not allowed and the secret's name is "name").
+struct ConfigMapVolumeSource {
+  std::string name;
+  std::vector<KeyToPath> items;
+  std::optional<int32_t> default_mode;
+  std::optional<bool> optional;
+  friend bool operator==(const ConfigMapVolumeSource&, const ConfigMapVolumeSource&) = default;
+};
+
+struct SecretVolumeSource {
+  std::string secret_name;
+  std::vector<KeyToPath> items;
+  std::optional<int32_t> default_mode;
+  std::optional<bool> optional;
+  friend bool operator==(const SecretVolumeSource&, const SecretVolumeSource&) = default;
+};
+
+struct DownwardAPIVolumeFile {
+  std::string path;
+  std::optional<ObjectFieldSelector> field_ref;
+  std::optional<ResourceFieldSelector> resource_field_ref;
+  std::optional<int32_t> mode;
+  friend bool operator==(const DownwardAPIVolumeFile&, const DownwardAPIVolumeFile&) = default;
+};
+
+struct DownwardAPIVolumeSource {
+  std::vector<DownwardAPIVolumeFile> items;
+  std::optional<int32_t> default_mode;
+  friend bool operator==(const DownwardAPIVolumeSource&, const DownwardAPIVolumeSource&) = default;
+};
+
+struct VolumeProjection {
+  std::optional<ConfigMapVolumeSource> config_map;
+  std::optional<SecretVolumeSource> secret;
+  std::optional<DownwardAPIVolumeSource> downward_api;
+  // A service account token needs an API server to issue it; the source is
+  // skipped with a warning so that manifests from a cluster still run.
+  bool service_account_token = false;
+  friend bool operator==(const VolumeProjection&, const VolumeProjection&) = default;
+};
+
+struct ProjectedVolumeSource {
+  std::vector<VolumeProjection> sources;
+  std::optional<int32_t> default_mode;
+  friend bool operator==(const ProjectedVolumeSource&, const ProjectedVolumeSource&) = default;
+};
+
 struct Volume {
   std::string name;
   std::optional<EmptyDirVolumeSource> empty_dir;
   std::optional<HostPathVolumeSource> host_path;
-  // Other volume kinds named in the manifest ("configMap", "secret", ...):
+  std::optional<ConfigMapVolumeSource> config_map;
+  std::optional<SecretVolumeSource> secret;
+  std::optional<DownwardAPIVolumeSource> downward_api;
+  std::optional<ProjectedVolumeSource> projected;
+  // Other volume kinds named in the manifest ("persistentVolumeClaim", ...):
   // podvisor cannot provide them and validation rejects them by name.
   std::vector<std::string> unsupported_sources;
   friend bool operator==(const Volume&, const Volume&) = default;
@@ -288,7 +402,7 @@ struct HostAlias {
 struct PodSpec {
   std::vector<Container> init_containers;
   std::vector<Container> containers;
-  RestartPolicy restart_policy = RestartPolicy::kAlways;  // default
+  RestartPolicy restart_policy = RestartPolicy::kAlways;    // default
   std::optional<int64_t> termination_grace_period_seconds;  // defaulted to 30
   std::optional<int64_t> active_deadline_seconds;
   std::vector<Volume> volumes;
@@ -306,7 +420,36 @@ struct PodSpec {
   ResourceList overhead;
   std::vector<PodReadinessGate> readiness_gates;
   std::optional<PodSecurityContext> security_context;
+  std::string service_account_name;  // only for the downward API
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
+};
+
+// A v1 ConfigMap or Secret document of the bundle. Values are bytes:
+// binaryData and a Secret's data are stored base64-decoded, and a Secret's
+// stringData is merged over its data as the API server does.
+struct ConfigMap {
+  std::string name;
+  std::map<std::string, std::string> data;
+  std::map<std::string, std::string> binary_data;
+  bool immutable = false;
+  friend bool operator==(const ConfigMap&, const ConfigMap&) = default;
+};
+
+struct Secret {
+  std::string name;
+  std::string type = "Opaque";  // default
+  std::map<std::string, std::string> data;
+  bool immutable = false;
+  friend bool operator==(const Secret&, const Secret&) = default;
+};
+
+// The config objects a pod can read (env, volumes), by name. Not part of
+// the Pod object: serialize.h never writes them, so a Secret's values
+// cannot reach the status, events or logs.
+struct ConfigObjects {
+  std::map<std::string, ConfigMap> config_maps;
+  std::map<std::string, Secret> secrets;
+  friend bool operator==(const ConfigObjects&, const ConfigObjects&) = default;
 };
 
 struct Pod {
@@ -318,6 +461,9 @@ struct Pod {
   // alpha one) spec.initContainers was read from; empty when the manifest
   // set spec.initContainers itself. Validation names its errors after it.
   std::string init_containers_annotation;
+  // The bundle's ConfigMaps and Secrets (config_objects.h), carried with
+  // the pod to wherever env and volumes are built.
+  ConfigObjects config;
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 

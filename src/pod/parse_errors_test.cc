@@ -224,10 +224,6 @@ status:
           "spec.nodeSelector: " + scheduler, "spec.tolerations: " + scheduler,
           "spec.affinity: " + scheduler, "spec.priorityClassName: " + scheduler,
           "spec.schedulerName: " + scheduler,
-          "spec.serviceAccountName: ignored: podvisor has no API server (no service accounts, "
-          "secrets or services)",
-          "spec.containers[0].envFrom: ignored: podvisor has no ConfigMaps or Secrets to read "
-          "variables from",
           "spec.containers[0].securityContext.seLinuxOptions: ignored: not supported by podvisor",
           "status: ignored: the status is computed by podvisor"));
 }
@@ -243,11 +239,13 @@ TEST(ParseManifest, ApiVersionAndKindAreRequired) {
 }
 
 TEST(ParseManifest, ApiVersionAndKindMustBeV1Pod) {
-  ParseOutput out = Parse("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: p}\nspec: {}\n");
+  ParseOutput out = Parse("apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n");
   EXPECT_THAT(ErrorLines(out),
-              ElementsAre("apiVersion: Unsupported value: \"apps/v1\": supported values: \"v1\"",
-                          "kind: Unsupported value: \"Deployment\": supported values: \"Pod\""));
+              ElementsAre("apiVersion: Unsupported value: \"apps/v1\": supported values: \"v1\""));
   EXPECT_EQ(out.errors[0].type, FieldErrorType::kUnsupported);
+  ParseOutput service = Parse("apiVersion: v1\nkind: Service\nmetadata: {name: p}\nspec: {}\n");
+  EXPECT_THAT(ErrorLines(service),
+              ElementsAre("kind: Unsupported value: \"Service\": supported values: \"Pod\""));
   ParseOutput typed = Parse("apiVersion: 1\nkind: Pod\nspec: {}\n");
   EXPECT_THAT(ErrorLines(typed), ElementsAre("apiVersion: Invalid value: 1: must be a string"));
 }

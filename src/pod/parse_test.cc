@@ -171,8 +171,8 @@ TEST(ParseManifest, EveryFieldIsDecoded) {
   EXPECT_EQ(app.termination_message_path, "/tmp/termination");
   EXPECT_EQ(app.termination_message_policy, TerminationMessagePolicy::kFallbackToLogsOnError);
   EXPECT_EQ(app.image_pull_policy, "IfNotPresent");
-  EXPECT_TRUE(app.stdin);
-  EXPECT_TRUE(app.tty);
+  EXPECT_FALSE(app.stdin);  // true is refused by validation
+  EXPECT_FALSE(app.tty);
 
   const Container& worker = spec.containers[1];
   EXPECT_EQ(worker.liveness_probe->handler.http_get->port, IntOrString::Int(8081));
@@ -285,7 +285,10 @@ TEST(ParseManifest, EnvValueFromIsRecorded) {
         - name: NODE
           valueFrom: {fieldRef: {fieldPath: spec.nodeName}}
 )");
-  EXPECT_TRUE(pod.spec.containers[0].env[0].has_value_from);
+  ASSERT_TRUE(pod.spec.containers[0].env[0].value_from);
+  ASSERT_TRUE(pod.spec.containers[0].env[0].value_from->field_ref);
+  EXPECT_EQ(pod.spec.containers[0].env[0].value_from->field_ref->field_path, "spec.nodeName");
+  EXPECT_EQ(pod.spec.containers[0].env[0].value_from->field_ref->api_version, "v1");
   EXPECT_EQ(pod.spec.containers[0].env[0].value, "");
 }
 
@@ -329,9 +332,12 @@ TEST(ParseManifest, UnsupportedVolumeKindsAreRecordedForValidation) {
     - name: ok
       emptyDir: {}
 )");
-  EXPECT_THAT(pod.spec.volumes[0].unsupported_sources, ElementsAre("configMap"));
-  EXPECT_THAT(pod.spec.volumes[1].unsupported_sources,
-              UnorderedElementsAre("secret", "persistentVolumeClaim"));
+  EXPECT_THAT(pod.spec.volumes[0].unsupported_sources, IsEmpty());
+  ASSERT_TRUE(pod.spec.volumes[0].config_map);
+  EXPECT_EQ(pod.spec.volumes[0].config_map->name, "app-config");
+  EXPECT_THAT(pod.spec.volumes[1].unsupported_sources, ElementsAre("persistentVolumeClaim"));
+  ASSERT_TRUE(pod.spec.volumes[1].secret);
+  EXPECT_EQ(pod.spec.volumes[1].secret->secret_name, "s");
   EXPECT_THAT(pod.spec.volumes[2].unsupported_sources, IsEmpty());
   EXPECT_FALSE(pod.spec.volumes[0].empty_dir);
 }

@@ -48,6 +48,19 @@ json ToJsonValue(const PodReadinessGate& g);
 json ToJsonValue(const PodDNSConfig& d);
 json ToJsonValue(const PodDNSConfigOption& o);
 json ToJsonValue(const HostAlias& a);
+json ToJsonValue(const EnvVarSource& e);
+json ToJsonValue(const ObjectFieldSelector& f);
+json ToJsonValue(const ResourceFieldSelector& r);
+json ToJsonValue(const KeySelector& k);
+json ToJsonValue(const EnvFromSource& e);
+json ToJsonValue(const ObjectReference& r);
+json ToJsonValue(const KeyToPath& k);
+json ToJsonValue(const ConfigMapVolumeSource& c);
+json ToJsonValue(const DownwardAPIVolumeFile& f);
+json ToJsonValue(const DownwardAPIVolumeSource& d);
+json ToJsonValue(const VolumeProjection& p);
+json ToJsonValue(const ProjectedVolumeSource& p);
+json ToJsonValue(const Sysctl& s);
 
 void SetIfNotEmpty(json& out, const char* key, const std::string& value) {
   if (!value.empty()) out[key] = value;
@@ -100,9 +113,111 @@ json ToJsonValue(const IntOrString& v) {
 json ToJsonValue(const EnvVar& e) {
   json out = {{"name", e.name}};
   SetIfNotEmpty(out, "value", e.value);
-  // The model keeps only that valueFrom was given (validation rejects it).
-  if (e.has_value_from) out["valueFrom"] = json::object();
+  SetIfPresent(out, "valueFrom", e.value_from);
   return out;
+}
+
+json ToJsonValue(const EnvVarSource& e) {
+  json out = json::object();
+  SetIfPresent(out, "fieldRef", e.field_ref);
+  SetIfPresent(out, "resourceFieldRef", e.resource_field_ref);
+  SetIfPresent(out, "configMapKeyRef", e.config_map_key_ref);
+  SetIfPresent(out, "secretKeyRef", e.secret_key_ref);
+  return out;
+}
+
+json ToJsonValue(const ObjectFieldSelector& f) {
+  return {{"apiVersion", f.api_version}, {"fieldPath", f.field_path}};
+}
+
+json ToJsonValue(const ResourceFieldSelector& r) {
+  json out = {{"resource", r.resource}};
+  SetIfNotEmpty(out, "containerName", r.container_name);
+  SetIfPresent(out, "divisor", r.divisor);
+  return out;
+}
+
+json ToJsonValue(const KeySelector& k) {
+  json out = {{"key", k.key}};
+  SetIfNotEmpty(out, "name", k.name);
+  SetIfPresent(out, "optional", k.optional);
+  return out;
+}
+
+json ToJsonValue(const EnvFromSource& e) {
+  json out = json::object();
+  SetIfNotEmpty(out, "prefix", e.prefix);
+  SetIfPresent(out, "configMapRef", e.config_map_ref);
+  SetIfPresent(out, "secretRef", e.secret_ref);
+  return out;
+}
+
+json ToJsonValue(const ObjectReference& r) {
+  json out = json::object();
+  SetIfNotEmpty(out, "name", r.name);
+  SetIfPresent(out, "optional", r.optional);
+  return out;
+}
+
+json ToJsonValue(const KeyToPath& k) {
+  json out = {{"key", k.key}, {"path", k.path}};
+  SetIfPresent(out, "mode", k.mode);
+  return out;
+}
+
+json ToJsonValue(const ConfigMapVolumeSource& c) {
+  json out = json::object();
+  SetIfNotEmpty(out, "name", c.name);
+  SetIfNotEmpty(out, "items", c.items);
+  SetIfPresent(out, "defaultMode", c.default_mode);
+  SetIfPresent(out, "optional", c.optional);
+  return out;
+}
+
+// A secret volume names its Secret "secretName", a projection "name".
+json SecretSourceJson(const SecretVolumeSource& s, const char* name_key) {
+  json out = json::object();
+  SetIfNotEmpty(out, name_key, s.secret_name);
+  SetIfNotEmpty(out, "items", s.items);
+  SetIfPresent(out, "defaultMode", s.default_mode);
+  SetIfPresent(out, "optional", s.optional);
+  return out;
+}
+
+json ToJsonValue(const DownwardAPIVolumeFile& f) {
+  json out = {{"path", f.path}};
+  SetIfPresent(out, "fieldRef", f.field_ref);
+  SetIfPresent(out, "resourceFieldRef", f.resource_field_ref);
+  SetIfPresent(out, "mode", f.mode);
+  return out;
+}
+
+json ToJsonValue(const DownwardAPIVolumeSource& d) {
+  json out = json::object();
+  SetIfNotEmpty(out, "items", d.items);
+  SetIfPresent(out, "defaultMode", d.default_mode);
+  return out;
+}
+
+json ToJsonValue(const VolumeProjection& p) {
+  json out = json::object();
+  SetIfPresent(out, "configMap", p.config_map);
+  if (p.secret) out["secret"] = SecretSourceJson(*p.secret, "name");
+  SetIfPresent(out, "downwardAPI", p.downward_api);
+  // Only that it was there is kept: the source is skipped (model.h).
+  if (p.service_account_token) out["serviceAccountToken"] = json::object();
+  return out;
+}
+
+json ToJsonValue(const ProjectedVolumeSource& p) {
+  json out = json::object();
+  SetIfNotEmpty(out, "sources", p.sources);
+  SetIfPresent(out, "defaultMode", p.default_mode);
+  return out;
+}
+
+json ToJsonValue(const Sysctl& s) {
+  return {{"name", s.name}, {"value", s.value}};
 }
 
 json ToJsonValue(const ContainerPort& p) {
@@ -117,6 +232,7 @@ json ToJsonValue(const VolumeMount& m) {
   json out = {{"name", m.name}, {"mountPath", m.mount_path}};
   SetIfTrue(out, "readOnly", m.read_only);
   SetIfNotEmpty(out, "subPath", m.sub_path);
+  SetIfNotEmpty(out, "subPathExpr", m.sub_path_expr);
   return out;
 }
 
@@ -233,6 +349,8 @@ json ToJsonValue(const PodSecurityContext& s) {
   SetIfPresent(out, "runAsNonRoot", s.run_as_non_root);
   SetIfNotEmpty(out, "supplementalGroups", s.supplemental_groups);
   SetIfPresent(out, "seccompProfile", s.seccomp_profile);
+  SetIfPresent(out, "fsGroup", s.fs_group);
+  SetIfNotEmpty(out, "sysctls", s.sysctls);
   return out;
 }
 
@@ -252,6 +370,10 @@ json ToJsonValue(const Volume& v) {
   json out = {{"name", v.name}};
   SetIfPresent(out, "emptyDir", v.empty_dir);
   SetIfPresent(out, "hostPath", v.host_path);
+  SetIfPresent(out, "configMap", v.config_map);
+  if (v.secret) out["secret"] = SecretSourceJson(*v.secret, "secretName");
+  SetIfPresent(out, "downwardAPI", v.downward_api);
+  SetIfPresent(out, "projected", v.projected);
   // Only the kind of an unsupported source is kept (validation rejects it).
   for (const std::string& kind : v.unsupported_sources) out[kind] = json::object();
   return out;
@@ -304,6 +426,7 @@ json ToJson(const Container& c) {
   SetIfNotEmpty(out, "command", c.command);
   SetIfNotEmpty(out, "args", c.args);
   SetIfNotEmpty(out, "workingDir", c.working_dir);
+  SetIfNotEmpty(out, "envFrom", c.env_from);
   SetIfNotEmpty(out, "env", c.env);
   SetIfNotEmpty(out, "ports", c.ports);
   // Like the API server, which never omits a container's resources.
@@ -346,6 +469,7 @@ json ToJson(const PodSpec& spec) {
   if (!spec.overhead.empty()) out["overhead"] = ToJson(spec.overhead);
   SetIfNotEmpty(out, "readinessGates", spec.readiness_gates);
   SetIfPresent(out, "securityContext", spec.security_context);
+  SetIfNotEmpty(out, "serviceAccountName", spec.service_account_name);
   return out;
 }
 

@@ -163,11 +163,14 @@ void Validator::CheckVolumes() {
         }
       }
     }
+    CheckConfigVolume(v, path, sources);
     for (const auto& kind : v.unsupported_sources) {
       ++sources;
       std::string field = path;
       field.append(".").append(kind);
-      Add(Forbidden(field, "podvisor supports only emptyDir and hostPath volumes"));
+      Add(Forbidden(field,
+                    "podvisor supports only emptyDir, hostPath, configMap, secret, "
+                    "downwardAPI and projected volumes"));
     }
     if (sources == 0) Add(Required(path, "must specify a volume type"));
 

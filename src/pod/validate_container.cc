@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/signal_names.h"
+#include "pod/config_objects.h"
+#include "pod/env_resolution.h"
 #include "pod/validate.h"
 #include "pod/validate_internal.h"
 
@@ -57,6 +59,18 @@ void Validator::CheckContainer(const Container& c, const std::string& path, Role
   CheckPorts(c, path);
   CheckResources(c.resources, path + ".resources");
   CheckMounts(c, path);
+  // podvisor's own limits (docs/INTERFACE.md): a container's output goes
+  // through pipes to its log, and nothing attaches to it.
+  if (c.tty) {
+    Add(Forbidden(path + ".tty",
+                  "podvisor gives containers pipes to their log, not a terminal; "
+                  "remove tty: true"));
+  }
+  if (c.stdin) {
+    Add(Forbidden(path + ".stdin",
+                  "podvisor attaches nothing to a container's stdin; remove "
+                  "stdin: true"));
+  }
 
   PortNames ports;
   for (const auto& p : c.ports)
@@ -121,11 +135,9 @@ void Validator::CheckEnv(const Container& c, const std::string& path) {
     } else {
       AddEach(epath + ".name", Q(e.name), EnvVarNameMessages(e.name));
     }
-    if (e.has_value_from) {
-      Add(Forbidden(epath + ".valueFrom",
-                    "podvisor has no API server to resolve valueFrom; use value"));
-    }
+    if (e.value_from) CheckEnvSource(e, epath);
   }
+  CheckEnvFrom(c, path);
 }
 
 void Validator::CheckPorts(const Container& c, const std::string& path) {
@@ -165,6 +177,24 @@ void Validator::CheckRelativePath(const std::string& value, const std::string& p
   if (HasDotDotComponent(value)) Add(Invalid(path, Q(value), "must not contain '..'"));
 }
 
+bool Validator::DefinesEnv(const Container& c, const std::string& name) const {
+  for (const EnvVar& e : c.env) {
+    if (e.name == name) return true;
+  }
+  for (const EnvFromSource& from : c.env_from) {
+    if (!name.starts_with(from.prefix)) continue;
+    std::string key = name.substr(from.prefix.size());
+    if (from.config_map_ref) {
+      const ConfigMap* cm = FindConfigMap(pod_.config, from.config_map_ref->name);
+      if (cm && cm->data.contains(key)) return true;
+    } else if (from.secret_ref) {
+      const Secret* s = FindSecret(pod_.config, from.secret_ref->name);
+      if (s && s->data.contains(key)) return true;
+    }
+  }
+  return false;
+}
+
 void Validator::CheckMounts(const Container& c, const std::string& path) {
   std::set<std::string, std::less<>> mount_points;
   for (std::size_t i = 0; i < c.volume_mounts.size(); ++i) {
@@ -186,6 +216,21 @@ void Validator::CheckMounts(const Container& c, const std::string& path) {
       }
     }
     if (!m.sub_path.empty()) CheckRelativePath(m.sub_path, mpath + ".subPath");
+    if (!m.sub_path_expr.empty()) {
+      if (!m.sub_path.empty()) {
+        Add(Invalid(mpath + ".subPathExpr", Q(m.sub_path_expr),
+                    "subPathExpr and subPath are mutually exclusive"));
+      }
+      CheckRelativePath(m.sub_path_expr, mpath + ".subPathExpr");
+      // The kubelet fails the container on a variable it cannot expand;
+      // one the container never defines is known now.
+      for (const std::string& name : EnvReferences(m.sub_path_expr)) {
+        if (!DefinesEnv(c, name)) {
+          Add(Invalid(mpath + ".subPathExpr", Q(m.sub_path_expr),
+                      "$(" + name + ") is not a variable of the container's env or envFrom"));
+        }
+      }
+    }
   }
 }
 
@@ -477,6 +522,10 @@ void Validator::CheckPodSecurity(const PodSecurityContext& sc, const std::string
     }
   }
   if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
+  if (sc.fs_group && (*sc.fs_group < 0 || *sc.fs_group > kMaxId)) {
+    Add(Invalid(path + ".fsGroup", N(*sc.fs_group), kIdRangeMsg));
+  }
+  CheckSysctls(sc, path);
   if (sc.run_as_non_root == true && sc.run_as_user == 0) {
     Add(Invalid(path + ".runAsUser", "0", "must not be 0 when runAsNonRoot is true"));
   }

@@ -256,7 +256,10 @@ TEST(ValidatePod, StopSignal) {
 TEST(ValidatePod, EnvNamesAndValueFrom) {
   Pod pod = MinimalPod();
   pod.spec.containers[0].env = {
-      {"", "x", false}, {"1ABC", "x", false}, {"..dots", "x", false}, {"TOKEN", "", true}};
+      {"", "x", {}},
+      {"1ABC", "x", {}},
+      {"..dots", "x", {}},
+      {"TOKEN", "", EnvVarSource{{}, {}, {}, KeySelector{"db", "token", std::nullopt}}}};
   const std::string e = "spec.containers[0].env";
   const std::string msg =
       "a valid environment variable name must consist of alphabetic characters, digits, '_', "
@@ -266,8 +269,8 @@ TEST(ValidatePod, EnvNamesAndValueFrom) {
       Check(pod),
       ElementsAre(e + "[0].name: Required value", e + "[1].name: Invalid value: \"1ABC\": " + msg,
                   e + "[2].name: Invalid value: \"..dots\": must not start with '..'",
-                  e + "[3].valueFrom: Forbidden: podvisor has no API server to resolve "
-                      "valueFrom; use value"));
+                  e + "[3].valueFrom.secretKeyRef.name: Invalid value: \"db\": no secret of "
+                      "this name in the bundle (or mark the reference optional: true)"));
 }
 
 TEST(ValidatePod, ContainerPorts) {

@@ -122,6 +122,25 @@ class Validator {
   void CheckPodSecurity(const PodSecurityContext& sc, const std::string& path);
   void CheckRelativePath(const std::string& value, const std::string& path);
 
+  // validate_config.cc
+  void CheckFieldRef(const ObjectFieldSelector& f, bool volume, const std::string& path);
+  void CheckResourceFieldRef(const ResourceFieldSelector& r, bool volume, const std::string& path);
+  void CheckKeyRef(const KeySelector& k, bool secret, const std::string& path);
+  void CheckEnvSource(const EnvVar& e, const std::string& path);
+  void CheckEnvFrom(const Container& c, const std::string& path);
+  void CheckMode(const std::optional<int32_t>& mode, const std::string& path);
+  void CheckVolumeFilePath(const std::string& file, const std::string& path);
+  void CheckKeyItems(const std::vector<KeyToPath>& items,
+                     const std::map<std::string, std::string>* data, bool optional,
+                     const std::string& object, const std::string& path);
+  void CheckConfigMapSource(const ConfigMapVolumeSource& s, const std::string& path);
+  void CheckSecretSource(const SecretVolumeSource& s, const char* name_field,
+                         const std::string& path);
+  void CheckDownwardApiSource(const DownwardAPIVolumeSource& s, const std::string& path);
+  void CheckConfigVolume(const Volume& v, const std::string& path, int& sources);
+  void CheckSysctls(const PodSecurityContext& sc, const std::string& path);
+  bool DefinesEnv(const Container& c, const std::string& name) const;
+
   const Pod& pod_;
   int64_t grace_;
   std::set<std::string, std::less<>> volume_names_;

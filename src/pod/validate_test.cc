@@ -109,8 +109,12 @@ TEST(ValidatePod, ComplexValidPodHasNoErrors) {
   pod.spec.security_context->supplemental_groups = {100, 2000};
   pod.spec.security_context->seccomp_profile = SeccompProfile{"RuntimeDefault", std::nullopt};
 
-  Volume data{"data", EmptyDirVolumeSource{"Memory", Quantity::FromValue(64 << 20)}, {}, {}};
-  Volume host{"host-logs", {}, HostPathVolumeSource{"/var/log/shop", "DirectoryOrCreate"}, {}};
+  Volume data{
+      "data", EmptyDirVolumeSource{"Memory", Quantity::FromValue(64 << 20)}, {}, {}, {}, {}, {},
+      {}};
+  Volume host{"host-logs", {}, HostPathVolumeSource{"/var/log/shop", "DirectoryOrCreate"},
+              {},          {}, {},
+              {},          {}};
   pod.spec.volumes = {data, host};
 
   Container init = MakeContainer("migrate", "registry.example/migrate:1.2");
@@ -140,7 +144,7 @@ TEST(ValidatePod, ComplexValidPodHasNoErrors) {
 
   Container app = MakeContainer("app", "shop:2.0");
   app.working_dir = "/srv";
-  app.env = {{"MODE", "prod", false}, {"my.env-name", "x", false}};
+  app.env = {{"MODE", "prod", {}}, {"my.env-name", "x", {}}};
   app.ports = {{"http", 8080, 18080, "TCP", ""}, {"", 9000, std::nullopt, "UDP", ""}};
   app.resources.requests.cpu = Quantity::FromMilli(250);
   app.resources.limits.cpu = Quantity::FromValue(1);
@@ -148,7 +152,8 @@ TEST(ValidatePod, ComplexValidPodHasNoErrors) {
   app.resources.limits.memory = Quantity::FromValue(256 << 20, Quantity::Format::kBinarySI);
   app.resources.limits.other = {{"example.com/gpu", Quantity::FromValue(1)}};
   app.resources.requests.other = {{"example.com/gpu", Quantity::FromValue(1)}};
-  app.volume_mounts = {{"data", "/data", false, ""}, {"host-logs", "/logs", true, "shop/app"}};
+  app.volume_mounts = {{"data", "/data", false, "", ""},
+                       {"host-logs", "/logs", true, "shop/app", ""}};
   app.readiness_probe = MakeProbe(HttpGet(IntOrString::String("http")));
   app.readiness_probe->handler.http_get->scheme = "HTTPS";
   Handler grpc;
@@ -235,12 +240,14 @@ TEST(ValidatePod, AtLeastOneRegularContainer) {
 
 TEST(ValidatePod, Volumes) {
   Pod pod = MinimalPod();
-  Volume both{"both", EmptyDirVolumeSource{}, HostPathVolumeSource{"/srv", ""}, {}};
-  Volume none{"none", {}, {}, {}};
-  Volume config{"cfg", {}, {}, {"configMap"}};
-  Volume bad_dir{"Bad_Name", EmptyDirVolumeSource{"HugePages", Quantity::FromValue(-1)}, {}, {}};
-  Volume bad_host{"both", {}, HostPathVolumeSource{"var/../etc", "Pipe"}, {}};
-  Volume no_path{"no-path", {}, HostPathVolumeSource{"", ""}, {}};
+  Volume both{"both", EmptyDirVolumeSource{}, HostPathVolumeSource{"/srv", ""}, {}, {}, {}, {}, {}};
+  Volume none{"none", {}, {}, {}, {}, {}, {}, {}};
+  Volume config{"cfg", {}, {}, {}, {}, {}, {}, {"persistentVolumeClaim"}};
+  Volume bad_dir{
+      "Bad_Name", EmptyDirVolumeSource{"HugePages", Quantity::FromValue(-1)}, {}, {}, {}, {}, {},
+      {}};
+  Volume bad_host{"both", {}, HostPathVolumeSource{"var/../etc", "Pipe"}, {}, {}, {}, {}, {}};
+  Volume no_path{"no-path", {}, HostPathVolumeSource{"", ""}, {}, {}, {}, {}, {}};
   pod.spec.volumes = {both, none, config, bad_dir, bad_host, no_path};
   const std::string v = "spec.volumes";
   EXPECT_THAT(
@@ -248,7 +255,8 @@ TEST(ValidatePod, Volumes) {
       ElementsAre(
           v + "[0].emptyDir: Forbidden: may not specify more than 1 volume type",
           v + "[1]: Required value: must specify a volume type",
-          v + "[2].configMap: Forbidden: podvisor supports only emptyDir and hostPath volumes",
+          v + "[2].persistentVolumeClaim: Forbidden: podvisor supports only emptyDir, hostPath, "
+              "configMap, secret, downwardAPI and projected volumes",
           v + "[3].emptyDir.medium: Unsupported value: \"HugePages\": supported values: \"\", "
               "\"Memory\"",
           v + "[3].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource "
@@ -264,11 +272,11 @@ TEST(ValidatePod, Volumes) {
 
 TEST(ValidatePod, VolumeMounts) {
   Pod pod = MinimalPod();
-  pod.spec.volumes = {{"data", EmptyDirVolumeSource{}, {}, {}}};
+  pod.spec.volumes = {{"data", EmptyDirVolumeSource{}, {}, {}, {}, {}, {}, {}}};
   pod.spec.containers[0].volume_mounts = {
-      {"data", "/data", false, ""},         {"missing", "/data", false, ""},
-      {"", "relative", false, ""},          {"data", "", false, "/abs"},
-      {"data", "/sub", false, "a/../../b"},
+      {"data", "/data", false, "", ""},         {"missing", "/data", false, "", ""},
+      {"", "relative", false, "", ""},          {"data", "", false, "/abs", ""},
+      {"data", "/sub", false, "a/../../b", ""},
   };
   const std::string m = "spec.containers[0].volumeMounts";
   EXPECT_THAT(
@@ -351,14 +359,14 @@ TEST(ValidatePod, ReportsEveryProblem) {
   init.liveness_probe = MakeProbe(Exec({"true"}));
   pod.spec.init_containers = {init};
   Container app = MakeContainer("init");
-  app.env = {{"", "", false}};
+  app.env = {{"", "", {}}};
   app.ports = {{"", 0, std::nullopt, "TCP", ""}};
-  app.volume_mounts = {{"nowhere", "/x", false, ""}};
+  app.volume_mounts = {{"nowhere", "/x", false, "", ""}};
   app.readiness_probe = Probe{};
   app.resources.requests.cpu = Quantity::FromValue(2);
   app.resources.limits.cpu = Quantity::FromValue(1);
   pod.spec.containers = {app};
-  pod.spec.volumes = {{"v", {}, {}, {"secret"}}};
+  pod.spec.volumes = {Volume{"v", {}, {}, {}, {}, {}, {}, {"nfs"}}};
   pod.spec.active_deadline_seconds = -1;
 
   std::vector<std::string> lines = Check(pod);
@@ -369,8 +377,8 @@ TEST(ValidatePod, ReportsEveryProblem) {
           "consist of lower case alphanumeric characters, '-' or '.', and must start and end "
           "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
           "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-          "spec.volumes[0].secret: Forbidden: podvisor supports only emptyDir and hostPath "
-          "volumes",
+          "spec.volumes[0].nfs: Forbidden: podvisor supports only emptyDir, hostPath, configMap, "
+          "secret, downwardAPI and projected volumes",
           "spec.initContainers[0].image: Required value",
           "spec.initContainers[0].restartPolicy: Unsupported value: \"OnFailure\": supported "
           "values: \"Always\"",

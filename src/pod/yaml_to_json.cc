@@ -4,9 +4,12 @@
 // ParseManifest entry points are in manifest_file.cc.
 //
 // YAML scalars are typed by the YAML 1.2 core schema, not YAML 1.1 as
-// kubectl's go-yaml does: `yes`, `on` and `012` stay the string "yes", the
-// string "on" and the integer 12. Quoted scalars are always strings, so
-// `value: "true"` is the string an env var needs.
+// kubectl's go-yaml does: `yes` and `on` stay the strings "yes" and "on".
+// One exception follows kubectl: an integer written with a leading 0 is
+// octal (`defaultMode: 0400` is 256), because every file mode in
+// Kubernetes manifests and documentation is written that way and reading
+// it as decimal would give a silently wrong mode. Quoted scalars are
+// always strings, so `value: "true"` is the string an env var needs.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -134,8 +137,12 @@ std::optional<json> DigitsToNumber(std::string_view digits, int base, bool negat
   return json(-approx);
 }
 
-// YAML 1.2 core schema: [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+
+// YAML 1.2 core schema: [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+, except
+// that 0[0-7]+ is octal as in YAML 1.1 (see the top of the file).
 std::optional<json> CoreInt(std::string_view s) {
+  if (s.size() > 1 && s[0] == '0' && s.find_first_not_of("01234567", 1) == std::string_view::npos) {
+    return DigitsToNumber(s.substr(1), 8, false);
+  }
   if (s.size() > 2 && s[0] == '0' && s[1] == 'o') return DigitsToNumber(s.substr(2), 8, false);
   if (s.size() > 2 && s[0] == '0' && s[1] == 'x') return DigitsToNumber(s.substr(2), 16, false);
   bool negative = false;
@@ -431,10 +438,41 @@ class JsonBuilder : public YAML::EventHandler {
 
 }  // namespace
 
-Result<nlohmann::json> YamlToJson(std::string_view text) {
+namespace {
+
+// yaml-cpp's messages for a tab in the indentation ("illegal map value",
+// "end of map not found", ...) never say "tab". When a syntax error comes
+// on, or up to two lines after, a line whose indentation holds a tab, that
+// line is the likely cause and the message says so. (Further back, the tab
+// is more likely the content of a block scalar.)
+Error ExplainTabs(std::string_view text, Error error, const YAML::Mark& mark) {
+  std::size_t error_line =
+      mark.is_null() ? std::string_view::npos : static_cast<std::size_t>(mark.line);
+  std::size_t line = 0, start = 0;
+  while (start < text.size() && line <= error_line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(start, end - start);
+    std::size_t indent = l.find_first_not_of(" \t");
+    std::string_view lead = l.substr(0, indent == std::string_view::npos ? l.size() : indent);
+    if (lead.find('\t') != std::string_view::npos && indent != std::string_view::npos &&
+        (error_line == std::string_view::npos || line + 2 >= error_line)) {
+      return Error("line " + std::to_string(line + 1) +
+                   ": a tab in the indentation; YAML indents with spaces only (" + error.message() +
+                   ")");
+    }
+    start = end + 1;
+    ++line;
+  }
+  return error;
+}
+
+}  // namespace
+
+Result<std::vector<nlohmann::json>> YamlToJsonDocuments(std::string_view text) {
   if (auto st = CheckUtf8(text); !st) return st.take_error();
   std::istringstream stream{std::string(text)};
-  std::optional<json> document;
+  std::vector<json> documents;
   try {
     YAML::Parser parser(stream);
     JsonBuilder builder(text.size());
@@ -454,20 +492,25 @@ Result<nlohmann::json> YamlToJson(std::string_view text) {
       previous_start = start;
       if (builder.failure()) return ErrorAt(builder.failure()->mark, builder.failure()->message);
       if (builder.root().is_null()) continue;
-      if (document) {
-        return ErrorAt(start,
-                       "the manifest holds more than one YAML document; podvisor runs exactly "
-                       "one pod");
-      }
-      document = std::move(builder.root());
+      documents.push_back(std::move(builder.root()));
     }
   } catch (const YAML::Exception& e) {
-    return ErrorAt(e.mark, e.msg);
+    return ExplainTabs(text, ErrorAt(e.mark, e.msg), e.mark);
   } catch (const std::exception& e) {
     return Error(std::string("YAML: ") + e.what());
   }
-  if (!document) return Error("manifest is empty");
-  return std::move(*document);
+  return documents;
+}
+
+Result<nlohmann::json> YamlToJson(std::string_view text) {
+  auto documents = YamlToJsonDocuments(text);
+  if (!documents) return documents.take_error();
+  if (documents->empty()) return Error("manifest is empty");
+  if (documents->size() > 1) {
+    return Error("the text holds " + std::to_string(documents->size()) +
+                 " YAML documents where one was expected");
+  }
+  return std::move(documents->front());
 }
 
 }  // namespace podvisor::pod

@@ -45,7 +45,7 @@ TEST(YamlToJson, PlainScalarsFollowTheYaml12CoreSchema) {
 nulls: [~, null, Null, NULL, ]
 empty:
 bools: [true, True, TRUE, false, False, FALSE]
-ints: [0, -17, +42, 012, 0x1F, 0o17]
+ints: [0, -17, +42, 012, 0x1F, 0o17, 0400, 0644, 019]
 floats: [1.5, -0.25, .5, 1., 1e3, 2.5E-1]
 yaml11_words: [yes, no, on, off, y, n]
 not_numbers: [0x, 0o8, 1_000, 1.2.3, "0x1F", 12abc]
@@ -53,7 +53,8 @@ not_numbers: [0x, 0o8, 1_000, 1.2.3, "0x1F", 12abc]
   EXPECT_EQ(doc["nulls"], json::parse("[null, null, null, null]"));
   EXPECT_TRUE(doc["empty"].is_null());
   EXPECT_EQ(doc["bools"], json::parse("[true, true, true, false, false, false]"));
-  EXPECT_EQ(doc["ints"], json::parse("[0, -17, 42, 12, 31, 15]"));
+  // A leading 0 is octal, as kubectl reads file modes (0400 == 256).
+  EXPECT_EQ(doc["ints"], json::parse("[0, -17, 42, 10, 31, 15, 256, 420, 19]"));
   for (const json& v : doc["ints"]) EXPECT_TRUE(v.is_number_integer()) << v;
   EXPECT_EQ(doc["floats"], json::parse("[1.5, -0.25, 0.5, 1.0, 1000.0, 0.25]"));
   for (const json& v : doc["floats"]) EXPECT_TRUE(v.is_number_float()) << v;
@@ -123,12 +124,22 @@ TEST(YamlToJson, EmptyDocumentIsAnError) {
   EXPECT_EQ(YamlError("~\n"), "manifest is empty");
 }
 
-TEST(YamlToJson, SeveralDocumentsAreAnError) {
+TEST(YamlToJson, SeveralDocumentsAreAnErrorWhereOneIsExpected) {
   EXPECT_EQ(YamlError("a: 1\n---\nb: 2\n"),
-            "line 2, column 1: the manifest holds more than one YAML document; podvisor runs "
-            "exactly one pod");
+            "the text holds 2 YAML documents where one was expected");
+  auto docs = YamlToJsonDocuments("a: 1\n---\n---\nb: 2\n");
+  ASSERT_TRUE(docs) << docs.error().message();
+  EXPECT_EQ(*docs, (std::vector<json>{json::parse(R"({"a": 1})"), json::parse(R"({"b": 2})")}));
   // Separators around a single document are common and fine.
   EXPECT_EQ(Yaml("---\na: 1\n---\n"), json::parse(R"({"a": 1})"));
+}
+
+TEST(YamlToJson, ATabInTheIndentationIsNamed) {
+  std::string err = YamlError("spec:\n  containers:\n\t- name: a\n");
+  EXPECT_THAT(err, StartsWith("line 3: a tab in the indentation; YAML indents with spaces only"))
+      << err;
+  // A tab inside a block scalar is content, not indentation.
+  EXPECT_EQ(Yaml("a: |\n  x\n  \ty\nb: 1\n"), json::parse(R"({"a": "x\n\ty\n", "b": 1})"));
 }
 
 TEST(YamlToJson, SyntaxErrorNamesLineAndColumn) {

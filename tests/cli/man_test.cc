@@ -54,7 +54,7 @@ TEST(ManPageContent, NamesEverySubcommandAndRunOption) {
   for (const char* opt :
        {"runtime", "state\\-dir", "log\\-dir", "log\\-max\\-size", "log\\-max\\-files",
         "cgroup\\-parent", "grace", "backoff\\-initial", "pod\\-pids\\-limit", "sandbox",
-        "no\\-pivot", "log\\-level", "log\\-format"}) {
+        "no\\-pivot", "log\\-level", "log\\-format", "configmap", "secret"}) {
     EXPECT_THAT(page.out, HasSubstr(std::string("\\-\\-") + opt)) << opt;
   }
 }

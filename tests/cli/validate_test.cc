@@ -47,9 +47,11 @@ spec:
     - name: proxy
       image: busybox
       restartPolicy: Always
+      command: [nc, -lk, -p, "8080"]
   containers:
     - name: app
       image: busybox
+      command: [httpd, -f]
 )";
 
 TEST_F(ValidateCli, ValidBundleExitsZero) {
@@ -159,8 +161,8 @@ kind: Pod
 metadata: {name: web}
 spec:
   containers:
-    - {name: app, image: busybox}
-    - {name: proxy, image: busybox, lifecycle: {type: Sidecar}}
+    - {name: app, image: busybox, command: [httpd, -f]}
+    - {name: proxy, image: busybox, command: [nc, -lk], lifecycle: {type: Sidecar}}
 )");
   auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -215,7 +217,7 @@ spec:
 
 TEST_F(ValidateCli, JsonManifestsWorkToo) {
   WriteManifest("pod.json", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},
-    "spec":{"containers":[{"name":"app","image":"busybox"}]}})");
+    "spec":{"containers":[{"name":"app","image":"busybox","command":["sleep","1"]}]}})");
   auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }

@@ -13,6 +13,9 @@
 // Faults for the reliability tests come from the environment:
 // FAKE_RUNTIME_FAIL=create|start|exec makes that step fail (exit 1, message
 // on stderr), FAKE_RUNTIME_HANG=create|start makes it hang until killed.
+// FAKE_RUNTIME_ARGS="PROGRAM ARG..." runs that (in /) instead of every
+// process.args: a manifest written for a real image then runs nothing of
+// its own on the host (the corpus walk of tests/e2e/corpus_walk_test.cc).
 //
 // Like runc, `create` leaves the init process blocked before exec until
 // `start`: here it holds ROOT/ID/exec.fifo open read-write (so it never
@@ -47,7 +50,8 @@ std::string g_log;  // --log: like runc, errors also go there as JSON lines
 [[noreturn]] void Die(const std::string& message) {
   std::fprintf(stderr, "fake-runtime: %s\n", message.c_str());
   if (!g_log.empty()) {
-    std::ofstream(g_log, std::ios::app) << json{{"level", "error"}, {"msg", message}}.dump() << "\n";
+    std::ofstream(g_log, std::ios::app)
+        << json{{"level", "error"}, {"msg", message}}.dump() << "\n";
   }
   std::exit(1);
 }
@@ -61,7 +65,9 @@ void MaybeFault(const char* step) {
   }
 }
 
-fs::path StateDir(const std::string& id) { return fs::path(g_root) / id; }
+fs::path StateDir(const std::string& id) {
+  return fs::path(g_root) / id;
+}
 
 json ReadJson(const fs::path& p) {
   std::ifstream in(p);
@@ -114,6 +120,20 @@ Exec FromProcess(const json& process) {
   for (const auto& a : process.value("args", json::array())) e.args.push_back(a);
   for (const auto& v : process.value("env", json::array())) e.env.push_back(v);
   e.cwd = process.value("cwd", "/");
+  if (const char* replace = std::getenv("FAKE_RUNTIME_ARGS")) {
+    e.args.clear();
+    std::string word;
+    for (const char* c = replace;; ++c) {
+      if (*c == ' ' || *c == '\0') {
+        if (!word.empty()) e.args.push_back(word);
+        word.clear();
+        if (*c == '\0') break;
+      } else {
+        word.push_back(*c);
+      }
+    }
+    e.cwd = "/";
+  }
   return e;
 }
 
@@ -185,8 +205,11 @@ int Create(std::vector<std::string> args) {
   char byte;
   if (read(ready[0], &byte, 1) != 1) Die("create: the container process died before start");
   close(ready[0]);
-  json state = {{"ociVersion", "1.0.2"}, {"id", id},          {"pid", pid},
-                {"bundle", fs::absolute(bundle).string()}, {"process", config["process"]}};
+  json state = {{"ociVersion", "1.0.2"},
+                {"id", id},
+                {"pid", pid},
+                {"bundle", fs::absolute(bundle).string()},
+                {"process", config["process"]}};
   WriteJson(dir / "state.json", state);
   if (!pid_file.empty()) std::ofstream(pid_file) << pid;
   return 0;
@@ -207,8 +230,11 @@ int Start(const std::string& id) {
 
 int State(const std::string& id) {
   json state = LoadState(id);
-  json out = {{"ociVersion", "1.0.2"}, {"id", id},          {"pid", state["pid"]},
-              {"status", Status(state)}, {"bundle", state["bundle"]}};
+  json out = {{"ociVersion", "1.0.2"},
+              {"id", id},
+              {"pid", state["pid"]},
+              {"status", Status(state)},
+              {"bundle", state["bundle"]}};
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }
@@ -218,10 +244,10 @@ int Kill(const std::string& id, const std::string& sig) {
   int signo = SIGTERM;
   if (!sig.empty()) {
     signo = std::isdigit(static_cast<unsigned char>(sig[0])) ? std::atoi(sig.c_str())
-            : sig == "KILL" || sig == "SIGKILL"               ? SIGKILL
-            : sig == "INT" || sig == "SIGINT"                 ? SIGINT
-            : sig == "HUP" || sig == "SIGHUP"                 ? SIGHUP
-                                                              : SIGTERM;
+            : sig == "KILL" || sig == "SIGKILL"              ? SIGKILL
+            : sig == "INT" || sig == "SIGINT"                ? SIGINT
+            : sig == "HUP" || sig == "SIGHUP"                ? SIGHUP
+                                                             : SIGTERM;
   }
   if (kill(state["pid"].get<pid_t>(), signo) != 0) Die("kill " + id + ": " + strerror(errno));
   return 0;

@@ -2,8 +2,8 @@
 
 #include <signal.h>
 
-#include <cstring>
 #include <sys/epoll.h>
+#include <cstring>
 
 #include <spdlog/spdlog.h>
 
@@ -32,7 +32,9 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
       lifecycle_(pod_, options_.lifecycle),
       layout_(options_.state_dir.parent_path(), pod_.metadata.name) {}
 
-Executor::~Executor() { Cleanup(); }
+Executor::~Executor() {
+  Cleanup();
+}
 
 Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options) {
   auto loop = EventLoop::Create();
@@ -65,6 +67,7 @@ Status Executor::Setup() {
   // The API server gives every pod a uid; scripts reading `status -o json`
   // rely on one being there.
   uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
+  pod_.metadata.uid = uid_;  // the downward API's metadata.uid
   // Images first: a missing image is the user's problem and must leave
   // nothing behind.
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
@@ -143,11 +146,11 @@ Status Executor::Setup() {
   if (!events) return events.take_error();
   events_.emplace(std::move(*events));
 
-  auto control = ControlServer::Listen(
-      loop_, options_.state_dir / "control.sock",
-      [this](const nlohmann::json& req, ControlServer::Responder respond) {
-        OnControlRequest(req, std::move(respond));
-      });
+  auto control =
+      ControlServer::Listen(loop_, options_.state_dir / "control.sock",
+                            [this](const nlohmann::json& req, ControlServer::Responder respond) {
+                              OnControlRequest(req, std::move(respond));
+                            });
   if (!control) return control.take_error();
   control_ = std::move(*control);
 
@@ -174,8 +177,8 @@ std::string Executor::RuntimeId(std::string_view container, int instance) const 
   // Unique per attempt: a failed create is retried under the same instance
   // number while the runtime may still be cleaning up the failed one.
   static uint64_t attempt = 0;
-  return pod_.metadata.name + "_" + std::string(container) + "_" + std::to_string(instance) +
-         "_" + std::to_string(++attempt);
+  return pod_.metadata.name + "_" + std::string(container) + "_" + std::to_string(instance) + "_" +
+         std::to_string(++attempt);
 }
 
 Result<pod::PodPhase> Executor::Run() {

@@ -2,8 +2,8 @@
 // delete, and its log pipes.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -17,6 +17,7 @@
 #include "oci/devices.h"
 #include "oci/instance.h"
 #include "oci/mounts.h"
+#include "oci/node_info.h"
 #include "oci/rootfs.h"
 #include "signals/spawn.h"
 #include "supervisor/executor/internal.h"
@@ -27,16 +28,17 @@ namespace podvisor::supervisor {
 constexpr std::string_view kRootDir = "/";
 namespace {
 
-constexpr std::size_t kTerminationMessageMax = 4096;     // S11.3
-constexpr std::size_t kFallbackLogLines = 80;            // S11.3
-constexpr std::size_t kFallbackLogBytes = 2048;          // S11.3
+constexpr std::size_t kTerminationMessageMax = 4096;  // S11.3
+constexpr std::size_t kFallbackLogLines = 80;         // S11.3
+constexpr std::size_t kFallbackLogBytes = 2048;       // S11.3
 
 std::string ReadTail(const std::filesystem::path& file, std::size_t max) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return {};
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
-  std::streamoff from = size > static_cast<std::streamoff>(max) ? size - static_cast<std::streamoff>(max) : 0;
+  std::streamoff from =
+      size > static_cast<std::streamoff>(max) ? size - static_cast<std::streamoff>(max) : 0;
   in.seekg(from);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -81,31 +83,32 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
   auto call = std::make_unique<RuntimeCall>();
   call->process = std::move(*child);
   call->what = cmd.step;
-  if (auto s = reaper_.Track(call->process, [this, pid, done = std::move(done)](
-                                                const signals::ExitInfo& exit) {
-        if (auto it = calls_.find(pid); it != calls_.end() && it->second->deadline) {
-          loop_.CancelTimer(it->second->deadline);
-        }
-        calls_.erase(pid);
-        done(exit);
-        MaybeFinish();
-      });
+  if (auto s = reaper_.Track(call->process,
+                             [this, pid, done = std::move(done)](const signals::ExitInfo& exit) {
+                               if (auto it = calls_.find(pid);
+                                   it != calls_.end() && it->second->deadline) {
+                                 loop_.CancelTimer(it->second->deadline);
+                               }
+                               calls_.erase(pid);
+                               done(exit);
+                               MaybeFinish();
+                             });
       !s) {
     return s.take_error();
   }
   if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(cmd.step)) {
     // A hung runtime is killed at its deadline; its exit then fails the
     // call like any other runtime failure (runtime_timeout.h).
-    call->deadline = loop_.AddTimer(
-        std::chrono::steady_clock::now() + options_.runtime_timeout,
-        [this, pid, log_file, step = cmd.step] {
-          auto it = calls_.find(pid);
-          if (it == calls_.end()) return;
-          it->second->deadline = 0;
-          spdlog::warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
-          RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
-          (void)it->second->process.SendSignal(SIGKILL);
-        });
+    call->deadline =
+        loop_.AddTimer(std::chrono::steady_clock::now() + options_.runtime_timeout,
+                       [this, pid, log_file, step = cmd.step] {
+                         auto it = calls_.find(pid);
+                         if (it == calls_.end()) return;
+                         it->second->deadline = 0;
+                         spdlog::warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
+                         RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
+                         (void)it->second->process.SendSignal(SIGKILL);
+                       });
   }
   calls_.emplace(pid, std::move(call));
   return pid;
@@ -125,9 +128,7 @@ Status Executor::PrepareInstance(Instance& inst) {
     root_path = inst.root.merged;
   }
   std::filesystem::path message_file = inst.dir / "termination-log";
-  {
-    std::ofstream touch(message_file);
-  }
+  { std::ofstream touch(message_file); }
   ::chmod(message_file.c_str(), 0666);
 
   const pod::Container* spec = ContainerSpec(inst.container);
@@ -159,6 +160,7 @@ Status Executor::PrepareInstance(Instance& inst) {
   }
   in.node_memory_bytes = options_.node_memory_bytes;
   in.node_hostname = options_.node_hostname;
+  oci::AddNodeFacts(in, pod_.spec.host_network, layout_.VolumesDir().parent_path());
   in.pids_limit = options_.pids_limit;
   auto config = oci::GenerateConfig(pod_, *spec, image, in);
   if (!config) return config.take_error();
@@ -185,9 +187,9 @@ void Executor::CreateInstance(const CreateContainer& a) {
 
   if (auto s = PrepareInstance(inst); !s) return fail(s.error());
   std::filesystem::path log_dir = options_.log_dir / a.container;
-  auto log = CriLogWriter::Open(log_dir / (std::to_string(a.instance) + ".log"),
-                                options_.log_rotation.max_size,
-                                [this, log_dir, instance = a.instance] { OnLogRotated(log_dir, instance); });
+  auto log = CriLogWriter::Open(
+      log_dir / (std::to_string(a.instance) + ".log"), options_.log_rotation.max_size,
+      [this, log_dir, instance = a.instance] { OnLogRotated(log_dir, instance); });
   if (!log) return fail(log.error());
   inst.log.emplace(std::move(*log));
   int out[2], err[2];
@@ -277,23 +279,22 @@ void Executor::StartInstance(const StartContainer& a) {
   int instance = a.instance;
   std::string id = inst->id;
   std::filesystem::path log_file = inst->dir / "runtime.log";
-  auto s = SpawnRuntime(
-      cli.Start(inst->id), log_file, signals::SpawnOptions::kDevNull,
-      signals::SpawnOptions::kDevNull,
-      [this, container, instance, id, log_file](const signals::ExitInfo& exit) {
-        Instance* inst = FindById(id);
-        if (!inst) return;
-        inst->start_pending = false;
-        if (exit.success()) {
-          Feed(RuntimeStarted{container, instance});
-        } else {
-          std::string message = oci::LastRuntimeError(log_file);
-          if (message.empty()) message = "runtime start " + exit.ToString();
-          Feed(RuntimeFailed{container, instance, RuntimeStep::kStart, message});
-        }
-        // An exit that raced the start is reported after it, in order.
-        if (inst->early_exit && !inst->exited) ReportExit(*inst);
-      });
+  auto s = SpawnRuntime(cli.Start(inst->id), log_file, signals::SpawnOptions::kDevNull,
+                        signals::SpawnOptions::kDevNull,
+                        [this, container, instance, id, log_file](const signals::ExitInfo& exit) {
+                          Instance* inst = FindById(id);
+                          if (!inst) return;
+                          inst->start_pending = false;
+                          if (exit.success()) {
+                            Feed(RuntimeStarted{container, instance});
+                          } else {
+                            std::string message = oci::LastRuntimeError(log_file);
+                            if (message.empty()) message = "runtime start " + exit.ToString();
+                            Feed(RuntimeFailed{container, instance, RuntimeStep::kStart, message});
+                          }
+                          // An exit that raced the start is reported after it, in order.
+                          if (inst->early_exit && !inst->exited) ReportExit(*inst);
+                        });
   if (!s) {
     inst->start_pending = false;
     Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kStart, s.error().message()});
@@ -366,16 +367,16 @@ void Executor::DeleteRecord(Instance& inst) {
   inst.deleting = true;
   oci::RuntimeCli cli = Runtime();
   std::string id = inst.id;
-  auto s = SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log",
-                          signals::SpawnOptions::kDevNull, signals::SpawnOptions::kDevNull,
-                          [this, id](const signals::ExitInfo& exit) {
-                            Instance* inst = FindById(id);
-                            if (!inst) return;
-                            if (!exit.success()) {
-                              spdlog::warn("runtime delete {} {}", inst->id, exit.ToString());
-                            }
-                            FinishDelete(*inst);
-                          });
+  auto s =
+      SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log", signals::SpawnOptions::kDevNull,
+                   signals::SpawnOptions::kDevNull, [this, id](const signals::ExitInfo& exit) {
+                     Instance* inst = FindById(id);
+                     if (!inst) return;
+                     if (!exit.success()) {
+                       spdlog::warn("runtime delete {} {}", inst->id, exit.ToString());
+                     }
+                     FinishDelete(*inst);
+                   });
   if (!s) {
     spdlog::warn("deleting {}: {}", inst.id, s.error().message());
     FinishDelete(inst);
