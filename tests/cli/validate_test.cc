@@ -72,6 +72,7 @@ spec:
   containers:
     - name: app
       image: busybox
+      command: [httpd, -f]
       ports: [{containerPort: 80, hostPort: 8080}]
 )");
   auto none = RunCommand({Podvisor(), "validate", "--network", "none", bundle_.string()});
