@@ -161,6 +161,8 @@ Status Executor::PrepareInstance(Instance& inst) {
   in.node_memory_bytes = options_.node_memory_bytes;
   in.node_hostname = options_.node_hostname;
   oci::AddNodeFacts(in, pod_.spec.host_network, layout_.VolumesDir().parent_path());
+  // The pod network's addresses (CNI's result, or the host's): status.podIP.
+  if (!pod_ips_.empty()) in.pod_ips = pod_ips_;
   in.pids_limit = options_.pids_limit;
   auto config = oci::GenerateConfig(pod_, *spec, image, in);
   if (!config) return config.take_error();
