@@ -59,13 +59,15 @@ void AddNodeFacts(ContainerConfigInput& in, bool host_network,
   in.node_ephemeral_storage_bytes = NodeEphemeralStorageBytes(storage_path);
 }
 
-pod::DownwardApiNode LocalNode(const pod::Pod& pod, const std::filesystem::path& storage_path) {
+pod::DownwardApiNode LocalNode(const pod::Pod& pod, const std::filesystem::path& storage_path,
+                               const std::vector<std::string>& pod_ips) {
   pod::DownwardApiNode node;
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
   node.node_name = name;
   node.host_ips = HostIps();
   if (pod.spec.host_network) node.pod_ips = node.host_ips;
+  if (!pod_ips.empty()) node.pod_ips = pod_ips;
   node.cpu_milli = NodeCpuMilli();
   struct sysinfo si {};
   if (::sysinfo(&si) == 0) node.memory_bytes = static_cast<int64_t>(si.totalram) * si.mem_unit;

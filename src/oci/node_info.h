@@ -33,6 +33,7 @@ void AddNodeFacts(ContainerConfigInput& in, bool host_network,
 // The same facts for the downward API outside a container config (the
 // pod's downwardAPI volumes and subPathExpr): the host name, memory from
 // sysinfo, storage of STORAGE_PATH's filesystem.
-pod::DownwardApiNode LocalNode(const pod::Pod& pod, const std::filesystem::path& storage_path);
+pod::DownwardApiNode LocalNode(const pod::Pod& pod, const std::filesystem::path& storage_path,
+                               const std::vector<std::string>& pod_ips = {});
 
 }  // namespace podvisor::oci

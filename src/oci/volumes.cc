@@ -135,7 +135,8 @@ Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& v
   return MountTmpfs(dir, options, what);
 }
 
-Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir) {
+Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
+                         const std::vector<std::string>& pod_ips) {
   pod::EffectiveResources eff = pod::ComputeEffectiveResources(pod.spec);
   std::optional<int64_t> pod_memory;
   if (eff.every_container_has_memory_limit && eff.memory_limit)
@@ -151,7 +152,7 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
         s = GiveToFsGroup(v, volumes_dir / v.name, *pod.spec.security_context->fs_group);
       }
     } else if (IsProjectedKind(v)) {
-      if (!node) node = LocalNode(pod, volumes_dir);
+      if (!node) node = LocalNode(pod, volumes_dir, pod_ips);
       s = PrepareProjectedVolume(pod, v, volumes_dir, *node);
     } else {
       s = Error("volume \"" + v.name + "\": of a kind podvisor cannot provide");
@@ -162,13 +163,14 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
 }
 
 Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
-                       const std::filesystem::path& volumes_dir) {
+                       const std::filesystem::path& volumes_dir,
+                       const std::vector<std::string>& pod_ips) {
   std::optional<pod::EnvPairs> env;
   for (const pod::VolumeMount& vm : container.volume_mounts) {
     std::string sub_path = vm.sub_path;
     if (!vm.sub_path_expr.empty()) {
       if (!env) {
-        auto resolved = pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir));
+        auto resolved = pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir, pod_ips));
         if (!resolved) return resolved.error().Wrap("container \"" + container.name + "\"");
         env = std::move(*resolved);
       }

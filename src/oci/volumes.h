@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "oci/layout.h"
@@ -31,14 +33,18 @@ Status PrepareHostPath(const pod::Volume& volume);
 Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& volumes_dir,
                        std::optional<int64_t> default_memory_bytes);
 
-// Every volume of the pod, in order; stops at the first error.
-Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir);
+// Every volume of the pod, in order; stops at the first error. `pod_ips`:
+// the pod network's addresses for the downward API's status.podIP(s)
+// (empty: the host's under hostNetwork, else none).
+Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
+                         const std::vector<std::string>& pod_ips = {});
 
 // Creates the subPath directories `container` mounts that do not exist yet
 // (as the kubelet does), refusing any that resolves outside its volume
 // through a symlink.
 Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
-                       const std::filesystem::path& volumes_dir);
+                       const std::filesystem::path& volumes_dir,
+                       const std::vector<std::string>& pod_ips = {});
 
 // The pod's own /dev/shm: a 64 MiB tmpfs at LAYOUT/shm (idempotent).
 Status MountPodShm(const PodLayout& layout);

@@ -154,10 +154,10 @@ Status Executor::Setup() {
   if (!control) return control.take_error();
   control_ = std::move(*control);
 
-  if (auto s = oci::PreparePodVolumes(pod_, layout_.VolumesDir()); !s) return s;
+  if (auto s = oci::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_); !s) return s;
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
     for (const auto& c : *list) {
-      if (auto s = oci::PrepareSubPaths(pod_, c, layout_.VolumesDir()); !s) return s;
+      if (auto s = oci::PrepareSubPaths(pod_, c, layout_.VolumesDir(), pod_ips_); !s) return s;
     }
   }
   if (auto s = WriteEtcFiles(); !s) return s;
