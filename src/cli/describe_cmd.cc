@@ -29,8 +29,8 @@ using nlohmann::json;
 class Block {
  public:
   explicit Block(int indent) : indent_(indent) {}
-  void Add(const std::string& key, const std::string& value) { rows_.push_back({key, value}); }
-  void Raw(const std::string& line) { rows_.push_back({"\n" + line, ""}); }
+  void Add(const std::string& key, const std::string& value) { rows_.emplace_back(key, value); }
+  void Raw(const std::string& line) { rows_.emplace_back("\n" + line, ""); }
   std::string Render() const {
     std::size_t width = 0;
     for (const auto& [k, v] : rows_) {
@@ -76,8 +76,8 @@ std::string Map(const json& m, const std::string& indent) {
   if (!m.is_object() || m.empty()) return "<none>";
   std::string out;
   for (const auto& [k, v] : m.items()) {
-    out += (out.empty() ? "" : "\n" + indent) + k + "=" +
-           (v.is_string() ? v.get<std::string>() : v.dump());
+    if (!out.empty()) out.append("\n").append(indent);
+    out.append(k).append("=").append(v.is_string() ? v.get<std::string>() : v.dump());
   }
   return out;
 }

@@ -137,7 +137,7 @@ std::vector<PodEntry> FindPods(const fs::path& state_dir) {
   for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
     std::string name = entry.path().filename().string();
     if (!IsDnsLabel(name) || !entry.is_directory(ec)) continue;
-    const fs::path dir = entry.path();
+    const fs::path& dir = entry.path();
     const bool has_socket = fs::exists(dir / "control.sock", ec);
     const bool has_record = fs::exists(dir / kRecordFile, ec);
     if (!has_socket && !has_record && !fs::exists(dir / "events.jsonl", ec)) continue;

@@ -193,6 +193,7 @@ int PortForward(const ForwardOptions& o) {
 
   while (true) {
     std::vector<pollfd> p;
+    p.reserve(forwards.size() + 2);
     for (const Forward& f : forwards) p.push_back({f.listener.get(), POLLIN, 0});
     p.push_back({sfd.get(), POLLIN, 0});
     p.push_back({watch.get(), POLLIN, 0});

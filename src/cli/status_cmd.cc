@@ -110,7 +110,7 @@ int Watch(const StatusOptions& o, const std::string& pod, std::string last) {
   if (::inotify_add_watch(fd.get(), dir.c_str(), IN_MOVED_TO | IN_DELETE) < 0) {
     return Fail("watching " + dir.string() + ": " + std::strerror(errno));
   }
-  std::string shown_state = last;
+  std::string shown_state = std::move(last);
   while (SupervisorAnswers(dir / "control.sock")) {
     pollfd p{fd.get(), POLLIN, 0};
     if (::poll(&p, 1, -1) < 0 && errno != EINTR)

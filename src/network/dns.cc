@@ -63,7 +63,12 @@ std::vector<std::string> MergeOptions(const std::vector<std::string>& existing,
   }
   for (const auto& op : pod) set(op.name, op.value.value_or(""));
   std::vector<std::string> out;
-  for (const auto& [n, v] : merged) out.push_back(v.empty() ? n : n + ":" + v);
+  out.reserve(merged.size());
+  for (const auto& [n, v] : merged) {
+    std::string option = n;
+    if (!v.empty()) option.append(":").append(v);
+    out.push_back(std::move(option));
+  }
   return out;
 }
 

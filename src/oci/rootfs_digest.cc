@@ -37,7 +37,8 @@ Status HashTree(int dir_fd, const std::string& rel, DigestHasher& h) {
   auto names = SortedNames(dir_fd, rel.empty() ? "/" : rel);
   if (!names) return names.take_error();
   for (const std::string& name : *names) {
-    const std::string path = rel + "/" + name;
+    std::string path = rel;
+    path.append("/").append(name);
     struct stat st {};
     if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       return Error::FromErrno("stat " + path);
