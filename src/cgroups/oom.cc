@@ -29,7 +29,8 @@ uint64_t OomKillCount(const std::filesystem::path& cgroup_dir) {
 
 uint64_t ContainerOomKills(const std::string& cgroups_path,
                            const std::vector<std::filesystem::path>& mounts) {
-  std::filesystem::path rel = std::filesystem::path(cgroups_path).relative_path().lexically_normal();
+  std::filesystem::path rel =
+      std::filesystem::path(cgroups_path).relative_path().lexically_normal();
   if (rel.empty() || cgroups_path.find("..") != std::string::npos) return 0;
   uint64_t kills = 0;
   for (const auto& mount : mounts) kills = std::max(kills, OomKillCount(mount / rel));

@@ -27,7 +27,8 @@ class OomFiles : public ::testing::Test {
 };
 
 TEST_F(OomFiles, S9_5_ReadsOomKillFromMemoryEventsV2) {
-  Write(root_ / "v2/pod/c/memory.events", "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 1\n");
+  Write(root_ / "v2/pod/c/memory.events",
+        "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 1\n");
   EXPECT_EQ(OomKillCount(root_ / "v2/pod/c"), 2u);
 }
 

@@ -79,7 +79,8 @@ Status RemoveChildren(const fs::path& dir) {
 }  // namespace
 
 int64_t CpuWeightFromMilli(int64_t milli_cpu) {
-  int64_t shares = milli_cpu <= 0 ? kMinShares : std::clamp(milli_cpu * 1024 / 1000, kMinShares, kMaxShares);
+  int64_t shares =
+      milli_cpu <= 0 ? kMinShares : std::clamp(milli_cpu * 1024 / 1000, kMinShares, kMaxShares);
   return 1 + (shares - kMinShares) * 9999 / (kMaxShares - kMinShares);
 }
 
@@ -174,7 +175,8 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
   fs::path rel = fs::path(options.parent).relative_path().lexically_normal();
   if (rel == ".") rel.clear();
   for (const auto& part : rel) {
-    if (part == "..") return Error("--cgroup-parent " + options.parent + ": must not contain ..", EINVAL);
+    if (part == "..")
+      return Error("--cgroup-parent " + options.parent + ": must not contain ..", EINVAL);
   }
   if (options.pod.empty() || options.pod.find('/') != std::string::npos) {
     return Error("pod cgroup: bad pod name \"" + options.pod + "\"", EINVAL);
@@ -209,8 +211,8 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
       // Left by a supervisor that died (SIGKILL, power loss): reuse it if
       // it is empty; a running pod of that name owns it otherwise.
       if (IsPopulated(dir)) {
-        return fail(Error(dir.string() + " is in use (is pod " + cg.options_.pod +
-                              " already running?)", EBUSY));
+        return fail(Error(
+            dir.string() + " is in use (is pod " + cg.options_.pod + " already running?)", EBUSY));
       }
       cg.created_.push_back(dir);
     }
@@ -266,7 +268,9 @@ PodCgroup::PodCgroup(PodCgroup&& other) noexcept
       supervisor_leaf_(std::move(other.supervisor_leaf_)),
       destroyed_(std::exchange(other.destroyed_, true)) {}
 
-PodCgroup::~PodCgroup() { (void)Destroy(); }
+PodCgroup::~PodCgroup() {
+  (void)Destroy();
+}
 
 Status PodCgroup::Destroy() {
   if (destroyed_) return Ok();

@@ -43,10 +43,11 @@ namespace podvisor::cgroups {
 
 // The pod-level values of S10.4.
 struct PodCgroupLimits {
-  std::optional<int64_t> memory_max;    // bytes; only when every container has a memory limit
-  std::optional<int64_t> cpu_quota_us;  // per kCpuPeriodUs; only when every container has a cpu limit
-  int64_t cpu_weight = 1;               // from the effective cpu request (1 without one)
-  std::optional<int64_t> pids_max;      // --pod-pids-limit
+  std::optional<int64_t> memory_max;  // bytes; only when every container has a memory limit
+  std::optional<int64_t>
+      cpu_quota_us;                 // per kCpuPeriodUs; only when every container has a cpu limit
+  int64_t cpu_weight = 1;           // from the effective cpu request (1 without one)
+  std::optional<int64_t> pids_max;  // --pod-pids-limit
 };
 
 constexpr int64_t kCpuPeriodUs = 100000;  // the kubelet's CFS period

@@ -20,7 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-pod::Quantity Q(std::string_view text) { return *pod::Quantity::Parse(text); }
+pod::Quantity Q(std::string_view text) {
+  return *pod::Quantity::Parse(text);
+}
 
 // Requests equal to limits, as ApplyDefaults leaves a limit-only container.
 pod::Container Make(std::string name, std::string_view cpu, std::string_view memory,
@@ -92,9 +94,10 @@ TEST(PodCgroupLimits, S10_4_WorkedExampleGivesTheEffectiveLimits) {
   EXPECT_EQ(l.cpu_weight, 43);         // shares 1126 -> 1 + 1124 * 9999 / 262142
   EXPECT_EQ(l.pids_max, 1024);
   auto files = LimitFiles(l, {"cpu", "memory", "pids"});
-  std::vector<std::pair<std::string, std::string>> want = {
-      {"memory.max", "1073741824"}, {"cpu.max", "110000 100000"}, {"cpu.weight", "43"},
-      {"pids.max", "1024"}};
+  std::vector<std::pair<std::string, std::string>> want = {{"memory.max", "1073741824"},
+                                                           {"cpu.max", "110000 100000"},
+                                                           {"cpu.weight", "43"},
+                                                           {"pids.max", "1024"}};
   EXPECT_EQ(files, want);
 }
 
@@ -121,10 +124,10 @@ TEST(PodCgroupLimits, S10_4_OverheadCountsInThePodLimits) {
 }
 
 TEST(PodCgroupLimits, S10_4_CpuWeightFollowsTheKubeletConversion) {
-  EXPECT_EQ(CpuWeightFromMilli(0), 1);        // no request: shares 2
-  EXPECT_EQ(CpuWeightFromMilli(1), 1);        // shares clamp to 2
-  EXPECT_EQ(CpuWeightFromMilli(1000), 39);    // shares 1024
-  EXPECT_EQ(CpuWeightFromMilli(128000), 5000);  // shares 131072
+  EXPECT_EQ(CpuWeightFromMilli(0), 1);            // no request: shares 2
+  EXPECT_EQ(CpuWeightFromMilli(1), 1);            // shares clamp to 2
+  EXPECT_EQ(CpuWeightFromMilli(1000), 39);        // shares 1024
+  EXPECT_EQ(CpuWeightFromMilli(128000), 5000);    // shares 131072
   EXPECT_EQ(CpuWeightFromMilli(1000000), 10000);  // shares capped at 262144
 }
 
@@ -194,7 +197,8 @@ TEST_F(FakeCgroupTree, APopulatedPodCgroupOfTheSameNameIsRefusedAndKept) {
   auto cg = PodCgroup::Create(Options());
   ASSERT_FALSE(cg);
   EXPECT_EQ(cg.error().code(), EBUSY);
-  EXPECT_NE(cg.error().message().find("already running"), std::string::npos) << cg.error().message();
+  EXPECT_NE(cg.error().message().find("already running"), std::string::npos)
+      << cg.error().message();
   EXPECT_TRUE(fs::exists(root_ / "podvisor" / "web" / "cgroup.events"));
 }
 

@@ -29,7 +29,8 @@ std::size_t EditDistance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string UnknownCommandMessage(const std::string& typed, const std::vector<std::string>& commands) {
+std::string UnknownCommandMessage(const std::string& typed,
+                                  const std::vector<std::string>& commands) {
   // cobra's rule: a command within edit distance 2, or one the typed word
   // is a prefix of.
   std::vector<std::string> near;
@@ -46,8 +47,7 @@ std::string UnknownCommandMessage(const std::string& typed, const std::vector<st
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime",
-               "podvisor"};
+  CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime", "podvisor"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
 
@@ -80,7 +80,8 @@ int Main(int argc, char** argv) {
   // PID 1 without a subcommand: the init of a VM image (docs/INTERFACE.md).
   std::vector<std::string> subcommands;
   for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
-  if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc), subcommands)) {
+  if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc),
+                      subcommands)) {
     return RunAsInit();
   }
 

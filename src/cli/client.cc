@@ -6,14 +6,14 @@
 
 namespace podvisor::cli {
 
-Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir,
-                                     const std::string& pod, const nlohmann::json& request,
-                                     bool wait_forever) {
+Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
+                                     const nlohmann::json& request, bool wait_forever) {
   std::filesystem::path sock = state_dir / pod / "control.sock";
   std::error_code ec;
-  if (!std::filesystem::exists(sock, ec)) return Error("pod " + pod + " is not running (no " + sock.string() + ")");
-  auto reply = supervisor::ControlRequest(sock, request,
-                                          wait_forever ? Duration::zero() : std::chrono::seconds(10));
+  if (!std::filesystem::exists(sock, ec))
+    return Error("pod " + pod + " is not running (no " + sock.string() + ")");
+  auto reply = supervisor::ControlRequest(
+      sock, request, wait_forever ? Duration::zero() : std::chrono::seconds(10));
   if (!reply) return reply.take_error().Wrap("pod " + pod);
   if (reply->is_object() && reply->contains("error")) {
     return Error("pod " + pod + ": " + (*reply)["error"].get<std::string>());

@@ -17,9 +17,8 @@ constexpr const char* kDefaultLogDir = "/var/log/podvisor";
 
 // Sends one request to the pod's supervisor; an {"error": ...} reply is
 // an Error.
-Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir,
-                                     const std::string& pod, const nlohmann::json& request,
-                                     bool wait_forever = false);
+Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
+                                     const nlohmann::json& request, bool wait_forever = false);
 
 // Left-aligned columns separated by three spaces, like kubectl.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);

@@ -68,10 +68,9 @@ int Kill(const Common& c, const std::vector<std::string>& args) {
   } else if (args.size() == 2) {
     // CONTAINER SIGNAL, or POD CONTAINER. Container names are lowercase
     // DNS labels, so a number or an upper-case word is a signal.
-    bool second_is_signal =
-        std::all_of(args[1].begin(), args[1].end(), [](unsigned char ch) {
-          return std::isdigit(ch) || std::isupper(ch) || ch == '+' || ch == '-';
-        });
+    bool second_is_signal = std::all_of(args[1].begin(), args[1].end(), [](unsigned char ch) {
+      return std::isdigit(ch) || std::isupper(ch) || ch == '+' || ch == '-';
+    });
     if (second_is_signal) {
       container = args[0];
       signal = args[1];
@@ -148,7 +147,8 @@ void AddControlCommands(CLI::App& app, int& exit_code) {
   }
   {
     auto c = std::make_shared<Common>();
-    CLI::App* cmd = app.add_subcommand("list", "List the pods under the state directory, running and ended (kubectl get pods)");
+    CLI::App* cmd = app.add_subcommand(
+        "list", "List the pods under the state directory, running and ended (kubectl get pods)");
     AddCommon(cmd, *c, false);
     cmd->callback([c, &exit_code] { exit_code = List(*c); });
   }

@@ -45,7 +45,8 @@ constexpr EssentialMount kEssentialMounts[] = {
 
 // A mount point has another device than its parent (or is "/").
 bool IsMountPoint(const std::string& path) {
-  struct stat self {}, parent {};
+  struct stat self {
+  }, parent{};
   if (::stat(path.c_str(), &self) != 0) return false;
   if (::stat((path + "/..").c_str(), &parent) != 0) return false;
   return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
@@ -162,8 +163,9 @@ std::string_view PhaseForExitCode(int code) {
 }
 
 std::string FinalConsoleLine(std::string_view pod_name, int exit_code) {
-  return "podvisor: pod " + std::string(pod_name) + " ended: phase=" +
-         std::string(PhaseForExitCode(exit_code)) + " exit=" + std::to_string(exit_code);
+  return "podvisor: pod " + std::string(pod_name) +
+         " ended: phase=" + std::string(PhaseForExitCode(exit_code)) +
+         " exit=" + std::to_string(exit_code);
 }
 
 bool ShouldRunAsInit(const std::vector<std::string>& args,

@@ -25,7 +25,8 @@ TEST(InitMode, ReadsBundleRuntimeAndExit) {
 
 TEST(InitMode, QuotesGroupAValueAndTheLastOccurrenceWins) {
   InitConfig c = ParseKernelCmdline(
-      "podvisor.bundle=/a \"podvisor.bundle=/my pods/web\" podvisor.exit=reboot podvisor.exit=poweroff");
+      "podvisor.bundle=/a \"podvisor.bundle=/my pods/web\" podvisor.exit=reboot "
+      "podvisor.exit=poweroff");
   EXPECT_EQ(c.bundle, "/my pods/web");
   EXPECT_FALSE(c.reboot);
 }

@@ -72,9 +72,7 @@ class LogFollower {
   std::string ReadFd();
   std::set<std::string> RotatedStamps() const;
   std::string ReadRotated(const std::string& stamp) const;
-  std::filesystem::path Current() const {
-    return dir_ / (std::to_string(instance_) + ".log");
-  }
+  std::filesystem::path Current() const { return dir_ / (std::to_string(instance_) + ".log"); }
 
   std::filesystem::path dir_;
   int instance_;

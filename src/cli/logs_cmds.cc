@@ -4,8 +4,8 @@
 // logs has kubectl's habits: -c, --all-containers, --prefix, --since,
 // --since-time, -p, --tail.
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,8 +133,8 @@ std::string ChooseContainerMessage(const LogsOptions& o, const std::string& pod)
     for (const auto& c : list) out += (out.empty() ? "" : " ") + c.name;
     return out;
   };
-  std::string message = "a container name must be specified for pod " + pod +
-                        ", choose one of: [" + join(spec.containers) + "]";
+  std::string message = "a container name must be specified for pod " + pod + ", choose one of: [" +
+                        join(spec.containers) + "]";
   if (!spec.init_containers.empty()) {
     message += " or one of the init containers: [" + join(spec.init_containers) + "]";
   }
@@ -174,7 +174,8 @@ int Logs(const LogsOptions& o) {
     // --all-containers it can only be the pod.
     (o.container.empty() && !o.all_containers ? container : pod_name) = o.args[0];
   }
-  if (!o.since.empty() && !o.since_time.empty()) return Fail("--since and --since-time exclude each other");
+  if (!o.since.empty() && !o.since_time.empty())
+    return Fail("--since and --since-time exclude each other");
   auto pod = SelectLogPod(o, pod_name);
   if (!pod) return Fail(pod.error().message());
 
@@ -208,7 +209,8 @@ int Logs(const LogsOptions& o) {
     if (o.previous) {
       if (instances.size() < 2) {
         if (o.all_containers) continue;
-        return Fail("previous terminated container \"" + name + "\" in pod \"" + *pod + "\" not found");
+        return Fail("previous terminated container \"" + name + "\" in pod \"" + *pod +
+                    "\" not found");
       }
       instance = instances[instances.size() - 2];
     }

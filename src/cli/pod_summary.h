@@ -32,7 +32,7 @@ struct PodLine {
   std::string restarts;
   std::string age;
   std::string node;
-  std::string ip;  // status.podIP, "<none>" without one (kubectl -o wide)
+  std::string ip;                         // status.podIP, "<none>" without one (kubectl -o wide)
   std::vector<ContainerLine> containers;  // init list first, spec order
 };
 

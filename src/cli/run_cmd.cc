@@ -8,16 +8,16 @@
 #include <memory>
 
 #include <spdlog/sinks/stdout_sinks.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "cgroups/mode.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
 #include "common/signal_names.h"
+#include "network/pod_network.h"
 #include "oci/image.h"
 #include "oci/image_cache.h"
-#include "network/pod_network.h"
 #include "oci/runtime_locator.h"
 #include "pod/quantity.h"
 #include "pod/resources.h"
@@ -94,17 +94,18 @@ void ExplainEnd(const pod::Pod& pod, const pod::PodStatus& status) {
         if (spec.name == c.name) sidecar = pod::IsSidecar(spec);
       }
       if (sidecar) continue;
-      if (const auto& t = c.state.terminated; t && (t->exit_code != 0 || t->reason != "Completed")) {
-        std::string line = std::string(kind) + " " + c.name + " failed: exit code " +
-                           std::to_string(t->exit_code);
+      if (const auto& t = c.state.terminated;
+          t && (t->exit_code != 0 || t->reason != "Completed")) {
+        std::string line =
+            std::string(kind) + " " + c.name + " failed: exit code " + std::to_string(t->exit_code);
         if (t->signal != 0) line += " (signal " + std::to_string(t->signal) + ")";
         line += ", reason " + (t->reason.empty() ? std::string("Error") : t->reason);
         if (!t->message.empty()) line += ", message " + nlohmann::json(t->message).dump();
         if (c.restart_count > 0) line += ", after " + std::to_string(c.restart_count) + " restarts";
         spdlog::warn("{}", line);
-      } else if (const auto& w = c.state.waiting;
-                 w && w->reason != "PodInitializing" && w->reason != "ContainerCreating" &&
-                 !w->reason.empty()) {
+      } else if (const auto& w = c.state.waiting; w && w->reason != "PodInitializing" &&
+                                                  w->reason != "ContainerCreating" &&
+                                                  !w->reason.empty()) {
         std::string line = std::string(kind) + " " + c.name + " never ran: " + w->reason;
         if (!w->message.empty()) line += ", message " + nlohmann::json(w->message).dump();
         spdlog::warn("{}", line);
@@ -199,9 +200,8 @@ int RunPod(RunOptions opts) {
   network.conf_dir = opts.cni_conf_dir;
   network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
   network.network_name = opts.cni_network;
-  network.mode = opts.network.empty()
-                     ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
-                     : *network::ParseNetworkMode(opts.network);
+  network.mode = opts.network.empty() ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
+                                      : *network::ParseNetworkMode(opts.network);
   if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
     std::fprintf(stderr, "podvisor: %s\n", refused->c_str());
     return kExitUsage;

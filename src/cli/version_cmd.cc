@@ -14,8 +14,8 @@ int RunVersion(const std::string& runtime_choice) {
   std::printf("podvisor %s\n", PODVISOR_VERSION);
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
   // crun refuses hybrid hierarchies (and needs some cgroup filesystem).
-  bool crun_usable = cg.mode == cgroups::CgroupMode::kUnified ||
-                     cg.mode == cgroups::CgroupMode::kLegacy;
+  bool crun_usable =
+      cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
   auto rt = oci::LocateRuntime(runtime_choice, crun_usable);
   if (rt) {
     auto v = oci::RuntimeVersion(rt->path);

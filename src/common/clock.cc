@@ -21,7 +21,8 @@ std::string FormatRfc3339(WallTime t, TimePrecision precision) {
     case TimePrecision::kSeconds:
       break;
     case TimePrecision::kMillis:
-      n += std::snprintf(buf + n, sizeof buf - n, ".%03lld", static_cast<long long>(nanos / 1'000'000));
+      n += std::snprintf(buf + n, sizeof buf - n, ".%03lld",
+                         static_cast<long long>(nanos / 1'000'000));
       break;
     case TimePrecision::kNanos:
       n += std::snprintf(buf + n, sizeof buf - n, ".%09lld", static_cast<long long>(nanos));

@@ -39,7 +39,7 @@ class Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -78,6 +78,8 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
-inline Status Ok() { return {}; }
+inline Status Ok() {
+  return {};
+}
 
 }  // namespace podvisor

@@ -39,7 +39,9 @@ DigestHasher& DigestHasher::operator=(DigestHasher&&) noexcept = default;
 DigestHasher::~DigestHasher() = default;
 
 Result<DigestHasher> DigestHasher::Create(std::string_view algorithm) {
-  const EVP_MD* md = algorithm == "sha256" ? EVP_sha256() : algorithm == "sha512" ? EVP_sha512() : nullptr;
+  const EVP_MD* md = algorithm == "sha256"   ? EVP_sha256()
+                     : algorithm == "sha512" ? EVP_sha512()
+                                             : nullptr;
   if (!md) return Error("unsupported digest algorithm \"" + std::string(algorithm) + "\"");
   auto ctx = std::make_unique<Ctx>();
   ctx->md = EVP_MD_CTX_new();

@@ -32,7 +32,8 @@ Status Unpack(const ResolvedLayout& layout, const fs::path& scratch) {
   // which checks every component of the absolute names we hand it.
   std::error_code ec;
   fs::path root = fs::canonical(scratch / "rootfs", ec);
-  if (ec) return Error("resolving " + (scratch / "rootfs").string() + ": " + ec.message(), ec.value());
+  if (ec)
+    return Error("resolving " + (scratch / "rootfs").string() + ": " + ec.message(), ec.value());
   for (const auto& layer : layout.layers) {
     if (auto s = ApplyLayer(layout.dir, layer, root); !s) return s;
   }
@@ -46,7 +47,9 @@ Status Unpack(const ResolvedLayout& layout, const fs::path& scratch) {
 
 }  // namespace
 
-fs::path ImageCacheDir(const fs::path& state_dir) { return state_dir / ".images"; }
+fs::path ImageCacheDir(const fs::path& state_dir) {
+  return state_dir / ".images";
+}
 
 Result<fs::path> EnsureUnpacked(const fs::path& cache_dir, const ResolvedLayout& layout) {
   const Digest& digest = layout.manifest.digest;
@@ -102,7 +105,8 @@ Result<Image> LoadOciLayoutImage(const fs::path& dir, std::string_view reference
                                  const fs::path& cache_dir) {
   std::string what = "image \"" + std::string(reference) + "\"";
   if (cache_dir.empty()) {
-    return Error(what + ": " + dir.string() + " is an OCI image layout, and no cache directory "
+    return Error(what + ": " + dir.string() +
+                 " is an OCI image layout, and no cache directory "
                  "to unpack it into was given");
   }
   auto layout = ResolveLayout(dir, TagOf(reference), HostPlatform());

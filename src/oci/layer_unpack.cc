@@ -212,7 +212,8 @@ Status LayerApplier::ApplyEntry(struct archive* reader, struct archive* writer,
   if (const char* link = archive_entry_hardlink(e)) {
     auto target = CleanEntryPath(link);
     if (!target || target->empty()) {
-      return Error(name_ + ": hard link \"" + raw + "\" -> \"" + link + "\" escapes the image root");
+      return Error(name_ + ": hard link \"" + raw + "\" -> \"" + link +
+                   "\" escapes the image root");
     }
     std::string target_parent = fs::path(*target).parent_path().string();
     if (!target_parent.empty() && !RealDirChain(target_parent, missing)) {
@@ -285,7 +286,8 @@ Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, cons
   if (!hasher) return hasher.take_error();
   auto src = std::make_unique<BlobSource>(BlobSource{Fd(), std::move(*hasher), 0, 0, {}});
   src->fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!src->fd) return Error::FromErrno("blob " + blob.digest.ToString() + " is missing: " + path.string());
+  if (!src->fd)
+    return Error::FromErrno("blob " + blob.digest.ToString() + " is missing: " + path.string());
 
   ArchivePtr reader(archive_read_new());
   ArchivePtr writer(archive_write_disk_new());
@@ -310,7 +312,8 @@ Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, cons
   archive_write_disk_set_options(writer.get(), flags);
 
   Status applied;
-  if (archive_read_open(reader.get(), src.get(), nullptr, &BlobSource::Read, nullptr) != ARCHIVE_OK) {
+  if (archive_read_open(reader.get(), src.get(), nullptr, &BlobSource::Read, nullptr) !=
+      ARCHIVE_OK) {
     applied = Error("layer " + blob.digest.ToString() + ": " + archive_error_string(reader.get()));
   } else {
     applied = LayerApplier(root, layer).Apply(reader.get(), writer.get());

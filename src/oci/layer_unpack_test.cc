@@ -47,16 +47,17 @@ class LayerUnpack : public ::testing::Test {
 };
 
 TEST_F(LayerUnpack, LaterLayersOverwriteEarlierOnes) {
-  ASSERT_TRUE(Apply({{Dir("etc"), File("etc/motd", "one"), File("etc/keep", "k")},
-                     {File("etc/motd", "two")}}));
+  ASSERT_TRUE(Apply(
+      {{Dir("etc"), File("etc/motd", "one"), File("etc/keep", "k")}, {File("etc/motd", "two")}}));
   EXPECT_EQ(ReadFile(root_ / "etc/motd"), "two");
   EXPECT_EQ(ReadFile(root_ / "etc/keep"), "k");
 }
 
 TEST_F(LayerUnpack, WhiteoutRemovesALowerFileOrDirectory) {
-  ASSERT_TRUE(Apply({{Dir("etc"), File("etc/a", "1"), File("etc/b", "2"), Dir("var"),
-                      Dir("var/cache"), File("var/cache/x", "x")},
-                     {File("etc/.wh.a", ""), File("var/.wh.cache", ""), File("var/.wh.absent", "")}}));
+  ASSERT_TRUE(
+      Apply({{Dir("etc"), File("etc/a", "1"), File("etc/b", "2"), Dir("var"), Dir("var/cache"),
+              File("var/cache/x", "x")},
+             {File("etc/.wh.a", ""), File("var/.wh.cache", ""), File("var/.wh.absent", "")}}));
   EXPECT_FALSE(Exists("etc/a"));
   EXPECT_TRUE(Exists("etc/b"));
   EXPECT_FALSE(Exists("var/cache"));
@@ -65,8 +66,8 @@ TEST_F(LayerUnpack, WhiteoutRemovesALowerFileOrDirectory) {
 }
 
 TEST_F(LayerUnpack, OpaqueDirectoryHidesLowerContentButKeepsItsOwn) {
-  ASSERT_TRUE(Apply({{Dir("data"), File("data/old", "o"), Dir("data/sub"), File("data/sub/old", "o"),
-                      File("outside", "stays")},
+  ASSERT_TRUE(Apply({{Dir("data"), File("data/old", "o"), Dir("data/sub"),
+                      File("data/sub/old", "o"), File("outside", "stays")},
                      // The marker after and before this layer's own entries.
                      {Dir("data"), File("data/new", "n"), File("data/.wh..wh..opq", ""),
                       File("data/sub/new", "n")}}));
@@ -95,7 +96,8 @@ TEST_F(LayerUnpack, SymlinksAndHardlinksInsideTheRoot) {
   EXPECT_EQ(fs::read_symlink(root_ / "bin/sh"), "busybox");
   // An absolute target means something only inside the container.
   EXPECT_EQ(fs::read_symlink(root_ / "abs"), "/etc/passwd");
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::stat((root_ / "bin/busybox").c_str(), &a), 0);
   ASSERT_EQ(::stat((root_ / "bin/ls").c_str(), &b), 0);
   EXPECT_EQ(a.st_ino, b.st_ino);
@@ -169,8 +171,9 @@ TEST_F(LayerUnpack, HardlinkThroughASymlinkIsRefused) {
 TEST_F(LayerUnpack, GzipBlobLabelledPlainTarIsAnError) {
   json d = builder_->Layer({File("a", "1")}, /*gzip=*/true);
   auto digest = ParseDigest(d["digest"].get<std::string>());
-  LayerDescriptor layer{{"application/vnd.oci.image.layer.v1.tar", *digest, d["size"], std::nullopt, ""},
-                        LayerCompression::kNone};
+  LayerDescriptor layer{
+      {"application/vnd.oci.image.layer.v1.tar", *digest, d["size"], std::nullopt, ""},
+      LayerCompression::kNone};
   auto s = ApplyLayer(builder_->dir(), layer, root_);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.error().message(), HasSubstr("layer " + d["digest"].get<std::string>()));

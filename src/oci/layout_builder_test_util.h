@@ -101,7 +101,8 @@ class LayoutBuilder {
   json Blob(const std::string& data, const std::string& media_type) {
     std::string hex = HashHex("sha256", data);
     Write(dir_ / "blobs" / "sha256" / hex, data);
-    return {{"mediaType", media_type}, {"digest", "sha256:" + hex},
+    return {{"mediaType", media_type},
+            {"digest", "sha256:" + hex},
             {"size", static_cast<int64_t>(data.size())}};
   }
   json Layer(const std::vector<TarEntry>& entries, bool gzip = true) {
@@ -109,7 +110,9 @@ class LayoutBuilder {
                                              : "application/vnd.oci.image.layer.v1.tar");
   }
   json Config(const json& config, const std::string& arch = "amd64") {
-    json doc = {{"architecture", arch}, {"os", "linux"}, {"config", config},
+    json doc = {{"architecture", arch},
+                {"os", "linux"},
+                {"config", config},
                 {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}};
     return Blob(doc.dump(), "application/vnd.oci.image.config.v1+json");
   }
@@ -139,7 +142,8 @@ class LayoutBuilder {
     Write(dir_ / "index.json", doc.dump());
   }
   // A one-manifest layout for this host's platform.
-  json Simple(const std::vector<std::vector<TarEntry>>& layers, const json& config = json::object()) {
+  json Simple(const std::vector<std::vector<TarEntry>>& layers,
+              const json& config = json::object()) {
     std::vector<json> descs;
     for (const auto& l : layers) descs.push_back(Layer(l));
     json manifest = Manifest(Config(config), descs);

@@ -70,7 +70,8 @@ Result<Descriptor> DecodeDescriptor(const json& d, const std::string& where) {
   out.digest = *digest;
   auto size = d.find("size");
   if (size == d.end() || !size->is_number_integer() || size->get<int64_t>() < 0) {
-    return Error(where + ".size: must be a non-negative integer (blob " + out.digest.ToString() + ")");
+    return Error(where + ".size: must be a non-negative integer (blob " + out.digest.ToString() +
+                 ")");
   }
   out.size = size->get<int64_t>();
   if (auto p = d.find("platform"); p != d.end() && p->is_object()) {
@@ -114,8 +115,8 @@ std::string RefNames(const std::vector<Descriptor>& list) {
 
 // Among several descriptors of one index, the one for `tag` (top level
 // only) and then for `platform`.
-Result<Descriptor> Choose(const std::vector<Descriptor>& list, std::string_view tag,
-                          bool by_tag, const Platform& platform, const std::string& what) {
+Result<Descriptor> Choose(const std::vector<Descriptor>& list, std::string_view tag, bool by_tag,
+                          const Platform& platform, const std::string& what) {
   // A digest ("sha256:...") names one manifest or index: the one listed
   // here, or (in an index of platform manifests) one further down.
   if (tag.find(':') != std::string_view::npos) {
@@ -136,21 +137,22 @@ Result<Descriptor> Choose(const std::vector<Descriptor>& list, std::string_view 
     std::string want = tag.empty() ? "latest" : std::string(tag);
     candidates.clear();
     for (const auto& d : list) {
-      bool suffix = d.ref_name.size() > want.size() &&
-                    d.ref_name.compare(d.ref_name.size() - want.size() - 1, std::string::npos,
-                                       ":" + want) == 0;
+      bool suffix =
+          d.ref_name.size() > want.size() && d.ref_name.compare(d.ref_name.size() - want.size() - 1,
+                                                                std::string::npos, ":" + want) == 0;
       if (d.ref_name == want || suffix) candidates.push_back(d);
     }
     if (candidates.empty()) {
-      return Error(what + " has no manifest tagged \"" + want + "\" (tags: " + RefNames(list) + ")");
+      return Error(what + " has no manifest tagged \"" + want + "\" (tags: " + RefNames(list) +
+                   ")");
     }
     if (candidates.size() == 1) return candidates.front();
   }
   for (const auto& d : candidates) {
     if (d.platform && PlatformMatches(*d.platform, platform)) return d;
   }
-  return Error(what + " lists " + std::to_string(candidates.size()) +
-               " manifests and none for " + platform.ToString());
+  return Error(what + " lists " + std::to_string(candidates.size()) + " manifests and none for " +
+               platform.ToString());
 }
 
 Status CheckConfigPlatform(const std::string& config_json, const Descriptor& config,
@@ -230,8 +232,8 @@ Result<std::string> ReadBlob(const fs::path& dir, const Descriptor& desc, std::s
   std::string name = "blob " + desc.digest.ToString();
   if (desc.size > static_cast<int64_t>(max_size)) {
     return Error(name + " is " + std::to_string(desc.size) + " bytes, more than the " +
-                 std::to_string(max_size) + " a " + (desc.media_type.empty() ? "document" : desc.media_type) +
-                 " may have");
+                 std::to_string(max_size) + " a " +
+                 (desc.media_type.empty() ? "document" : desc.media_type) + " may have");
   }
   fs::path path = BlobPath(dir, desc.digest);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -244,9 +246,11 @@ Result<std::string> ReadBlob(const fs::path& dir, const Descriptor& desc, std::s
     if (n < 0) return Error::FromErrno(name + ": reading " + path.string());
     if (n == 0) break;
     data.append(buf, static_cast<std::size_t>(n));
-    if (data.size() > max_size) return Error(name + ": " + path.string() + " is larger than its descriptor says");
+    if (data.size() > max_size)
+      return Error(name + ": " + path.string() + " is larger than its descriptor says");
   }
-  if (auto s = CheckBlob(desc.digest, desc.size, HashHex(desc.digest.algorithm, data), data.size()); !s) {
+  if (auto s = CheckBlob(desc.digest, desc.size, HashHex(desc.digest.algorithm, data), data.size());
+      !s) {
     return s.take_error();
   }
   return data;
@@ -304,8 +308,8 @@ Result<ResolvedLayout> ResolveLayout(const fs::path& dir, std::string_view tag,
     if (is_index) {
       auto nested = DecodeManifestList(*doc, "image index " + desc.digest.ToString());
       if (!nested) return nested.take_error().Wrap(where);
-      auto next = Choose(*nested, tag, /*by_tag=*/false, platform,
-                         "image index " + desc.digest.ToString());
+      auto next =
+          Choose(*nested, tag, /*by_tag=*/false, platform, "image index " + desc.digest.ToString());
       if (!next) return next.take_error().Wrap(where);
       desc = std::move(*next);
       continue;

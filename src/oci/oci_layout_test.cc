@@ -74,9 +74,9 @@ TEST(OciLayoutTag, TagOfReference) {
 }
 
 TEST_F(OciLayout, UnpacksAndTakesTheImageConfig) {
-  json config = {{"Entrypoint", {"/bin/app"}}, {"Cmd", {"--serve"}},
-                 {"Env", {"PATH=/bin", "MODE=prod"}}, {"WorkingDir", "/srv"},
-                 {"User", "33:33"}, {"StopSignal", "SIGQUIT"}};
+  json config = {
+      {"Entrypoint", {"/bin/app"}}, {"Cmd", {"--serve"}}, {"Env", {"PATH=/bin", "MODE=prod"}},
+      {"WorkingDir", "/srv"},       {"User", "33:33"},    {"StopSignal", "SIGQUIT"}};
   json manifest = Image().Simple({{Dir("bin"), File("bin/app", "#!app", 0755)}}, config);
   auto image = Load();
   ASSERT_TRUE(image) << image.error().message();
@@ -104,8 +104,8 @@ TEST_F(OciLayout, PicksThisPlatformFromANestedIndex) {
   LayoutBuilder& b = Image();
   json arm = b.Manifest(b.Config({{"Cmd", {"arm"}}}, "arm64"), {b.Layer({File("arch", "arm64")})});
   json amd = b.Manifest(b.Config({{"Cmd", {"amd"}}}, "amd64"), {b.Layer({File("arch", "amd64")})});
-  json index = b.Index({LayoutBuilder::WithPlatform(arm, "arm64"),
-                        LayoutBuilder::WithPlatform(amd, "amd64")});
+  json index = b.Index(
+      {LayoutBuilder::WithPlatform(arm, "arm64"), LayoutBuilder::WithPlatform(amd, "amd64")});
   b.WriteIndex({LayoutBuilder::WithTag(index, "latest")});
   auto on_amd = ResolveLayout(b.dir(), "", kAmd64);
   ASSERT_TRUE(on_amd) << on_amd.error().message();
@@ -122,7 +122,8 @@ TEST_F(OciLayout, PicksTheManifestTaggedLikeTheReference) {
   LayoutBuilder& b = Image();
   json v1 = b.Manifest(b.Config({{"Cmd", {"v1"}}}), {b.Layer({File("v", "1")})});
   json v2 = b.Manifest(b.Config({{"Cmd", {"v2"}}}), {b.Layer({File("v", "2")})});
-  b.WriteIndex({LayoutBuilder::WithTag(v1, "1.0"), LayoutBuilder::WithTag(v2, "docker.io/x/app:2.0")});
+  b.WriteIndex(
+      {LayoutBuilder::WithTag(v1, "1.0"), LayoutBuilder::WithTag(v2, "docker.io/x/app:2.0")});
   auto two = ResolveLayout(b.dir(), "2.0", kAmd64);
   ASSERT_TRUE(two) << two.error().message();
   EXPECT_EQ(two->manifest.digest.ToString(), v2["digest"]);
@@ -151,7 +152,8 @@ TEST_F(OciLayout, CorruptLayerNamesItsDigestAndLeavesNoCacheEntry) {
   LayoutBuilder::Write(b.BlobFile(layer), blob);
   auto image = Load();
   ASSERT_FALSE(image);
-  EXPECT_THAT(image.error().message(), HasSubstr("blob " + std::string(layer["digest"]) + " is corrupt"));
+  EXPECT_THAT(image.error().message(),
+              HasSubstr("blob " + std::string(layer["digest"]) + " is corrupt"));
   EXPECT_TRUE(CacheLeftovers().empty());
   EXPECT_TRUE(fs::is_empty(Cache() / "sha256") ||
               fs::directory_iterator(Cache() / "sha256")->path().extension() == ".lock");
@@ -177,15 +179,18 @@ TEST_F(OciLayout, MissingBlobsNameTheirDigest) {
   fs::remove(b.BlobFile(layer));
   auto no_layer = Load();
   ASSERT_FALSE(no_layer);
-  EXPECT_THAT(no_layer.error().message(), HasSubstr("blob " + std::string(layer["digest"]) + " is missing"));
+  EXPECT_THAT(no_layer.error().message(),
+              HasSubstr("blob " + std::string(layer["digest"]) + " is missing"));
   fs::remove(b.BlobFile(config));
   auto no_config = ResolveLayout(b.dir(), "", kAmd64);
   ASSERT_FALSE(no_config);
-  EXPECT_THAT(no_config.error().message(), HasSubstr("blob " + std::string(config["digest"]) + " is missing"));
+  EXPECT_THAT(no_config.error().message(),
+              HasSubstr("blob " + std::string(config["digest"]) + " is missing"));
   fs::remove(b.BlobFile(manifest));
   auto no_manifest = ResolveLayout(b.dir(), "", kAmd64);
   ASSERT_FALSE(no_manifest);
-  EXPECT_THAT(no_manifest.error().message(), HasSubstr("blob " + std::string(manifest["digest"]) + " is missing"));
+  EXPECT_THAT(no_manifest.error().message(),
+              HasSubstr("blob " + std::string(manifest["digest"]) + " is missing"));
 }
 
 TEST_F(OciLayout, ManifestWithWrongSizeIsRefused) {
@@ -204,7 +209,8 @@ TEST_F(OciLayout, UnsupportedLayerMediaTypeIsNamed) {
   b.WriteIndex({b.Manifest(b.Config(json::object()), {layer})});
   auto r = ResolveLayout(b.dir(), "", kAmd64);
   ASSERT_FALSE(r);
-  EXPECT_THAT(r.error().message(), HasSubstr("unsupported media type \"application/vnd.example.weird\""));
+  EXPECT_THAT(r.error().message(),
+              HasSubstr("unsupported media type \"application/vnd.example.weird\""));
 }
 
 TEST_F(OciLayout, CacheEntryIsReusedAndAStalePartialUnpackIsReplaced) {

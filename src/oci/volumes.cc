@@ -170,7 +170,8 @@ Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
     std::string sub_path = vm.sub_path;
     if (!vm.sub_path_expr.empty()) {
       if (!env) {
-        auto resolved = pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir, pod_ips));
+        auto resolved =
+            pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir, pod_ips));
         if (!resolved) return resolved.error().Wrap("container \"" + container.name + "\"");
         env = std::move(*resolved);
       }

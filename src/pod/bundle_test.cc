@@ -117,14 +117,17 @@ TEST_F(ValidateImagesTest, MissingDirectoryOrRootfs) {
   const std::string images = (bundle_ / "images").string();
   EXPECT_THAT(
       Check(PodWithImages({"no-rootfs"}, {"alpine", "file-rootfs", "plain-file", "busybox"})),
-      ElementsAre("spec.initContainers[0].image: Not found: \"no-rootfs\": image directory " +
-                      images + "/no-rootfs has no rootfs/ directory and is not an OCI image layout (no oci-layout file)",
-                  "spec.containers[0].image: Not found: \"alpine\": image directory " + images +
-                      "/alpine does not exist",
-                  "spec.containers[1].image: Not found: \"file-rootfs\": image directory " +
-                      images + "/file-rootfs has no rootfs/ directory and is not an OCI image layout (no oci-layout file)",
-                  "spec.containers[2].image: Not found: \"plain-file\": image directory " + images +
-                      "/plain-file is not a directory"));
+      ElementsAre(
+          "spec.initContainers[0].image: Not found: \"no-rootfs\": image directory " + images +
+              "/no-rootfs has no rootfs/ directory and is not an OCI image layout (no oci-layout "
+              "file)",
+          "spec.containers[0].image: Not found: \"alpine\": image directory " + images +
+              "/alpine does not exist",
+          "spec.containers[1].image: Not found: \"file-rootfs\": image directory " + images +
+              "/file-rootfs has no rootfs/ directory and is not an OCI image layout (no oci-layout "
+              "file)",
+          "spec.containers[2].image: Not found: \"plain-file\": image directory " + images +
+              "/plain-file is not a directory"));
 }
 
 TEST_F(ValidateImagesTest, ReferencesLeavingTheBundleAreInvalid) {

@@ -189,25 +189,25 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
   auto restart_policy = [&](const json& value, const std::string& p) {
     DecodeRestartPolicy(value, p, spec.restart_policy, true, {"Always", "OnFailure", "Never"});
   };
-  return Struct(v, path, spec, kPodSpecIgnored, Field("initContainers", &S::init_containers),
-                Field("containers", &S::containers), Custom("restartPolicy", restart_policy),
-                Field("terminationGracePeriodSeconds", &S::termination_grace_period_seconds),
-                Field("activeDeadlineSeconds", &S::active_deadline_seconds),
-                Field("volumes", &S::volumes), Field("hostNetwork", &S::host_network),
-                Field("hostIPC", &S::host_ipc), Field("hostPID", &S::host_pid),
-                Field("shareProcessNamespace", &S::share_process_namespace),
-                Field("hostname", &S::hostname), Field("subdomain", &S::subdomain),
-                Field("dnsPolicy", &S::dns_policy), Field("dnsConfig", &S::dns_config),
-                Field("hostAliases", &S::host_aliases),
-                Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn),
-                Field("overhead", &S::overhead), Field("readinessGates", &S::readiness_gates),
-                Field("serviceAccountName", &S::service_account_name),
-                Field("securityContext", &S::security_context));
+  return Struct(
+      v, path, spec, kPodSpecIgnored, Field("initContainers", &S::init_containers),
+      Field("containers", &S::containers), Custom("restartPolicy", restart_policy),
+      Field("terminationGracePeriodSeconds", &S::termination_grace_period_seconds),
+      Field("activeDeadlineSeconds", &S::active_deadline_seconds), Field("volumes", &S::volumes),
+      Field("hostNetwork", &S::host_network), Field("hostIPC", &S::host_ipc),
+      Field("hostPID", &S::host_pid), Field("shareProcessNamespace", &S::share_process_namespace),
+      Field("hostname", &S::hostname), Field("subdomain", &S::subdomain),
+      Field("dnsPolicy", &S::dns_policy), Field("dnsConfig", &S::dns_config),
+      Field("hostAliases", &S::host_aliases), Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn),
+      Field("overhead", &S::overhead), Field("readinessGates", &S::readiness_gates),
+      Field("serviceAccountName", &S::service_account_name),
+      Field("securityContext", &S::security_context));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, PodDNSConfig& dns) {
   return Struct(v, path, dns, {}, Field("nameservers", &PodDNSConfig::nameservers),
-                Field("searches", &PodDNSConfig::searches), Field("options", &PodDNSConfig::options));
+                Field("searches", &PodDNSConfig::searches),
+                Field("options", &PodDNSConfig::options));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, PodDNSConfigOption& option) {

@@ -109,7 +109,9 @@ FieldError NotFound(std::string field, std::string value) {
 }
 
 FieldError TooLong(std::string field, std::size_t max) {
-  return {FieldErrorType::kTooLong, std::move(field), {},
+  return {FieldErrorType::kTooLong,
+          std::move(field),
+          {},
           "may not be more than " + std::to_string(max) + " bytes"};
 }
 

@@ -7,10 +7,18 @@ namespace {
 
 using Pick = std::optional<Quantity> (*)(const Container&);
 
-std::optional<Quantity> CpuRequest(const Container& c) { return c.resources.requests.cpu; }
-std::optional<Quantity> MemoryRequest(const Container& c) { return c.resources.requests.memory; }
-std::optional<Quantity> CpuLimit(const Container& c) { return c.resources.limits.cpu; }
-std::optional<Quantity> MemoryLimit(const Container& c) { return c.resources.limits.memory; }
+std::optional<Quantity> CpuRequest(const Container& c) {
+  return c.resources.requests.cpu;
+}
+std::optional<Quantity> MemoryRequest(const Container& c) {
+  return c.resources.requests.memory;
+}
+std::optional<Quantity> CpuLimit(const Container& c) {
+  return c.resources.limits.cpu;
+}
+std::optional<Quantity> MemoryLimit(const Container& c) {
+  return c.resources.limits.memory;
+}
 
 std::optional<Quantity> Add(std::optional<Quantity> a, std::optional<Quantity> b) {
   if (!a) return b;
@@ -118,8 +126,7 @@ QosClass ComputeQosClass(const PodSpec& spec) {
   return all_guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
 }
 
-int ComputeOomScoreAdj(const PodSpec& spec, const Container& container,
-                       int64_t node_memory_bytes) {
+int ComputeOomScoreAdj(const PodSpec& spec, const Container& container, int64_t node_memory_bytes) {
   switch (ComputeQosClass(spec)) {
     case QosClass::kGuaranteed:
       return kGuaranteedOomScoreAdj;

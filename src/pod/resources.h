@@ -31,8 +31,7 @@ QosClass ComputeQosClass(const PodSpec& spec);
 
 // S10.3: oom_score_adj for `container` (which must belong to `spec`) on a
 // node with `node_memory_bytes` of memory.
-int ComputeOomScoreAdj(const PodSpec& spec, const Container& container,
-                       int64_t node_memory_bytes);
+int ComputeOomScoreAdj(const PodSpec& spec, const Container& container, int64_t node_memory_bytes);
 
 constexpr int kSupervisorOomScoreAdj = -999;
 constexpr int kGuaranteedOomScoreAdj = -997;

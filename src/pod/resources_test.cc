@@ -6,7 +6,9 @@
 namespace podvisor::pod {
 namespace {
 
-Quantity Q(std::string_view text) { return *Quantity::Parse(text); }
+Quantity Q(std::string_view text) {
+  return *Quantity::Parse(text);
+}
 constexpr int64_t kGi = 1024LL * 1024 * 1024;
 
 // Requests only: requests equal limits would make pods Guaranteed.

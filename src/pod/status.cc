@@ -8,7 +8,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string Rfc3339(WallTime t) { return FormatRfc3339(t, TimePrecision::kSeconds); }
+std::string Rfc3339(WallTime t) {
+  return FormatRfc3339(t, TimePrecision::kSeconds);
+}
 
 void PutIfNotEmpty(json& j, const char* key, const std::string& value) {
   if (!value.empty()) j[key] = value;
@@ -125,9 +127,8 @@ json PodStatusToJson(const PodStatus& status) {
     j["conditions"] = std::move(conditions);
   }
   // The API's shape: the first address alone, then all as [{"ip": ...}].
-  for (const auto& [ips, one, all] :
-       {std::tuple{&status.host_ips, "hostIP", "hostIPs"},
-        std::tuple{&status.pod_ips, "podIP", "podIPs"}}) {
+  for (const auto& [ips, one, all] : {std::tuple{&status.host_ips, "hostIP", "hostIPs"},
+                                      std::tuple{&status.pod_ips, "podIP", "podIPs"}}) {
     if (ips->empty()) continue;
     j[one] = ips->front();
     json list = json::array();
@@ -144,7 +145,8 @@ json PodStatusToJson(const PodStatus& status) {
     j["initContainerStatuses"] = std::move(list);
   }
   json list = json::array();
-  for (const ContainerStatus& c : status.container_statuses) list.push_back(ContainerStatusToJson(c));
+  for (const ContainerStatus& c : status.container_statuses)
+    list.push_back(ContainerStatusToJson(c));
   j["containerStatuses"] = std::move(list);
   return j;
 }

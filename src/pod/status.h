@@ -23,7 +23,7 @@ namespace podvisor::pod {
 
 enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 std::string_view PodPhaseName(PodPhase phase);  // "Pending", ...
-bool IsTerminalPhase(PodPhase phase);            // Succeeded or Failed
+bool IsTerminalPhase(PodPhase phase);           // Succeeded or Failed
 
 enum class ConditionStatus { kTrue, kFalse, kUnknown };
 std::string_view ConditionStatusName(ConditionStatus status);  // "True", ...
@@ -61,7 +61,8 @@ struct ContainerStateTerminated {
   std::string message;
   std::optional<WallTime> started_at;  // absent for a start error
   WallTime finished_at;
-  friend bool operator==(const ContainerStateTerminated&, const ContainerStateTerminated&) = default;
+  friend bool operator==(const ContainerStateTerminated&,
+                         const ContainerStateTerminated&) = default;
 };
 
 // As in the API, at most one member is set; none set is the empty state
@@ -88,7 +89,7 @@ struct ContainerStatus {
 
 struct PodStatus {
   PodPhase phase = PodPhase::kPending;
-  std::string reason;   // the phase reason, e.g. DeadlineExceeded
+  std::string reason;  // the phase reason, e.g. DeadlineExceeded
   std::string message;
   // podvisor's addition (S6.4): why the pod is being stopped. Never mixed
   // into `reason`, which stays the phase reason.

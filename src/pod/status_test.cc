@@ -93,10 +93,9 @@ TEST(PodStatusJson, KubernetesFieldNamesAndRfc3339) {
   EXPECT_EQ(j["qosClass"], "BestEffort");
   EXPECT_FALSE(j.contains("reason"));
   EXPECT_FALSE(j.contains("message"));
-  EXPECT_EQ(j["conditions"][0],
-            (nlohmann::json{{"type", "Ready"},
-                            {"status", "True"},
-                            {"lastTransitionTime", "2023-11-14T22:13:20Z"}}));
+  EXPECT_EQ(j["conditions"][0], (nlohmann::json{{"type", "Ready"},
+                                                {"status", "True"},
+                                                {"lastTransitionTime", "2023-11-14T22:13:20Z"}}));
   const nlohmann::json& c = j["containerStatuses"][0];
   EXPECT_EQ(c["name"], "app");
   EXPECT_EQ(c["image"], "busybox");
@@ -105,12 +104,11 @@ TEST(PodStatusJson, KubernetesFieldNamesAndRfc3339) {
   EXPECT_EQ(c["restartCount"], 2);
   EXPECT_EQ(c["containerID"], "podvisor://web-app-0");
   EXPECT_EQ(c["state"], (nlohmann::json{{"running", {{"startedAt", "2023-11-14T22:13:20Z"}}}}));
-  EXPECT_EQ(c["lastState"]["terminated"],
-            (nlohmann::json{{"exitCode", 137},
-                            {"signal", 9},
-                            {"reason", "Error"},
-                            {"startedAt", "2023-11-14T22:13:20Z"},
-                            {"finishedAt", "2023-11-14T22:13:25Z"}}));
+  EXPECT_EQ(c["lastState"]["terminated"], (nlohmann::json{{"exitCode", 137},
+                                                          {"signal", 9},
+                                                          {"reason", "Error"},
+                                                          {"startedAt", "2023-11-14T22:13:20Z"},
+                                                          {"finishedAt", "2023-11-14T22:13:25Z"}}));
   EXPECT_EQ(j["initContainerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
 }
 
@@ -154,7 +152,8 @@ TEST(PodSummary, S9_4_InitFailureShowsReason) {
   PodSpec spec = SidecarSpec();
   PodStatus st;
   st.phase = PodPhase::kPending;
-  st.init_container_statuses = {Terminated("setup", 1, "Error"), Waiting("proxy", "PodInitializing")};
+  st.init_container_statuses = {Terminated("setup", 1, "Error"),
+                                Waiting("proxy", "PodInitializing")};
   EXPECT_EQ(SummarizePod(spec, st).status, "Init:Error");
   st.init_container_statuses[0] = Waiting("setup", "CrashLoopBackOff", 3);
   const PodSummary s = SummarizePod(spec, st);

@@ -205,11 +205,10 @@ void Validator::CheckContainers(const std::vector<Container>& list, const std::s
 // with the limits of Kubernetes 1.28+ (ExpandedDNSConfig).
 void Validator::CheckDns() {
   const PodSpec& spec = pod_.spec;
-  static constexpr const char* kPolicies[] = {"ClusterFirst", "ClusterFirstWithHostNet",
-                                              "Default", "None"};
-  if (!spec.dns_policy.empty() &&
-      std::find(std::begin(kPolicies), std::end(kPolicies), spec.dns_policy) ==
-          std::end(kPolicies)) {
+  static constexpr const char* kPolicies[] = {"ClusterFirst", "ClusterFirstWithHostNet", "Default",
+                                              "None"};
+  if (!spec.dns_policy.empty() && std::find(std::begin(kPolicies), std::end(kPolicies),
+                                            spec.dns_policy) == std::end(kPolicies)) {
     Add(Unsupported("spec.dnsPolicy", Q(spec.dns_policy),
                     {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}));
   }

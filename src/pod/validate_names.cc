@@ -207,7 +207,6 @@ bool IsHttpHeaderName(std::string_view s) {  // K8s httpGet.httpHeaders: [-A-Za-
   return true;
 }
 
-
 // Kubernetes passes capability names through to the runtime, which accepts
 // them with or without "CAP_"; podvisor checks them here so a typo fails
 // validation instead of the container start. Upper case only, as the

@@ -440,7 +440,8 @@ TEST(ValidatePod, DnsRules) {
   EXPECT_EQ(lines[0],
             "spec.dnsPolicy: Unsupported value: \"Cluster\": supported values: \"ClusterFirst\", "
             "\"ClusterFirstWithHostNet\", \"Default\", \"None\"");
-  EXPECT_EQ(lines[1], "spec.hostAliases[0].ip: Invalid value: \"not-an-ip\": must be valid IP address");
+  EXPECT_EQ(lines[1],
+            "spec.hostAliases[0].ip: Invalid value: \"not-an-ip\": must be valid IP address");
   EXPECT_THAT(lines[2], ::testing::StartsWith("spec.hostAliases[0].hostnames[0]: Invalid value: "
                                               "\"Bad_Name\": a lowercase RFC 1123 subdomain"));
 

@@ -33,15 +33,18 @@ class FakeRuntime : public E2eTest {
 };
 
 std::string Header(const std::string& name, const std::string& restart_policy, int grace = 5) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
 }
 
 // One list entry: "  - {name: N, image: img, command: CMD<extra>}".
-std::string Entry(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Entry(const std::string& name, const std::string& command,
+                  const std::string& extra = "") {
   return "  - {name: " + name + ", image: img, command: " + command + extra + "}\n";
 }
-std::string Sidecar(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Sidecar(const std::string& name, const std::string& command,
+                    const std::string& extra = "") {
   return Entry(name, command, ", restartPolicy: Always" + extra);
 }
 
@@ -52,7 +55,8 @@ void ExpectOrder(const std::vector<HelperEvent>& events, const std::vector<std::
   for (const auto& k : keys) {
     int at = IndexOf(events, k);
     ASSERT_GE(at, 0) << "missing \"" << k << "\" in" << Describe(events);
-    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in" << Describe(events);
+    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in"
+                        << Describe(events);
     last = at;
     last_key = k;
   }
@@ -95,7 +99,8 @@ TEST_F(FakeRuntime, S2_1_InitFailureUnderOnFailureIsRetriedUntilItSucceeds) {
   EXPECT_EQ(CountOf(events, "flaky Started"), 2) << Describe(events);
   ExpectOrder(events, {"flaky Started", "flaky Exiting", "app Started", "app Exiting"});
   EXPECT_EQ(EventsNamed(events, "app", "Started").size(), 1u);
-  EXPECT_GT(IndexOf(events, "app Started"), 3) << "app started before the retry:" << Describe(events);
+  EXPECT_GT(IndexOf(events, "app Started"), 3)
+      << "app started before the retry:" << Describe(events);
 }
 
 TEST_F(FakeRuntime, S1_3_SidecarsInterleavedWithInitsStartInSpecOrder) {
@@ -106,14 +111,15 @@ TEST_F(FakeRuntime, S1_3_SidecarsInterleavedWithInitsStartInSpecOrder) {
            Sidecar("side-2", HelperCmd("side-2", "trap-sigterm 20 0")) + "  containers:\n" +
            Entry("app", HelperCmd("app", "sleep 100")));
   EXPECT_EQ(Run(), 0) << RunStderr();
-  ExpectOrder(HelperEvents(), {"init-1 Started", "init-1 Exiting", "side-1 Started", "init-2 Started",
-                               "init-2 Exiting", "side-2 Started", "app Started", "app Exiting"});
+  ExpectOrder(HelperEvents(),
+              {"init-1 Started", "init-1 Exiting", "side-1 Started", "init-2 Started",
+               "init-2 Exiting", "side-2 Started", "app Started", "app Exiting"});
 }
 
 TEST_F(FakeRuntime, S1_3_SidecarPostStartGatesTheNextEntry) {
-  std::string post_start =
-      ", lifecycle: {postStart: {exec: {command: " +
-      ShCmd("sleep 0.3; {{H}} --log-file {{LOG}} log side-postStart Done") + "}}}";
+  std::string post_start = ", lifecycle: {postStart: {exec: {command: " +
+                           ShCmd("sleep 0.3; {{H}} --log-file {{LOG}} log side-postStart Done") +
+                           "}}}";
   WritePod(Header("sidecar-poststart", "Never") + "  initContainers:\n" +
            Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"), post_start) +
            Entry("init-after", HelperCmd("init-after", "exit 0")) + "  containers:\n" +
@@ -130,9 +136,9 @@ TEST_F(FakeRuntime, S1_3_SidecarPostStartGatesTheNextEntry) {
 }
 
 TEST_F(FakeRuntime, S1_4_RegularContainersStartInOrderAroundPostStart) {
-  std::string post_start =
-      ", lifecycle: {postStart: {exec: {command: " +
-      ShCmd("sleep 0.3; {{H}} --log-file {{LOG}} log app-1-postStart Done") + "}}}";
+  std::string post_start = ", lifecycle: {postStart: {exec: {command: " +
+                           ShCmd("sleep 0.3; {{H}} --log-file {{LOG}} log app-1-postStart Done") +
+                           "}}}";
   WritePod(Header("poststart", "Never") + "  containers:\n" +
            Entry("app-1", HelperCmd("app-1", "sleep 600"), post_start) +
            Entry("app-2", HelperCmd("app-2", "sleep 100")));
@@ -156,16 +162,16 @@ TEST_F(FakeRuntime, S3_4_CompletionStopsSidecarsInReverseOrderAndRunExitsZero) {
            Sidecar("side-3", HelperCmd("side-3", "trap-sigterm 300 0")) + "  containers:\n" +
            Entry("app", HelperCmd("app", "sleep 100")));
   EXPECT_EQ(Run(), 0) << RunStderr();
-  ExpectOrder(HelperEvents(),
-              {"side-3 Started", "app Started", "app Exiting", "side-3 Exiting", "side-2 Exiting",
-               "side-1 Exiting"});
+  ExpectOrder(HelperEvents(), {"side-3 Started", "app Started", "app Exiting", "side-3 Exiting",
+                               "side-2 Exiting", "side-1 Exiting"});
 }
 
 TEST_F(FakeRuntime, S3_1_CrashingSidecarIsRestartedUnderNeverAndPodSucceeds) {
   // The first instance crashes (exit 1) once the app has started, however
   // long that takes on a loaded machine; later ones run until signalled.
   std::string side = ShCmd(
-      "if [ -e {{DIR}}/crashed ]; then exec {{H}} --log side --log-file {{LOG}} trap-sigterm 20 0; fi; "
+      "if [ -e {{DIR}}/crashed ]; then exec {{H}} --log side --log-file {{LOG}} trap-sigterm 20 0; "
+      "fi; "
       "touch {{DIR}}/crashed; {{H}} --log side --log-file {{LOG}} trap-sigterm 0 0 & helper=$!; "
       "until grep -q ' app Started' {{LOG}}; do sleep 0.02; done; "
       "kill -TERM $helper; wait $helper; exit 1");
@@ -246,8 +252,9 @@ TEST_P(StopOrder, S5_4_StopSignalsSidecarsInReverseOrderAfterRegulars) {
   ExpectOrder(HelperEvents(), {"app Started", "app Exiting", "side-2 Exiting", "side-1 Exiting"});
 }
 
-INSTANTIATE_TEST_SUITE_P(Process, StopOrder, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "BySigterm" : "ByStopCommand"; });
+INSTANTIATE_TEST_SUITE_P(Process, StopOrder, ::testing::Values(false, true), [](const auto& info) {
+  return info.param ? "BySigterm" : "ByStopCommand";
+});
 
 TEST_F(FakeRuntime, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGetsItsTurn) {
   WritePod(Header("grace", "Never", 2) + "  initContainers:\n" +
@@ -298,10 +305,11 @@ TEST_F(FakeRuntime, SecondSigintShortensTheGraceToTheTwoSecondFloor) {
 TEST_F(FakeRuntime, S3_5_ActiveDeadlineFailsPodWithDeadlineExceededAndTellsPreStop) {
   std::string pre_stop = ", lifecycle: {preStop: {exec: {command: " +
                          ShCmd("echo \"$KUBE_POD_TERM_REASON\" > {{DIR}}/reason; sleep 1") + "}}}";
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: deadline}\nspec:\n"
-           "  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  activeDeadlineSeconds: 1\n"
-           "  containers:\n" +
-           Entry("app", HelperCmd("app", "trap-sigterm 20 0"), pre_stop));
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: deadline}\nspec:\n"
+      "  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  activeDeadlineSeconds: 1\n"
+      "  containers:\n" +
+      Entry("app", HelperCmd("app", "trap-sigterm 20 0"), pre_stop));
   auto started = Clock::now();
   StartRun();
   // While the preStop hook runs, the pod reports why it is terminating.
@@ -318,29 +326,33 @@ TEST_F(FakeRuntime, S3_5_ActiveDeadlineFailsPodWithDeadlineExceededAndTellsPreSt
   // 1 s deadline + 1 s preStop.
   EXPECT_GE(MsBetween(started, events[app_exit].time), 1900) << Describe(events);
   bool recorded = false;
-  for (const auto& e : PodEvents()) recorded = recorded || e.value("reason", "") == "DeadlineExceeded";
+  for (const auto& e : PodEvents())
+    recorded = recorded || e.value("reason", "") == "DeadlineExceeded";
   EXPECT_TRUE(recorded) << "no DeadlineExceeded event in events.jsonl";
 }
 
 TEST_F(FakeRuntime, S6_2_StopReasonReachesExecPreStopsByEnvAndArgs) {
-  std::string app_pre_stop =
-      ", lifecycle: {preStop: {exec: {command: " +
-      ShCmd("echo \"$KUBE_POD_TERM_REASON\" > {{DIR}}/app-env; echo \"$1\" > {{DIR}}/app-arg; sleep 0.5",
-            {"sh", "$(KUBE_POD_TERM_REASON)"}) +
-      "}}}";
-  std::string side_pre_stop = ", lifecycle: {preStop: {exec: {command: " +
-                              ShCmd("echo \"$STOP_WHY\" > {{DIR}}/side-env") +
-                              "}, reasonDelivery: {env: STOP_WHY}}}";
+  std::string app_pre_stop = ", lifecycle: {preStop: {exec: {command: " +
+                             ShCmd(
+                                 "echo \"$KUBE_POD_TERM_REASON\" > {{DIR}}/app-env; echo \"$1\" > "
+                                 "{{DIR}}/app-arg; sleep 0.5",
+                                 {"sh", "$(KUBE_POD_TERM_REASON)"}) +
+                             "}}}";
+  std::string side_pre_stop =
+      ", lifecycle: {preStop: {exec: {command: " + ShCmd("echo \"$STOP_WHY\" > {{DIR}}/side-env") +
+      "}, reasonDelivery: {env: STOP_WHY}}}";
   WritePod(Header("reason", "Never") + "  initContainers:\n" +
-           Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"), side_pre_stop) + "  containers:\n" +
-           Entry("app", HelperCmd("app", "trap-sigterm 20 0"), app_pre_stop));
+           Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"), side_pre_stop) +
+           "  containers:\n" + Entry("app", HelperCmd("app", "trap-sigterm 20 0"), app_pre_stop));
   StartRun();
   WaitUntilRunning();
   auto stop = Client({"stop", "--reason", "Decommissioned", "--no-wait"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   // S6.4: the reason is in the status while the pod terminates.
   auto pod = WaitForStatus(
-      [](const nlohmann::json& p) { return p["status"].value("stopReason", "") == "Decommissioned"; },
+      [](const nlohmann::json& p) {
+        return p["status"].value("stopReason", "") == "Decommissioned";
+      },
       "status.stopReason Decommissioned");
   EXPECT_TRUE(pod["metadata"].contains("deletionTimestamp")) << pod["metadata"].dump(2);
   WaitRun();
@@ -364,8 +376,9 @@ TEST_F(FakeRuntime, S9_1_StatusJsonThroughPendingRunningTerminatingAndSucceeded)
            Sidecar("side", HelperCmd("side", "trap-sigterm 1500 0")) + "  containers:\n" +
            Entry("app", ShCmd("while [ ! -e {{DIR}}/done ]; do sleep 0.05; done")));
   StartRun();
-  auto pending = WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "gate") == "running"; },
-                               "init container running");
+  auto pending =
+      WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "gate") == "running"; },
+                    "init container running");
   EXPECT_EQ(pending.value("apiVersion", ""), "v1");
   EXPECT_EQ(pending.value("kind", ""), "Pod");
   EXPECT_EQ(pending["metadata"].value("name", ""), "phases");
@@ -394,8 +407,9 @@ TEST_F(FakeRuntime, S9_1_StatusJsonThroughPendingRunningTerminatingAndSucceeded)
   }
 
   std::ofstream(scratch_ / "done").close();
-  auto done = WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "app") == "terminated"; },
-                            "app terminated while the sidecar stops");
+  auto done =
+      WaitForStatus([](const nlohmann::json& p) { return StateOf(p, "app") == "terminated"; },
+                    "app terminated while the sidecar stops");
   // As the kubelet does, the phase turns terminal only once every
   // container stopped, sidecars included; the final phase is the exit
   // status of `run`.
@@ -411,7 +425,8 @@ TEST_F(FakeRuntime, S9_1_StatusJsonThroughPendingRunningTerminatingAndSucceeded)
 TEST_F(FakeRuntime, StatusJsonMetadataHasUid) {
   // docs/INTERFACE.md: metadata carries a uid, as the API server always assigns
   // one; a manifest without metadata.uid still gets one.
-  WritePod(Header("uid", "Never") + "  containers:\n" + Entry("app", HelperCmd("app", "sleep 10000")));
+  WritePod(Header("uid", "Never") + "  containers:\n" +
+           Entry("app", HelperCmd("app", "sleep 10000")));
   StartRun();
   auto pod = WaitUntilRunning();
   EXPECT_NE(pod["metadata"].value("uid", ""), "") << pod["metadata"].dump(2);
@@ -426,8 +441,9 @@ TEST_F(FakeRuntime, ControlSocketGarbageGetsErrorsAndPodKeepsRunning) {
   StartRun();
   WaitUntilRunning();
   for (std::string request :
-       {std::string("not json at all"), std::string("{\"op\":\"frobnicate\"}"), std::string("[1,2,3]"),
-        std::string("{\"op\":42}"), std::string("{\"op\":\"stop\",\"reason\":\"\"}"),
+       {std::string("not json at all"), std::string("{\"op\":\"frobnicate\"}"),
+        std::string("[1,2,3]"), std::string("{\"op\":42}"),
+        std::string("{\"op\":\"stop\",\"reason\":\"\"}"),
         std::string("{\"op\":\"stop\",\"reason\":\"bad\\u0001reason\"}"),
         std::string("{\"op\":\"stop\",\"grace\":\"soon\"}"),
         std::string("{\"op\":\"kill\",\"container\":\"nope\",\"signal\":9}"),
@@ -589,13 +605,15 @@ std::string FileProbe(const std::string& kind, const std::string& file, int fail
          "}, periodSeconds: 1, failureThreshold: " + std::to_string(failure_threshold) + "}";
 }
 
-void Touch(const fs::path& p) { std::ofstream(p) << ""; }
+void Touch(const fs::path& p) {
+  std::ofstream(p) << "";
+}
 
 TEST_F(FakeRuntime, S1_3_StartupProbeGatesTheNextEntry) {
-  WritePod(Header("startup", "Never", 2) + "  initContainers:\n" +
-           Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"),
-                   FileProbe("startupProbe", "go", 60)) +
-           "  containers:\n" + Entry("app", HelperCmd("app", "exit 0")));
+  WritePod(
+      Header("startup", "Never", 2) + "  initContainers:\n" +
+      Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"), FileProbe("startupProbe", "go", 60)) +
+      "  containers:\n" + Entry("app", HelperCmd("app", "exit 0")));
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("side Started"));
   // The sidecar runs, but until its startup probe succeeds it is not
@@ -616,16 +634,16 @@ TEST_F(FakeRuntime, S1_3_StartupProbeGatesTheNextEntry) {
 
 TEST_F(FakeRuntime, S7_5_ReadinessProbeFlipsReadyAndThePodsReadyCondition) {
   Touch(scratch_ / "ready");
-  WritePod(Header("ready", "Always", 2) + "  containers:\n" +
-           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
-                 FileProbe("readinessProbe", "ready", 1)));
+  WritePod(
+      Header("ready", "Always", 2) + "  containers:\n" +
+      Entry("app", HelperCmd("app", "trap-sigterm 20 0"), FileProbe("readinessProbe", "ready", 1)));
   StartRun();
   WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
                 "Ready=True");
   fs::remove(scratch_ / "ready");
-  auto pod = WaitForStatus(
-      [](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "False"; },
-      "Ready=False after the readiness file went away");
+  auto pod =
+      WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "False"; },
+                    "Ready=False after the readiness file went away");
   EXPECT_FALSE(pod["status"]["containerStatuses"][0]["ready"].get<bool>());
   EXPECT_EQ(ConditionStatus(pod, "ContainersReady"), "False");
   Touch(scratch_ / "ready");
@@ -641,16 +659,16 @@ TEST_F(FakeRuntime, S7_5_ReadinessProbeFlipsReadyAndThePodsReadyCondition) {
 TEST_F(FakeRuntime, S6_2_StopReasonReachesHttpGetPreStopsAsHeaderAndProbesSendDefaults) {
   int port = 20000 + static_cast<int>(getpid() % 20000);
   std::string p = std::to_string(port);
-  WritePod(Header("http", "Always", 5) + "  initContainers:\n" +
-           Sidecar("srv", HelperCmd("srv", "serve-http " + p + " 200 {{DIR}}/requests"),
-                   ", readinessProbe: {httpGet: {port: " + p +
-                       ", path: /ready}, periodSeconds: 1}") +
-           "  containers:\n" +
-           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
-                 ", lifecycle: {preStop: {httpGet: {port: " + p + ", path: /drain}}}") +
-           Entry("api", HelperCmd("api", "trap-sigterm 20 0"),
-                 ", lifecycle: {preStop: {httpGet: {port: " + p +
-                     ", path: /drain-api}, reasonDelivery: {header: X-Why}}}"));
+  WritePod(
+      Header("http", "Always", 5) + "  initContainers:\n" +
+      Sidecar("srv", HelperCmd("srv", "serve-http " + p + " 200 {{DIR}}/requests"),
+              ", readinessProbe: {httpGet: {port: " + p + ", path: /ready}, periodSeconds: 1}") +
+      "  containers:\n" +
+      Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
+            ", lifecycle: {preStop: {httpGet: {port: " + p + ", path: /drain}}}") +
+      Entry("api", HelperCmd("api", "trap-sigterm 20 0"),
+            ", lifecycle: {preStop: {httpGet: {port: " + p +
+                ", path: /drain-api}, reasonDelivery: {header: X-Why}}}"));
   StartRun();
   WaitForStatus([](const nlohmann::json& pod) { return ConditionStatus(pod, "Ready") == "True"; },
                 "Ready=True (the sidecar's readiness probe over HTTP)");
@@ -660,7 +678,8 @@ TEST_F(FakeRuntime, S6_2_StopReasonReachesHttpGetPreStopsAsHeaderAndProbesSendDe
   EXPECT_THAT(requests, HasSubstr("GET /ready HTTP/1.1"));
   EXPECT_THAT(requests, HasSubstr("User-Agent: kube-probe/1.33"));
   EXPECT_THAT(requests, HasSubstr("Accept: */*"));
-  EXPECT_THAT(requests, ContainsRegex("GET /drain HTTP/1.1\r\n(.*\r\n)*KUBE-POD-TERM-REASON: Eviction"));
+  EXPECT_THAT(requests,
+              ContainsRegex("GET /drain HTTP/1.1\r\n(.*\r\n)*KUBE-POD-TERM-REASON: Eviction"));
   EXPECT_THAT(requests, ContainsRegex("GET /drain-api HTTP/1.1\r\n(.*\r\n)*X-Why: Eviction"));
 }
 
@@ -671,8 +690,7 @@ TEST_F(FakeRuntime, S3_3_LivenessFailureKillsThroughPreStopAndRestarts) {
   WritePod(Header("liveness", "Always", 2) + "  containers:\n" +
            Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
                  FileProbe("livenessProbe", "alive", 1) + pre_stop));
-  StartRun(
-      {"--backoff-initial", "100ms"});
+  StartRun({"--backoff-initial", "100ms"});
   ASSERT_TRUE(WaitForHelperEvent("app Started"));
   fs::remove(scratch_ / "alive");
   // The preStop runs before the stop signal (S3.3). Restore the file as

@@ -66,8 +66,10 @@ std::vector<std::string> ProcessesMentioning(const std::vector<std::string>& cmd
     std::string cmdline = ReadFile(entry.path() / "cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     bool hit = false;
-    for (const auto& n : cmdline_needles) hit = hit || (!n.empty() && cmdline.find(n) != std::string::npos);
-    if (!cgroup_needle.empty() && ReadFile(entry.path() / "cgroup").find(cgroup_needle) != std::string::npos) {
+    for (const auto& n : cmdline_needles)
+      hit = hit || (!n.empty() && cmdline.find(n) != std::string::npos);
+    if (!cgroup_needle.empty() &&
+        ReadFile(entry.path() / "cgroup").find(cgroup_needle) != std::string::npos) {
       hit = true;
     }
     if (hit) found.push_back(pid + ": " + Trim(cmdline));
@@ -254,7 +256,8 @@ void E2eTest::CheckNothingLeftBehind() {
   // Mounts under the temp dir (overlay roots, volumes, namespace pins).
   std::istringstream mountinfo(ReadFile("/proc/self/mountinfo"));
   for (std::string line; std::getline(mountinfo, line);) {
-    if (line.find(dir_.string()) != std::string::npos) ADD_FAILURE() << "mount left behind: " << line;
+    if (line.find(dir_.string()) != std::string::npos)
+      ADD_FAILURE() << "mount left behind: " << line;
   }
 
   // Runtime state.
@@ -311,10 +314,9 @@ void E2eTest::WritePod(const std::string& yaml_template) {
 
 void E2eTest::StartRun(const std::vector<std::string>& extra_args,
                        const std::vector<std::string>& extra_env) {
-  std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "run",
-                                   "--state-dir", state_dir_.string(),
-                                   "--log-dir", log_dir_.string(),
-                                   "--runtime", tier_.runtime};
+  std::vector<std::string> argv = {
+      RequiredEnv("PODVISOR"), "run",       "--state-dir", state_dir_.string(), "--log-dir",
+      log_dir_.string(),       "--runtime", tier_.runtime};
   if (!tier_.cgroup_parent.empty()) {
     argv.push_back("--cgroup-parent");
     argv.push_back(tier_.cgroup_parent);
@@ -342,8 +344,10 @@ void E2eTest::StartRun(const std::vector<std::string>& extra_args,
   posix_spawn_file_actions_init(&actions);
   std::string err_file = (dir_ / "run.stderr").string();
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
   int rc = posix_spawn(&run_pid_, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&actions);
   ASSERT_EQ(rc, 0) << "cannot spawn " << argv[0] << ": " << std::strerror(rc);
@@ -385,13 +389,15 @@ int E2eTest::WaitRun(std::chrono::seconds timeout) {
   return WIFEXITED(reaped_status_) ? WEXITSTATUS(reaped_status_) : -1;
 }
 
-int E2eTest::Run(const std::vector<std::string>& extra_args, const std::vector<std::string>& extra_env,
-                 std::chrono::seconds timeout) {
+int E2eTest::Run(const std::vector<std::string>& extra_args,
+                 const std::vector<std::string>& extra_env, std::chrono::seconds timeout) {
   StartRun(extra_args, extra_env);
   return WaitRun(timeout);
 }
 
-std::string E2eTest::RunStderr() const { return ReadFile(dir_ / "run.stderr"); }
+std::string E2eTest::RunStderr() const {
+  return ReadFile(dir_ / "run.stderr");
+}
 
 testing::CommandResult E2eTest::Client(std::vector<std::string> args, bool with_log_dir) {
   std::vector<std::string> argv = {RequiredEnv("PODVISOR")};
@@ -425,7 +431,8 @@ nlohmann::json E2eTest::WaitForStatus(const std::function<bool(const nlohmann::j
       if (pred(last)) return last;
     }
     if (!RunIsAlive()) {
-      ADD_FAILURE() << "podvisor run ended while waiting for: " << what << "\nlast status: " << last.dump(2);
+      ADD_FAILURE() << "podvisor run ended while waiting for: " << what
+                    << "\nlast status: " << last.dump(2);
       return last;
     }
     if (std::chrono::steady_clock::now() > deadline) {
@@ -442,8 +449,8 @@ nlohmann::json E2eTest::WaitUntilRunning() {
         if (Phase(pod) != "Running") return false;
         for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
           for (const auto& c : pod["status"].value(list, nlohmann::json::array())) {
-            bool sidecar_or_regular = std::string(list) == "containerStatuses" || c.value("started", false) ||
-                                      c["state"].contains("running");
+            bool sidecar_or_regular = std::string(list) == "containerStatuses" ||
+                                      c.value("started", false) || c["state"].contains("running");
             if (sidecar_or_regular && !c.value("ready", false) &&
                 !c["state"].contains("terminated")) {
               return false;
@@ -455,7 +462,8 @@ nlohmann::json E2eTest::WaitUntilRunning() {
       "pod Running with every container ready");
 }
 
-bool E2eTest::WaitForHelperEvent(const std::string& key, int count, std::chrono::milliseconds timeout) {
+bool E2eTest::WaitForHelperEvent(const std::string& key, int count,
+                                 std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (CountOf(HelperEvents(), key) < count) {
     if (std::chrono::steady_clock::now() > deadline) {

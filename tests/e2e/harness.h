@@ -71,13 +71,13 @@ std::string ShCmd(const std::string& script, const std::vector<std::string>& ext
 
 // The settings that differ between tier 2 (fake runtime) and tier 3 (runc).
 struct TierConfig {
-  std::string runtime;                    // --runtime
-  std::vector<std::string> extra_run_args;  // e.g. --sandbox none
-  std::string helper_in_container;        // {{H}}
+  std::string runtime;                       // --runtime
+  std::vector<std::string> extra_run_args;   // e.g. --sandbox none
+  std::string helper_in_container;           // {{H}}
   bool helper_log_in_shared_volume = false;  // {{LOG}}/{{DIR}} under /shared
-  bool busybox_rootfs = false;            // tier 3: a busybox image with the helper
-  bool check_runc_state = false;          // leftovers: `runc list`
-  std::string cgroup_parent;              // --cgroup-parent, empty: podvisor's default
+  bool busybox_rootfs = false;               // tier 3: a busybox image with the helper
+  bool check_runc_state = false;             // leftovers: `runc list`
+  std::string cgroup_parent;                 // --cgroup-parent, empty: podvisor's default
 };
 
 class E2eTest : public ::testing::Test {
@@ -152,7 +152,8 @@ class E2eTest : public ::testing::Test {
 
 // Status accessors over a v1 Pod JSON (null when absent).
 const nlohmann::json* FindContainerStatus(const nlohmann::json& pod, const std::string& name);
-std::string StateOf(const nlohmann::json& pod, const std::string& container);  // waiting|running|terminated|""
+std::string StateOf(const nlohmann::json& pod,
+                    const std::string& container);  // waiting|running|terminated|""
 std::string Phase(const nlohmann::json& pod);
 std::string ConditionStatus(const nlohmann::json& pod, const std::string& type);
 

@@ -29,13 +29,16 @@ TEST_F(Images, OciLayoutConfigDrivesTheProcessAndTheUnpackIsCached) {
   fs::create_directories(layer / "etc");
   std::ofstream(layer / "etc" / "motd") << "hello\n";
   std::string config = R"({"Entrypoint":["/bin/sh","-c"],"Cmd":["echo \"$FROM_IMAGE\" > )" +
-                       (scratch_ / "out").string() + R"("],"Env":["PATH=/bin:/usr/bin","FROM_IMAGE=layout-env"]})";
-  auto made = testing::RunCommand({"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
-                                   (bundle_ / "images" / "layout").string(), config, layer.string()});
+                       (scratch_ / "out").string() +
+                       R"("],"Env":["PATH=/bin:/usr/bin","FROM_IMAGE=layout-env"]})";
+  auto made = testing::RunCommand(
+      {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+       (bundle_ / "images" / "layout").string(), config, layer.string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   std::string digest = made.out.substr(0, made.out.find('\n'));
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: layout}\nspec:\n  restartPolicy: Never\n"
-           "  containers:\n  - {name: app, image: layout}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: layout}\nspec:\n  restartPolicy: Never\n"
+      "  containers:\n  - {name: app, image: layout}\n");
   EXPECT_EQ(Run(), 0) << RunStderr();
   EXPECT_EQ(ReadScratch("out"), "layout-env");
   fs::path entry = state_dir_ / ".images" / "sha256" / digest.substr(7);

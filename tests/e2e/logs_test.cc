@@ -30,8 +30,9 @@ class Logs : public E2eTest {
 };
 
 std::string Header(const std::string& name, const std::string& restart_policy) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: 5\n  containers:\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: 5\n  containers:\n";
 }
 
 // A file's text; gzip files through gzip -dc, as a shipper would read them.
@@ -56,7 +57,8 @@ void ExpectFluentBitCri(const std::string& text, const std::string& what) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(line, m, cri, std::regex_constants::match_continuous)) << what << ": " << line;
+    ASSERT_TRUE(std::regex_search(line, m, cri, std::regex_constants::match_continuous))
+        << what << ": " << line;
     EXPECT_TRUE(std::regex_match(m[1].str(), time)) << what << ": " << line;
     EXPECT_TRUE(m[3] == "F" || m[3] == "P") << what << ": " << line;
   }
@@ -75,7 +77,9 @@ TEST_F(Logs, S11_2_ChattyContainerRotatesWhileLogsFollowAcrossRotationsAndAResta
   std::string pad(60, '.');
   std::string app = ShCmd(
       "if [ -e {{DIR}}/ran ]; then echo second-instance; exit 0; fi; touch {{DIR}}/ran; sleep 1; "
-      "i=0; while [ $i -lt 1000 ]; do echo \"line-$i " + pad + "\"; i=$((i+1)); "
+      "i=0; while [ $i -lt 1000 ]; do echo \"line-$i " +
+      pad +
+      "\"; i=$((i+1)); "
       "if [ $((i % 25)) -eq 0 ]; then sleep 0.05; fi; done; exit 1");
   WritePod(Header("chatty", "OnFailure") + "  - {name: app, image: img, command: " + app + "}\n");
   StartRun({"--log-max-size", "8Ki", "--log-max-files", "5", "--backoff-initial", "100ms"});
@@ -112,7 +116,8 @@ TEST_F(Logs, S11_2_ChattyContainerRotatesWhileLogsFollowAcrossRotationsAndAResta
   EXPECT_EQ(rotated_plain.size(), 1u);
   EXPECT_EQ(rotated_gz.size(), 3u);
   if (!rotated_plain.empty()) {
-    for (const auto& gz : rotated_gz) EXPECT_LT(gz, rotated_plain[0]) << "the newest rotated file stays plain";
+    for (const auto& gz : rotated_gz)
+      EXPECT_LT(gz, rotated_plain[0]) << "the newest rotated file stays plain";
   }
   for (const auto& n : names) ExpectFluentBitCri(ReadLog(dir / n), n);
 
@@ -133,15 +138,18 @@ TEST_F(Logs, S11_2_ChattyContainerRotatesWhileLogsFollowAcrossRotationsAndAResta
 TEST_F(Logs, S11_3_FallbackToLogsOnErrorTakesTheLastLinesOfARotatedLog) {
   std::string app = ShCmd("i=0; while [ $i -lt 100 ]; do echo fail-$i; i=$((i+1)); done; exit 2");
   std::string ok = ShCmd("echo fine; exit 3");
-  WritePod(Header("fallback", "Never") +
-           "  - {name: app, image: img, terminationMessagePolicy: FallbackToLogsOnError, command: " +
-           app + "}\n" +
-           // Without the fallback policy a failed container's message stays empty.
-           "  - {name: plain, image: img, command: " + ok + "}\n" +
-           "  - {name: keeper, image: img, command: " + HelperCmd("keeper", "sleep 100000") + "}\n");
+  WritePod(
+      Header("fallback", "Never") +
+      "  - {name: app, image: img, terminationMessagePolicy: FallbackToLogsOnError, command: " +
+      app + "}\n" +
+      // Without the fallback policy a failed container's message stays empty.
+      "  - {name: plain, image: img, command: " + ok + "}\n" +
+      "  - {name: keeper, image: img, command: " + HelperCmd("keeper", "sleep 100000") + "}\n");
   StartRun({"--log-max-size", "1Ki"});
   auto pod = WaitForStatus(
-      [](const nlohmann::json& p) { return StateOf(p, "app") == "terminated" && StateOf(p, "plain") == "terminated"; },
+      [](const nlohmann::json& p) {
+        return StateOf(p, "app") == "terminated" && StateOf(p, "plain") == "terminated";
+      },
       "app and plain terminated");
   const auto* app_status = FindContainerStatus(pod, "app");
   ASSERT_NE(app_status, nullptr);
@@ -153,7 +161,9 @@ TEST_F(Logs, S11_3_FallbackToLogsOnErrorTakesTheLastLinesOfARotatedLog) {
   ASSERT_NE(plain_status, nullptr);
   EXPECT_EQ(plain_status->at("state").at("terminated").value("message", "<none>"), "<none>");
   // The log did rotate: the message spans files.
-  EXPECT_GT(std::distance(fs::directory_iterator(log_dir_ / "fallback" / "app"), fs::directory_iterator{}), 1);
+  EXPECT_GT(std::distance(fs::directory_iterator(log_dir_ / "fallback" / "app"),
+                          fs::directory_iterator{}),
+            1);
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   EXPECT_EQ(WaitRun(), 1) << RunStderr();

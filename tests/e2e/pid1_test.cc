@@ -55,10 +55,14 @@ Children ChildrenOf(pid_t parent) {
 TEST_F(Pid1Duties, OrphanStormOf10000IsReapedWithNoZombieLeftAndThePodEndsNormally) {
   // "orphans" leaves 10 000 sleepers (50 ms) behind and exits; "app" keeps
   // the pod running meanwhile and exits 0 on SIGTERM.
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: orphan-storm}\nspec:\n"
-           "  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  containers:\n"
-           "  - {name: orphans, image: img, command: " + HelperCmd("orphans", "spawn-orphans 10000") + "}\n"
-           "  - {name: app, image: img, command: " + HelperCmd("app", "trap-sigterm 10 0") + "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: orphan-storm}\nspec:\n"
+      "  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  containers:\n"
+      "  - {name: orphans, image: img, command: " +
+      HelperCmd("orphans", "spawn-orphans 10000") +
+      "}\n"
+      "  - {name: app, image: img, command: " +
+      HelperCmd("app", "trap-sigterm 10 0") + "}\n");
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("orphans Exiting", 1, std::chrono::seconds(120)));
   // Every sleeper ends 50 ms after its start; then only the app's process
@@ -86,9 +90,11 @@ TEST_F(Pid1Duties, OrphanStormOf10000IsReapedWithNoZombieLeftAndThePodEndsNormal
 }
 
 TEST_F(Pid1Duties, SignalsOtherThanTermAndIntAreNotForwardedAndDoNotEndThePod) {
-  WritePod("apiVersion: v1\nkind: Pod\nmetadata: {name: not-forwarded}\nspec:\n"
-           "  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  containers:\n"
-           "  - {name: app, image: img, command: " + HelperCmd("app", "trap-sigterm 10 0") + "}\n");
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: not-forwarded}\nspec:\n"
+      "  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  containers:\n"
+      "  - {name: app, image: img, command: " +
+      HelperCmd("app", "trap-sigterm 10 0") + "}\n");
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("app Started"));
   for (int signo : {SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT, SIGALRM}) ::kill(run_pid(), signo);

@@ -33,14 +33,17 @@ class Probes : public E2eTest {
 };
 
 std::string Header(const std::string& name, const std::string& restart_policy, int grace = 5) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
 }
 
-std::string Entry(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Entry(const std::string& name, const std::string& command,
+                  const std::string& extra = "") {
   return "  - {name: " + name + ", image: img, command: " + command + extra + "}\n";
 }
-std::string Sidecar(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Sidecar(const std::string& name, const std::string& command,
+                    const std::string& extra = "") {
   return Entry(name, command, ", restartPolicy: Always" + extra);
 }
 
@@ -68,8 +71,8 @@ bool ContainerReady(const nlohmann::json& pod, const std::string& name) {
 }
 
 // The messages of pod events with this reason about this container.
-std::vector<std::string> EventMessages(const std::vector<nlohmann::json>& events, const std::string& reason,
-                                       const std::string& container) {
+std::vector<std::string> EventMessages(const std::vector<nlohmann::json>& events,
+                                       const std::string& reason, const std::string& container) {
   std::vector<std::string> out;
   for (const auto& e : events) {
     if (e.value("reason", "") == reason && e.value("object", "") == "container/" + container) {
@@ -88,14 +91,16 @@ std::string Joined(const std::vector<std::string>& v) {
 TEST_F(Probes, S7_1_GrpcHealthProbeSucceedsOnServingOnly) {
   int ok = FreePort(), down = FreePort(), other = FreePort();
   auto grpc = [](int port, const std::string& service) {
-    return "grpc: {port: " + std::to_string(port) + (service.empty() ? "" : ", service: " + service) + "}";
+    return "grpc: {port: " + std::to_string(port) +
+           (service.empty() ? "" : ", service: " + service) + "}";
   };
   WritePod(Header("grpc", "Always", 2) + "  containers:\n" +
            Entry("ok", HelperCmd("ok", "serve-grpc " + std::to_string(ok) + " 1 mesh.health"),
                  Readiness(grpc(ok, "mesh.health"))) +
            Entry("down", HelperCmd("down", "serve-grpc " + std::to_string(down) + " 2"),
                  Readiness(grpc(down, ""))) +
-           Entry("other", HelperCmd("other", "serve-grpc " + std::to_string(other) + " 1 mesh.health"),
+           Entry("other",
+                 HelperCmd("other", "serve-grpc " + std::to_string(other) + " 1 mesh.health"),
                  Readiness(grpc(other, "billing"))));
   StartRun();
   auto pod = WaitForStatus([](const nlohmann::json& p) { return ContainerReady(p, "ok"); },
@@ -104,8 +109,10 @@ TEST_F(Probes, S7_1_GrpcHealthProbeSucceedsOnServingOnly) {
   // Unhealthy events rather than for a time.
   // (A probe may also have run before its server listened: look for the
   // answers, not for the first event.)
-  const std::string down_msg = "Readiness probe failed: service unhealthy (responded with \"NOT_SERVING\")";
-  const std::string other_msg = "Readiness probe failed: rpc error: code = NotFound desc = unknown service";
+  const std::string down_msg =
+      "Readiness probe failed: service unhealthy (responded with \"NOT_SERVING\")";
+  const std::string other_msg =
+      "Readiness probe failed: rpc error: code = NotFound desc = unknown service";
   WaitForStatus(
       [&](const nlohmann::json&) {
         auto events = PodEvents();
@@ -132,19 +139,24 @@ TEST_F(Probes, S7_2_HttpsProbeSkipsCertificateVerification) {
                                    "/CN=not-this-host", "-keyout", key, "-out", cert});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   int tls = FreePort(), plain = FreePort();
-  std::string tls_server = "[\"/usr/bin/openssl\", \"s_server\", \"-quiet\", \"-www\", \"-accept\", \"" +
-                           std::to_string(tls) + "\", \"-cert\", \"" + cert + "\", \"-key\", \"" + key + "\"]";
-  WritePod(Header("https", "Always", 2) + "  containers:\n" +
-           Entry("tls", tls_server,
-                 Readiness("httpGet: {port: " + std::to_string(tls) + ", path: /, scheme: HTTPS}")) +
-           // HTTPS against a plain HTTP server fails: the handshake does.
-           Entry("plain", HelperCmd("plain", "serve-http " + std::to_string(plain)),
-                 Readiness("httpGet: {port: " + std::to_string(plain) + ", scheme: HTTPS}")));
+  std::string tls_server =
+      "[\"/usr/bin/openssl\", \"s_server\", \"-quiet\", \"-www\", \"-accept\", \"" +
+      std::to_string(tls) + "\", \"-cert\", \"" + cert + "\", \"-key\", \"" + key + "\"]";
+  WritePod(
+      Header("https", "Always", 2) + "  containers:\n" +
+      Entry("tls", tls_server,
+            Readiness("httpGet: {port: " + std::to_string(tls) + ", path: /, scheme: HTTPS}")) +
+      // HTTPS against a plain HTTP server fails: the handshake does.
+      Entry("plain", HelperCmd("plain", "serve-http " + std::to_string(plain)),
+            Readiness("httpGet: {port: " + std::to_string(plain) + ", scheme: HTTPS}")));
   StartRun();
   WaitForStatus([](const nlohmann::json& p) { return ContainerReady(p, "tls"); },
                 "the HTTPS container ready");
-  WaitForStatus([&](const nlohmann::json&) { return !EventMessages(PodEvents(), "Unhealthy", "plain").empty(); },
-                "an Unhealthy event for HTTPS against plain HTTP");
+  WaitForStatus(
+      [&](const nlohmann::json&) {
+        return !EventMessages(PodEvents(), "Unhealthy", "plain").empty();
+      },
+      "an Unhealthy event for HTTPS against plain HTTP");
   EXPECT_FALSE(ContainerReady(*Status(), "plain"));
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   WaitRun();
@@ -161,8 +173,11 @@ TEST_F(Probes, S7_2_SameHostRedirectsFollowedUpToTenOffHostNotFollowed) {
            Entry("away", HelperCmd("away", "trap-sigterm 20 0"),
                  Readiness("httpGet: {port: " + p + ", path: /offhost}")));
   StartRun();
-  WaitForStatus([](const nlohmann::json& pod) { return ContainerReady(pod, "web") && ContainerReady(pod, "away"); },
-                "ready after 10 redirects, and with an off-host redirect");
+  WaitForStatus(
+      [](const nlohmann::json& pod) {
+        return ContainerReady(pod, "web") && ContainerReady(pod, "away");
+      },
+      "ready after 10 redirects, and with an off-host redirect");
   WaitForStatus(
       [&](const nlohmann::json&) {
         for (const auto& m : EventMessages(PodEvents(), "Unhealthy", "eleven")) {
@@ -217,12 +232,15 @@ TEST_F(Probes, S8_FailedPreStopHookCarriesItsOutputAndTcpSocketHooksOnlyWarn) {
   int port = FreePort();
   WritePod(Header("prestop", "Never", 3) + "  containers:\n" +
            Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
-                 ", lifecycle: {preStop: {exec: {command: " + ShCmd("echo drain-failed >&2; exit 7") + "}}}") +
+                 ", lifecycle: {preStop: {exec: {command: " +
+                     ShCmd("echo drain-failed >&2; exit 7") + "}}}") +
            Entry("tcp", HelperCmd("tcp", "trap-sigterm 20 0"),
                  ", lifecycle: {postStart: {tcpSocket: {port: " + std::to_string(port) + "}}}"));
   StartRun();
   WaitUntilRunning();
-  EXPECT_THAT(RunStderr(), HasSubstr("spec.containers[1].lifecycle.postStart.tcpSocket: tcpSocket hooks are not run"));
+  EXPECT_THAT(
+      RunStderr(),
+      HasSubstr("spec.containers[1].lifecycle.postStart.tcpSocket: tcpSocket hooks are not run"));
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
   auto events = PodEvents();
@@ -243,7 +261,8 @@ TEST_F(Probes, S5_2_PreStopsRunConcurrentlyAcrossSidecarsAndRegulars) {
   };
   WritePod(Header("concurrent", "Never", 10) + "  initContainers:\n" +
            Sidecar("side", HelperCmd("side", "trap-sigterm 20 0"), pre_stop("side-prestop")) +
-           "  containers:\n" + Entry("a", HelperCmd("a", "trap-sigterm 20 0"), pre_stop("a-prestop")) +
+           "  containers:\n" +
+           Entry("a", HelperCmd("a", "trap-sigterm 20 0"), pre_stop("a-prestop")) +
            Entry("b", HelperCmd("b", "trap-sigterm 20 0"), pre_stop("b-prestop")));
   StartRun();
   WaitUntilRunning();
@@ -273,9 +292,10 @@ TEST_F(Probes, S5_3_HungPreStopIsBoundedByTheGrace) {
   // The hook outlasts the 2 s grace. (Here the fake runtime's exec leaves
   // it behind when podvisor ends it, so it ends by itself soon after; with
   // runc it dies with the container.)
-  WritePod(Header("hung", "Never", 2) + "  containers:\n" +
-           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
-                 ", lifecycle: {preStop: {exec: {command: [\"/bin/sh\", \"-c\", \"exec sleep 5\"]}}}"));
+  WritePod(
+      Header("hung", "Never", 2) + "  containers:\n" +
+      Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
+            ", lifecycle: {preStop: {exec: {command: [\"/bin/sh\", \"-c\", \"exec sleep 5\"]}}}"));
   StartRun();
   WaitUntilRunning();
   auto stop_at = Clock::now();
@@ -307,9 +327,10 @@ TEST_F(Probes, S6_2_CustomEnvNameExpandsInArguments) {
 TEST_F(Probes, S6_2_NoReasonMeansNoVariableAndNoHeader) {
   int port = FreePort();
   std::string p = std::to_string(port);
-  std::string exec_pre_stop =
-      ", lifecycle: {preStop: {exec: {command: " +
-      ShCmd("echo \"${KUBE_POD_TERM_REASON-unset} $1\" > {{DIR}}/exec", {"sh", "$(KUBE_POD_TERM_REASON)"}) + "}}}";
+  std::string exec_pre_stop = ", lifecycle: {preStop: {exec: {command: " +
+                              ShCmd("echo \"${KUBE_POD_TERM_REASON-unset} $1\" > {{DIR}}/exec",
+                                    {"sh", "$(KUBE_POD_TERM_REASON)"}) +
+                              "}}}";
   WritePod(Header("no-reason", "Never") + "  initContainers:\n" +
            Sidecar("srv", HelperCmd("srv", "serve-http " + p + " 200 {{DIR}}/requests"),
                    ", startupProbe: {tcpSocket: {port: " + p + "}, periodSeconds: 1}") +

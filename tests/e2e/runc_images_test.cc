@@ -54,10 +54,9 @@ class RuncImages : public E2eTest {
     fs::create_directories(upper / "etc");
     std::ofstream(upper / "etc" / ".wh.doomed");
     std::ofstream(upper / "etc" / "added") << "added-by-layer-2\n";
-    auto r = testing::RunCommand({"/bin/bash",
-                                  RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
-                                  (bundle_ / "images" / "layout").string(), config_json,
-                                  rootfs.string(), upper.string()});
+    auto r = testing::RunCommand(
+        {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+         (bundle_ / "images" / "layout").string(), config_json, rootfs.string(), upper.string()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::string digest = r.out.substr(0, r.out.find('\n'));
     return digest;
@@ -65,8 +64,9 @@ class RuncImages : public E2eTest {
 };
 
 std::string Header(const std::string& name, const std::string& restart_policy) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: 5\n"
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: 5\n"
          "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n"
          "  containers:\n";
 }
@@ -111,16 +111,17 @@ TEST_F(RuncImages, CorruptLayerBlobStopsTheRunNamingTheDigest) {
 }
 
 TEST_F(RuncImages, S11_3_TerminationMessageFilesBecomeTheMessage) {
-  WritePod(Header("termmsg", "Never") +
-           "  - {name: default-path, image: img, command: " +
+  WritePod(Header("termmsg", "Never") + "  - {name: default-path, image: img, command: " +
            ShCmd("{{H}} write /dev/termination-log bye-from-default; exit 4") + kShared + "}\n" +
            "  - {name: custom-path, image: img, terminationMessagePath: /tmp/why, command: " +
            ShCmd("{{H}} write /tmp/why bye-from-custom; exit 0") + kShared + "}\n" +
-           "  - {name: keeper, image: img, command: " + HelperCmd("keeper", "sleep 100000") + kShared + "}\n");
+           "  - {name: keeper, image: img, command: " + HelperCmd("keeper", "sleep 100000") +
+           kShared + "}\n");
   StartRun();
   auto pod = WaitForStatus(
       [](const nlohmann::json& p) {
-        return StateOf(p, "default-path") == "terminated" && StateOf(p, "custom-path") == "terminated";
+        return StateOf(p, "default-path") == "terminated" &&
+               StateOf(p, "custom-path") == "terminated";
       },
       "both message writers terminated");
   for (auto [name, want] : {std::pair{"default-path", "bye-from-default"},

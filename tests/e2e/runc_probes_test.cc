@@ -1,9 +1,9 @@
 // Test tier 3 (docs/TESTING.md) for probes and hooks: `podvisor run` with runc
 // and busybox rootfs bundles, so exec probes go through `runc exec` and
 // httpGet/tcpSocket/gRPC probes reach servers that listen only inside the
-// pod's network namespace (busybox httpd and nc, the helper's serve-grpc). Needs root; skipped otherwise.
-// The fixture repeats runc_test.cc's few lines rather than sharing them,
-// to keep that file untouched.
+// pod's network namespace (busybox httpd and nc, the helper's serve-grpc). Needs root; skipped
+// otherwise. The fixture repeats runc_test.cc's few lines rather than sharing them, to keep that
+// file untouched.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -41,12 +41,15 @@ class RuncProbes : public E2eTest {
 constexpr const char* kSharedMount = ", volumeMounts: [{name: shared, mountPath: /shared}]";
 
 std::string Header(const std::string& name, const std::string& restart_policy, int grace = 3) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) +
-         "\n  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: " + std::to_string(grace) +
+         "\n  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: "
+         "DirectoryOrCreate}}]\n";
 }
 
-std::string Entry(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Entry(const std::string& name, const std::string& command,
+                  const std::string& extra = "") {
   return "  - {name: " + name + ", image: img, command: " + command + kSharedMount + extra + "}\n";
 }
 
@@ -57,7 +60,9 @@ std::string FileProbe(const std::string& kind, const std::string& file) {
          "\"]}, periodSeconds: 1, failureThreshold: 1}";
 }
 
-void Touch(const fs::path& p) { std::ofstream(p) << ""; }
+void Touch(const fs::path& p) {
+  std::ofstream(p) << "";
+}
 
 bool ContainerReady(const nlohmann::json& pod, const std::string& name) {
   const nlohmann::json* s = FindContainerStatus(pod, name);
@@ -68,8 +73,10 @@ TEST_F(RuncProbes, S7_ExecHttpGetTcpSocketAndGrpcProbesAndStartupGating) {
   // The sidecar is started (S1.3) only once its exec startup probe passes;
   // the servers listen on the pod's loopback, where podvisor probes them.
   std::string httpd = ShCmd(
-      "mkdir -p /shared/www && echo ok > /shared/www/index.html && exec httpd -f -p 8080 -h /shared/www");
-  std::string nc = ShCmd("trap 'exit 0' TERM; while true; do nc -l -p 9090 < /dev/null; done & wait");
+      "mkdir -p /shared/www && echo ok > /shared/www/index.html && exec httpd -f -p 8080 -h "
+      "/shared/www");
+  std::string nc =
+      ShCmd("trap 'exit 0' TERM; while true; do nc -l -p 9090 < /dev/null; done & wait");
   WritePod(Header("runc-probes", "Never") + "  initContainers:\n" +
            Entry("side", HelperCmd("side", "trap-sigterm 20 0"),
                  ", restartPolicy: Always" + FileProbe("startupProbe", "go")) +
@@ -99,18 +106,23 @@ TEST_F(RuncProbes, S7_ExecHttpGetTcpSocketAndGrpcProbesAndStartupGating) {
 TEST_F(RuncProbes, S7_5_ReadinessFlipsReadyAndS3_3_LivenessRestartsThroughPreStop) {
   Touch(scratch_ / "alive");
   Touch(scratch_ / "ready");
-  std::string pre_stop = ", lifecycle: {preStop: {exec: {command: " + HelperCmd("prestop", "exit 0") + "}}}";
-  WritePod(Header("runc-liveness", "Always", 2) + "  containers:\n" +
-           Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
-                 FileProbe("livenessProbe", "alive") + FileProbe("readinessProbe", "ready") + pre_stop));
+  std::string pre_stop =
+      ", lifecycle: {preStop: {exec: {command: " + HelperCmd("prestop", "exit 0") + "}}}";
+  WritePod(
+      Header("runc-liveness", "Always", 2) + "  containers:\n" +
+      Entry("app", HelperCmd("app", "trap-sigterm 20 0"),
+            FileProbe("livenessProbe", "alive") + FileProbe("readinessProbe", "ready") + pre_stop));
   StartRun({"--backoff-initial", "100ms"});
-  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; }, "Ready=True");
+  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
+                "Ready=True");
   fs::remove(scratch_ / "ready");
-  auto pod = WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "False"; },
-                           "Ready=False after the readiness file went away");
+  auto pod =
+      WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "False"; },
+                    "Ready=False after the readiness file went away");
   EXPECT_FALSE(ContainerReady(pod, "app"));
   Touch(scratch_ / "ready");
-  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; }, "Ready=True again");
+  WaitForStatus([](const nlohmann::json& p) { return ConditionStatus(p, "Ready") == "True"; },
+                "Ready=True again");
 
   fs::remove(scratch_ / "alive");
   ASSERT_TRUE(WaitForHelperEvent("prestop Started"));

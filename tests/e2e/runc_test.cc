@@ -43,15 +43,19 @@ class Runc : public E2eTest {
 constexpr const char* kSharedMount = ", volumeMounts: [{name: shared, mountPath: /shared}]";
 
 std::string Header(const std::string& name, const std::string& restart_policy, int grace = 5) {
-  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-         restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) +
-         "\n  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n";
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  restartPolicy: " + restart_policy +
+         "\n  terminationGracePeriodSeconds: " + std::to_string(grace) +
+         "\n  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: "
+         "DirectoryOrCreate}}]\n";
 }
 
-std::string Entry(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Entry(const std::string& name, const std::string& command,
+                  const std::string& extra = "") {
   return "  - {name: " + name + ", image: img, command: " + command + kSharedMount + extra + "}\n";
 }
-std::string Sidecar(const std::string& name, const std::string& command, const std::string& extra = "") {
+std::string Sidecar(const std::string& name, const std::string& command,
+                    const std::string& extra = "") {
   return Entry(name, command, ", restartPolicy: Always" + extra);
 }
 
@@ -61,7 +65,8 @@ void ExpectOrder(const std::vector<HelperEvent>& events, const std::vector<std::
   for (const auto& k : keys) {
     int at = IndexOf(events, k);
     ASSERT_GE(at, 0) << "missing \"" << k << "\" in" << Describe(events);
-    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in" << Describe(events);
+    EXPECT_GT(at, last) << "\"" << k << "\" came before \"" << last_key << "\" in"
+                        << Describe(events);
     last = at;
     last_key = k;
   }
@@ -75,9 +80,9 @@ TEST_F(Runc, S1_S3_4_InitsAndSidecarsStartInOrderAndCompletionStopsSidecarsInRev
            Sidecar("side-2", HelperCmd("side-2", "trap-sigterm 300 0")) + "  containers:\n" +
            Entry("app", HelperCmd("app", "sleep 200")));
   EXPECT_EQ(Run(), 0) << RunStderr();
-  ExpectOrder(HelperEvents(),
-              {"init-1 Started", "init-1 Exiting", "side-1 Started", "init-2 Started", "init-2 Exiting",
-               "side-2 Started", "app Started", "app Exiting", "side-2 Exiting", "side-1 Exiting"});
+  ExpectOrder(HelperEvents(), {"init-1 Started", "init-1 Exiting", "side-1 Started",
+                               "init-2 Started", "init-2 Exiting", "side-2 Started", "app Started",
+                               "app Exiting", "side-2 Exiting", "side-1 Exiting"});
 }
 
 TEST_F(Runc, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGetsItsTurn) {
@@ -105,7 +110,8 @@ TEST_F(Runc, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGetsItsTurn
 TEST_F(Runc, S6_2_StopReasonReachesExecPreStopByEnvAndArgs) {
   std::string pre_stop =
       ", lifecycle: {preStop: {exec: {command: " +
-      ShCmd("echo \"$KUBE_POD_TERM_REASON\" > /shared/env; echo \"$1\" > /shared/arg", {"sh", "$(KUBE_POD_TERM_REASON)"}) +
+      ShCmd("echo \"$KUBE_POD_TERM_REASON\" > /shared/env; echo \"$1\" > /shared/arg",
+            {"sh", "$(KUBE_POD_TERM_REASON)"}) +
       "}}}";
   WritePod(Header("runc-reason", "Never") + "  containers:\n" +
            Entry("app", HelperCmd("app", "trap-sigterm 20 0"), pre_stop));
@@ -121,7 +127,8 @@ TEST_F(Runc, S6_2_StopReasonReachesExecPreStopByEnvAndArgs) {
 
 TEST_F(Runc, S3_1_CrashingSidecarIsRestartedUnderNeverAndPodSucceeds) {
   std::string side = ShCmd(
-      "if [ -e /shared/crashed ]; then exec {{H}} --log side --log-file {{LOG}} trap-sigterm 20 0; fi; "
+      "if [ -e /shared/crashed ]; then exec {{H}} --log side --log-file {{LOG}} trap-sigterm 20 0; "
+      "fi; "
       "touch /shared/crashed; {{H}} --log side --log-file {{LOG}} sleep 200; exit 1");
   WritePod(Header("runc-crash", "Never") + "  initContainers:\n" + Sidecar("side", side) +
            "  containers:\n" + Entry("app", HelperCmd("app", "sleep 2000")));
@@ -177,7 +184,8 @@ TEST_F(Runc, S12_3_JobWithADraftSidecarCompletesAndItStopsBeforeTheKep753Sidecar
   for (const auto& e : PodEvents()) {
     if (e.value("reason", "") == "Started") started.push_back(e.value("object", ""));
   }
-  EXPECT_EQ(started, (std::vector<std::string>{"container/mesh", "container/proxy", "container/job"}));
+  EXPECT_EQ(started,
+            (std::vector<std::string>{"container/mesh", "container/proxy", "container/job"}));
   auto events = HelperEvents();
   ExpectOrder(events, {"mesh Started", "job Exiting", "proxy-preStop Start", "proxy Exiting",
                        "mesh Exiting"});
@@ -186,7 +194,8 @@ TEST_F(Runc, S12_3_JobWithADraftSidecarCompletesAndItStopsBeforeTheKep753Sidecar
 
 TEST_F(Runc, BadBundleMissingImageExitsTwoAndStartsNothing) {
   WritePod(Header("runc-bad", "Never") + "  containers:\n" +
-           "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + kSharedMount + "}\n");
+           "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + kSharedMount +
+           "}\n");
   EXPECT_EQ(Run(), 2) << RunStderr();
   EXPECT_THAT(RunStderr(), HasSubstr("missing"));
   EXPECT_TRUE(HelperEvents().empty());

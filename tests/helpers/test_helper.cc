@@ -37,9 +37,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -64,8 +64,8 @@ void AppendLog(const char* name, const char* verb) {
   gmtime_r(&ts.tv_sec, &t);
   char line[512];
   int n = std::snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s\n",
-                        t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min,
-                        t.tm_sec, ts.tv_nsec / 1000000, name, verb);
+                        t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                        ts.tv_nsec / 1000000, name, verb);
   int fd = open(LogFile(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return;
   if (write(fd, line, static_cast<size_t>(n)) < 0) {
@@ -237,7 +237,8 @@ bool SendFrame(int fd, uint8_t type, uint8_t flags, uint32_t stream, const std::
   f.push_back(static_cast<char>(len & 0xff));
   f.push_back(static_cast<char>(type));
   f.push_back(static_cast<char>(flags));
-  for (int shift = 24; shift >= 0; shift -= 8) f.push_back(static_cast<char>((stream >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    f.push_back(static_cast<char>((stream >> shift) & 0xff));
   return WriteFull(fd, f + payload);
 }
 
@@ -274,7 +275,8 @@ void ServeGrpcConnection(int conn, long status, const char* only_service) {
     if (!ReadFull(conn, h, sizeof h)) return;
     uint32_t len = (uint32_t{h[0]} << 16) | (uint32_t{h[1]} << 8) | h[2];
     uint8_t type = h[3], flags = h[4];
-    uint32_t stream = ((uint32_t{h[5]} & 0x7f) << 24) | (uint32_t{h[6]} << 16) | (uint32_t{h[7]} << 8) | h[8];
+    uint32_t stream =
+        ((uint32_t{h[5]} & 0x7f) << 24) | (uint32_t{h[6]} << 16) | (uint32_t{h[7]} << 8) | h[8];
     std::string payload(len, '\0');
     if (len > 0 && !ReadFull(conn, payload.data(), len)) return;
     bool end_stream = (flags & 0x1) != 0;
@@ -290,13 +292,15 @@ void ServeGrpcConnection(int conn, long status, const char* only_service) {
         pad = static_cast<unsigned char>(payload[0]);
         start = 1;
       }
-      if (start + pad <= payload.size()) body += payload.substr(start, payload.size() - start - pad);
+      if (start + pad <= payload.size())
+        body += payload.substr(start, payload.size() - start - pad);
     }
     if ((type != 0x0 && type != 0x1) || !end_stream) continue;
     // The request is complete: HealthCheckRequest{string service = 1}
     // after the 5-byte gRPC prefix.
     std::string service;
-    if (body.size() > 7 && body[5] == 0x0a) service = body.substr(7, static_cast<unsigned char>(body[6]));
+    if (body.size() > 7 && body[5] == 0x0a)
+      service = body.substr(7, static_cast<unsigned char>(body[6]));
     if (only_service && service != only_service) {
       // A trailers-only answer: grpc-status in the one HEADERS frame.
       SendFrame(conn, 0x1, 0x5, stream,

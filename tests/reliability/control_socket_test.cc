@@ -39,7 +39,8 @@ int Connect(const fs::path& sock) {
 std::string ReadAll(int fd) {
   std::string out;
   char buf[65536];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
   return out;
 }
 
@@ -92,7 +93,8 @@ TEST_F(ControlSocket, PeersOfAnotherUidAreRefusedEvenWithTheSocketOpened) {
   int status = 0;
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
-  EXPECT_EQ(nlohmann::json::parse(reply, nullptr, false), (nlohmann::json{{"error", "permission denied"}}))
+  EXPECT_EQ(nlohmann::json::parse(reply, nullptr, false),
+            (nlohmann::json{{"error", "permission denied"}}))
       << reply;
   ExpectUndisturbedAndStop();  // the refused stop did nothing
 }
@@ -101,17 +103,21 @@ TEST_F(ControlSocket, OversizedTruncatedAndGarbageRequestsGetErrors) {
   StartLongRunningPod("bad-requests");
   auto error_of = [](const std::string& reply) {
     auto doc = nlohmann::json::parse(reply, nullptr, false);
-    return doc.is_object() ? doc.value("error", "") : "(not an error reply: " + reply.substr(0, 80) + ")";
+    return doc.is_object() ? doc.value("error", "")
+                           : "(not an error reply: " + reply.substr(0, 80) + ")";
   };
-  EXPECT_EQ(error_of(RawControlRequest(std::string(1 << 20, ' '))), "request larger than 65536 bytes");
+  EXPECT_EQ(error_of(RawControlRequest(std::string(1 << 20, ' '))),
+            "request larger than 65536 bytes");
   EXPECT_EQ(error_of(RawControlRequest("{\"op\":\"status\"" + std::string(70000, ' ') + "}")),
             "request larger than 65536 bytes");
-  EXPECT_EQ(error_of(RawControlRequest("{\"op\":\"sta")), "malformed JSON request");  // truncated, closed
+  EXPECT_EQ(error_of(RawControlRequest("{\"op\":\"sta")),
+            "malformed JSON request");  // truncated, closed
   EXPECT_EQ(error_of(RawControlRequest(std::string("\0\xff\xfe{}", 5))), "malformed JSON request");
   EXPECT_EQ(error_of(RawControlRequest("\"status\"\n")), "request must be a JSON object");
   EXPECT_EQ(error_of(RawControlRequest("{}\n")), "request needs a string \"op\"");
-  EXPECT_EQ(error_of(RawControlRequest("{\"op\":\"kill\",\"container\":\"app\",\"signal\":99999}\n")),
-            "signal out of range");
+  EXPECT_EQ(
+      error_of(RawControlRequest("{\"op\":\"kill\",\"container\":\"app\",\"signal\":99999}\n")),
+      "signal out of range");
   // Truncated and held open: answered when the 5 s request timeout passes.
   int fd = Connect(Socket());
   ASSERT_GE(fd, 0);
@@ -151,7 +157,8 @@ TEST_F(ControlSocket, AThousandConcurrentStatusRequestsDoNotDelayTransitions) {
   constexpr int kInits = 6;
   std::string pod = PodHeader("flood", "Never", 1) + "  initContainers:\n";
   for (int i = 1; i <= kInits; ++i) {
-    pod += PodEntry("init-" + std::to_string(i), HelperCmd("init-" + std::to_string(i), "sleep 400"));
+    pod +=
+        PodEntry("init-" + std::to_string(i), HelperCmd("init-" + std::to_string(i), "sleep 400"));
   }
   pod += "  containers:\n" + PodEntry("app", HelperCmd("app", "exit 0"));
   WritePod(pod);
@@ -187,9 +194,10 @@ TEST_F(ControlSocket, AThousandConcurrentStatusRequestsDoNotDelayTransitions) {
   RecordProperty("quiet_max_gap_ms", std::to_string(quiet));
   RecordProperty("flooded_max_gap_ms", std::to_string(flooded));
   RecordProperty("status_replies", std::to_string(replies.load()));
-  std::printf("exit -> next start, worst of %d steps: quiet %lld ms, under the flood %lld ms "
-              "(%d status replies, %d full rounds of 1000)\n",
-              kInits - 1, quiet, flooded, replies.load(), rounds.load());
+  std::printf(
+      "exit -> next start, worst of %d steps: quiet %lld ms, under the flood %lld ms "
+      "(%d status replies, %d full rounds of 1000)\n",
+      kInits - 1, quiet, flooded, replies.load(), rounds.load());
   EXPECT_GE(rounds.load(), 1) << "the flood never had 1000 requests in flight";
   // Generous for a loaded 2-core machine; a supervisor that served the
   // flood before the exits would show seconds here.

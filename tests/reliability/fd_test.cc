@@ -22,7 +22,9 @@ using ::testing::AnyOf;
 // `exec ls /proc/self/fd`: ls lists what it was given plus the directory
 // it opened to list, which takes the lowest free number: exactly 0 1 2 3
 // when nothing leaked (a leaked 3 would push it to 4).
-std::string ListFds(const std::string& file) { return ShCmd("exec ls /proc/self/fd > {{DIR}}/" + file); }
+std::string ListFds(const std::string& file) {
+  return ShCmd("exec ls /proc/self/fd > {{DIR}}/" + file);
+}
 constexpr const char* kOnlyStdio = "0\n1\n2\n3";
 
 std::string FdPod(const std::string& name, bool shared_volume) {
@@ -82,9 +84,11 @@ TEST_F(Fds, ContainersHooksAndProbesGetOnlyStdio) {
 }
 
 TEST_F(Fds, SupervisorDescriptorsDoNotGrowWithRestarts) {
-  WritePod(PodHeader("fd-growth", "Always", 1) + "  containers:\n" +
-           PodEntry("app", HelperCmd("app", "sleep 100000"),
-                    ", readinessProbe: {exec: {command: [\"{{H}}\", \"exit\", \"0\"]}, periodSeconds: 1}"));
+  WritePod(
+      PodHeader("fd-growth", "Always", 1) + "  containers:\n" +
+      PodEntry(
+          "app", HelperCmd("app", "sleep 100000"),
+          ", readinessProbe: {exec: {command: [\"{{H}}\", \"exit\", \"0\"]}, periodSeconds: 1}"));
   StartRun({"--backoff-initial", "0s", "--backoff-max", "0s"});
   auto restarts_running = [&](int n) {
     WaitForStatus(
@@ -117,8 +121,9 @@ TEST_F(FdsRunc, ContainersHooksAndProbesGetOnlyStdio) {
   for (const char* file : {"fds-init", "fds-hook", "fds-probe"}) {
     EXPECT_EQ(ReadScratch(file), kOnlyStdio) << file;
   }
-  auto list = testing::RunCommand({FindInPath("runc"), "--root", (state_dir_ / "fds-runc" / "runtime").string(),
-                                   "list", "-f", "json"});
+  auto list =
+      testing::RunCommand({FindInPath("runc"), "--root",
+                           (state_dir_ / "fds-runc" / "runtime").string(), "list", "-f", "json"});
   auto containers = nlohmann::json::parse(list.out, nullptr, false);
   ASSERT_TRUE(containers.is_array() && containers.size() == 1) << list.out;
   EXPECT_EQ(FdsOf(containers[0].value("pid", 0)), (std::vector<std::string>{"0", "1", "2"}));

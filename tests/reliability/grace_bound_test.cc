@@ -13,8 +13,8 @@
 namespace podvisor::e2e {
 namespace {
 
-constexpr int kGrace = 2;                          // seconds, every case
-constexpr long long kMarginMs = 3000;              // scheduling, runtime deletes
+constexpr int kGrace = 2;              // seconds, every case
+constexpr long long kMarginMs = 3000;  // scheduling, runtime deletes
 constexpr long long kUpperMs = (kGrace + 2) * 1000 + kMarginMs;
 
 struct AdversarialPod {
@@ -28,14 +28,21 @@ struct AdversarialPod {
   std::string wait_for;  // the helper event that says the pod is up
 };
 
-std::string Cmd(const std::string& name, const std::string& args) { return HelperCmd(name, args); }
+std::string Cmd(const std::string& name, const std::string& args) {
+  return HelperCmd(name, args);
+}
 
 // A hook or probe that never finishes by itself.
-std::string HungExec() { return "{exec: {command: [\"{{H}}\", \"sleep\", \"100000\"]}}"; }
-std::string HungPreStop() { return ", lifecycle: {preStop: " + HungExec() + "}"; }
+std::string HungExec() {
+  return "{exec: {command: [\"{{H}}\", \"sleep\", \"100000\"]}}";
+}
+std::string HungPreStop() {
+  return ", lifecycle: {preStop: " + HungExec() + "}";
+}
 std::string TimingOutProbes() {
-  std::string probe = "{exec: {command: [\"{{H}}\", \"sleep\", \"5000\"]}, periodSeconds: 1, "
-                      "timeoutSeconds: 1, failureThreshold: 1000}";
+  std::string probe =
+      "{exec: {command: [\"{{H}}\", \"sleep\", \"5000\"]}, periodSeconds: 1, "
+      "timeoutSeconds: 1, failureThreshold: 1000}";
   return ", readinessProbe: " + probe + ", livenessProbe: " + probe;
 }
 
@@ -45,41 +52,59 @@ std::vector<AdversarialPod> Pods() {
                   "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "trap-sigterm 0 0")) +
                       "  containers:\n" + PodEntry("a", Cmd("a", "ignore-sigterm")) +
                       PodEntry("b", Cmd("b", "trap-sigterm 0 0")),
-                  {"b", "s1"}, true, "b Started"});
-  pods.push_back({"hung-prestop",
-                  "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "trap-sigterm 0 0"), HungPreStop()) +
-                      "  containers:\n" + PodEntry("a", Cmd("a", "trap-sigterm 0 0"), HungPreStop()),
-                  {"a", "s1"}, true, "a Started"});
+                  {"b", "s1"},
+                  true,
+                  "b Started"});
+  pods.push_back(
+      {"hung-prestop",
+       "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "trap-sigterm 0 0"), HungPreStop()) +
+           "  containers:\n" + PodEntry("a", Cmd("a", "trap-sigterm 0 0"), HungPreStop()),
+       {"a", "s1"},
+       true,
+       "a Started"});
   pods.push_back({"sidecar-crashloop",
                   "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "sleep 300")) +
                       PodSidecar("s2", Cmd("s2", "trap-sigterm 0 0")) + "  containers:\n" +
                       PodEntry("a", Cmd("a", "ignore-sigterm")),
-                  {"s2"}, true, "a Started"});
-  pods.push_back({"probe-timeouts",
-                  "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "trap-sigterm 0 0"), TimingOutProbes()) +
-                      "  containers:\n" + PodEntry("a", Cmd("a", "trap-sigterm 0 0"), TimingOutProbes()) +
-                      PodEntry("b", Cmd("b", "ignore-sigterm"), TimingOutProbes()),
-                  {"a", "s1"}, true, "b Started"});
+                  {"s2"},
+                  true,
+                  "a Started"});
+  pods.push_back(
+      {"probe-timeouts",
+       "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "trap-sigterm 0 0"), TimingOutProbes()) +
+           "  containers:\n" + PodEntry("a", Cmd("a", "trap-sigterm 0 0"), TimingOutProbes()) +
+           PodEntry("b", Cmd("b", "ignore-sigterm"), TimingOutProbes()),
+       {"a", "s1"},
+       true,
+       "b Started"});
   pods.push_back({"everything",
-                  "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "ignore-sigterm"), HungPreStop()) +
+                  "  initContainers:\n" +
+                      PodSidecar("s1", Cmd("s1", "ignore-sigterm"), HungPreStop()) +
                       PodSidecar("s2", Cmd("s2", "ignore-sigterm"), HungPreStop()) +
                       PodSidecar("s3", Cmd("s3", "sleep 200")) + "  containers:\n" +
                       PodEntry("a", Cmd("a", "ignore-sigterm"), TimingOutProbes()) +
                       PodEntry("b", Cmd("b", "trap-sigterm 1500 0")) +
                       PodEntry("c", Cmd("c", "trap-sigterm 0 0"), HungPreStop()),
-                  {"b", "c"}, true, "c Started"});
+                  {"b", "c"},
+                  true,
+                  "c Started"});
   pods.push_back({"slow-but-cooperative",
                   "  initContainers:\n" + PodSidecar("s1", Cmd("s1", "trap-sigterm 300 0")) +
                       PodSidecar("s2", Cmd("s2", "trap-sigterm 300 0")) + "  containers:\n" +
                       PodEntry("a", Cmd("a", "trap-sigterm 1000 0")) +
                       PodEntry("b", Cmd("b", "trap-sigterm 800 0")),
-                  {"a", "b", "s1", "s2"}, false, "b Started"});
+                  {"a", "b", "s1", "s2"},
+                  false,
+                  "b Started"});
   pods.push_back({"hung-poststart",
                   "  containers:\n" + PodEntry("a", Cmd("a", "trap-sigterm 0 0"),
                                                ", lifecycle: {postStart: " + HungExec() + "}"),
-                  {"a"}, false, "a Started"});
+                  {"a"},
+                  false,
+                  "a Started"});
   std::string many = "  containers:\n";
-  for (int i = 0; i < 10; ++i) many += PodEntry("c" + std::to_string(i), Cmd("c" + std::to_string(i), "ignore-sigterm"));
+  for (int i = 0; i < 10; ++i)
+    many += PodEntry("c" + std::to_string(i), Cmd("c" + std::to_string(i), "ignore-sigterm"));
   pods.push_back({"many-ignorers", many, {}, true, "c9 Started"});
   return pods;
 }
@@ -98,7 +123,8 @@ TEST_P(GraceBound, S5_5_StopEndsWithinGracePlusTwoSecondsAndNothingIsKilledEarly
   auto t0 = std::chrono::steady_clock::now();
   auto stop = Client({"stop"});
   int code = WaitRun(std::chrono::seconds(30));
-  auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  auto took =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   EXPECT_GE(code, 0) << "podvisor run died of a signal\n" << RunStderr();
   RecordProperty("stop_ms", std::to_string(took));
@@ -112,7 +138,8 @@ TEST_P(GraceBound, S5_5_StopEndsWithinGracePlusTwoSecondsAndNothingIsKilledEarly
   auto events = HelperEvents();
   for (const auto& name : p.cooperative) {
     EXPECT_GE(CountOf(events, name + " Exiting"), 1)
-        << name << " exits on SIGTERM but never logged Exiting: it was SIGKILLed" << Describe(events);
+        << name << " exits on SIGTERM but never logged Exiting: it was SIGKILLed"
+        << Describe(events);
   }
 }
 

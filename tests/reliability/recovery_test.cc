@@ -58,7 +58,8 @@ TEST_F(Recovery, SigkillMidRunThenRunAgainDeletesLeftoverContainersAndRunsThePod
   ASSERT_EQ(old.size(), 3u) << "side, a and b";  // the init has been deleted
   ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
   EXPECT_EQ(WaitRun(), -1);
-  for (pid_t pid : old) ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
+  for (pid_t pid : old)
+    ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
   EXPECT_TRUE(fs::exists(state_dir_ / "recover" / "control.sock")) << "a stale socket is left";
   // Its kept record says what is known: nothing any more (phase Unknown,
   // as for a lost node), and it cannot be removed before recovery.
@@ -72,7 +73,9 @@ TEST_F(Recovery, SigkillMidRunThenRunAgainDeletesLeftoverContainersAndRunsThePod
   StartRun();
   WaitUntilRunning();
   for (pid_t pid : old) EXPECT_FALSE(Alive(pid)) << "leftover container " << pid << " still runs";
-  EXPECT_THAT(RunStderr(), HasSubstr("recovered from a previous supervisor of this pod: 3 container(s) deleted"));
+  EXPECT_THAT(
+      RunStderr(),
+      HasSubstr("recovered from a previous supervisor of this pod: 3 container(s) deleted"));
   EXPECT_EQ(FakeRuntimePids(root).size(), 3u);
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
@@ -84,9 +87,17 @@ TEST_F(Recovery, ASecondRunWhileTheFirstLivesChangesNothing) {
   WritePod(FourContainers("twice", false));
   StartRun();
   WaitUntilRunning();
-  std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "run", "--state-dir", state_dir_.string(),
-                                   "--log-dir", log_dir_.string(), "--sandbox", "none",
-                                   "--runtime", RequiredEnv("PODVISOR_FAKE_RUNTIME"), bundle_.string()};
+  std::vector<std::string> argv = {RequiredEnv("PODVISOR"),
+                                   "run",
+                                   "--state-dir",
+                                   state_dir_.string(),
+                                   "--log-dir",
+                                   log_dir_.string(),
+                                   "--sandbox",
+                                   "none",
+                                   "--runtime",
+                                   RequiredEnv("PODVISOR_FAKE_RUNTIME"),
+                                   bundle_.string()};
   auto second = testing::RunCommand(argv);
   EXPECT_EQ(second.exit_code, 3) << second.err;
   EXPECT_THAT(second.err, HasSubstr("another supervisor is serving"));
@@ -110,7 +121,8 @@ TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainCleansContainersMountsAndCgroups) 
   StartRun();
   WaitUntilRunning();
   fs::path root = state_dir_ / "recover-runc" / "runtime";
-  auto list = testing::RunCommand({FindInPath("runc"), "--root", root.string(), "list", "-f", "json"});
+  auto list =
+      testing::RunCommand({FindInPath("runc"), "--root", root.string(), "list", "-f", "json"});
   auto containers = nlohmann::json::parse(list.out, nullptr, false);
   ASSERT_TRUE(containers.is_array()) << list.out << list.err;
   ASSERT_EQ(containers.size(), 3u) << list.out;
@@ -118,16 +130,20 @@ TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainCleansContainersMountsAndCgroups) 
   for (const auto& c : containers) old.push_back(c.value("pid", 0));
   ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
   EXPECT_EQ(WaitRun(), -1);
-  for (pid_t pid : old) ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
+  for (pid_t pid : old)
+    ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
   std::ifstream mountinfo("/proc/self/mountinfo");
   std::stringstream mounts;
   mounts << mountinfo.rdbuf();
-  ASSERT_THAT(mounts.str(), HasSubstr((state_dir_ / "recover-runc").string())) << "overlays are left";
+  ASSERT_THAT(mounts.str(), HasSubstr((state_dir_ / "recover-runc").string()))
+      << "overlays are left";
 
   StartRun();
   WaitUntilRunning();
   for (pid_t pid : old) EXPECT_FALSE(Alive(pid)) << "leftover container " << pid << " still runs";
-  EXPECT_THAT(RunStderr(), HasSubstr("recovered from a previous supervisor of this pod: 3 container(s) deleted"));
+  EXPECT_THAT(
+      RunStderr(),
+      HasSubstr("recovered from a previous supervisor of this pod: 3 container(s) deleted"));
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();

@@ -4,9 +4,9 @@
 //   runtime binary missing at start     exit 3, nothing left behind
 //   runtime binary gone mid-run         CreateContainerError, retried
 //   `create` failing                    CreateContainerError, retried with growing delays
-//   `start` failing                     RunContainerError, lastState StartError (128), restarts counted
-//   image rootfs missing                exit 2 naming the rootfs, nothing started
-//   a runtime that hangs                killed at --runtime-timeout, then as above
+//   `start` failing                     RunContainerError, lastState StartError (128), restarts
+//   counted image rootfs missing                exit 2 naming the rootfs, nothing started a runtime
+//   that hangs                killed at --runtime-timeout, then as above
 #include <sys/stat.h>
 
 #include <fstream>
@@ -24,10 +24,12 @@ using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
 // The waiting reason and message of `container`, "" when not waiting.
-std::pair<std::string, std::string> Waiting(const nlohmann::json& pod, const std::string& container) {
+std::pair<std::string, std::string> Waiting(const nlohmann::json& pod,
+                                            const std::string& container) {
   const auto* c = FindContainerStatus(pod, container);
   if (!c || !c->contains("state") || !(*c)["state"].contains("waiting")) return {};
-  return {(*c)["state"]["waiting"].value("reason", ""), (*c)["state"]["waiting"].value("message", "")};
+  return {(*c)["state"]["waiting"].value("reason", ""),
+          (*c)["state"]["waiting"].value("message", "")};
 }
 
 class RuntimeFaults : public FakeRuntimeTier {
@@ -56,7 +58,8 @@ class RuntimeFaults : public FakeRuntimeTier {
   std::vector<Clock::time_point> WaitForFailures(const std::string& container, std::size_t n) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     std::vector<Clock::time_point> times;
-    while ((times = FailureTimes(container)).size() < n && std::chrono::steady_clock::now() < deadline) {
+    while ((times = FailureTimes(container)).size() < n &&
+           std::chrono::steady_clock::now() < deadline) {
       if (!RunIsAlive()) break;
       std::this_thread::sleep_for(milliseconds(50));
     }
@@ -82,9 +85,17 @@ class RuntimeFaults : public FakeRuntimeTier {
 TEST_F(RuntimeFaults, S2_3_RuntimeBinaryMissingAtStartExitsThreeAndLeavesNothing) {
   WritePod(PodHeader("no-runtime", "Always", 1) + "  containers:\n" +
            PodEntry("app", HelperCmd("app", "sleep 100000")));
-  std::vector<std::string> argv = {RequiredEnv("PODVISOR"), "run", "--state-dir", state_dir_.string(),
-                                   "--log-dir", log_dir_.string(), "--sandbox", "none",
-                                   "--runtime", (dir_ / "no-such-runtime").string(), bundle_.string()};
+  std::vector<std::string> argv = {RequiredEnv("PODVISOR"),
+                                   "run",
+                                   "--state-dir",
+                                   state_dir_.string(),
+                                   "--log-dir",
+                                   log_dir_.string(),
+                                   "--sandbox",
+                                   "none",
+                                   "--runtime",
+                                   (dir_ / "no-such-runtime").string(),
+                                   bundle_.string()};
   auto r = testing::RunCommand(argv);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("no-such-runtime"));
@@ -121,8 +132,9 @@ TEST_F(RuntimeGone, S2_3_RuntimeBinaryGoneMidRunIsCreateContainerErrorAndRetried
   StartRun({"--backoff-initial", "200ms"});
   ASSERT_TRUE(WaitForHelperEvent("app Started"));
   fs::rename(runtime, copy_dir_ / "hidden");
-  WaitForStatus([](const nlohmann::json& p) { return Waiting(p, "app").first == "CreateContainerError"; },
-                "app waiting with CreateContainerError");
+  WaitForStatus(
+      [](const nlohmann::json& p) { return Waiting(p, "app").first == "CreateContainerError"; },
+      "app waiting with CreateContainerError");
   auto times = WaitForFailures("app", 4);
   EXPECT_TRUE(RunIsAlive());
   ExpectBackoff(times);
@@ -196,7 +208,8 @@ TEST_F(RuntimeFaults, HangingCreateIsKilledAtTheRuntimeTimeoutAndRetried) {
   // deadline at the latest.
   auto t0 = std::chrono::steady_clock::now();
   StopAndExpectEnd();
-  EXPECT_LE(std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count(), 6000);
+  EXPECT_LE(std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count(),
+            6000);
 }
 
 TEST_F(RuntimeFaults, HangingStartIsKilledAtTheRuntimeTimeoutAsRunContainerError) {

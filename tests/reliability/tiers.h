@@ -46,10 +46,12 @@ class RuncTier : public E2eTest {
 // "apiVersion: v1 ... spec:" with the restart policy and grace.
 inline std::string PodHeader(const std::string& name, const std::string& restart_policy, int grace,
                              bool shared_volume = false) {
-  std::string h = "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  restartPolicy: " +
-                  restart_policy + "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
+  std::string h = "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+                  "}\nspec:\n  restartPolicy: " + restart_policy +
+                  "\n  terminationGracePeriodSeconds: " + std::to_string(grace) + "\n";
   if (shared_volume) {
-    h += "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n";
+    h +=
+        "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: DirectoryOrCreate}}]\n";
   }
   return h;
 }

@@ -30,15 +30,17 @@ Result<sockaddr_un> SocketAddress(const std::filesystem::path& path) {
   addr.sun_family = AF_UNIX;
   const std::string& s = path.native();
   if (s.size() >= sizeof addr.sun_path) {
-    return Error("control socket path too long (" + std::to_string(s.size()) +
-                     " bytes, at most " + std::to_string(sizeof addr.sun_path - 1) + "): " + s,
+    return Error("control socket path too long (" + std::to_string(s.size()) + " bytes, at most " +
+                     std::to_string(sizeof addr.sun_path - 1) + "): " + s,
                  ENAMETOOLONG);
   }
   std::memcpy(addr.sun_path, s.c_str(), s.size() + 1);
   return addr;
 }
 
-nlohmann::json ErrorReply(std::string message) { return {{"error", std::move(message)}}; }
+nlohmann::json ErrorReply(std::string message) {
+  return {{"error", std::move(message)}};
+}
 
 constexpr int kAcceptsPerWakeup = 64;
 constexpr std::chrono::milliseconds kAcceptPause{100};
@@ -299,7 +301,8 @@ Result<nlohmann::json> ControlRequest(const std::filesystem::path& socket_path,
   // A server that refuses us answers and closes before reading: a failed
   // send is then no error yet, the reply already waiting says why.
   std::optional<Error> send_error;
-  if (::send(fd.get(), text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) {
+  if (::send(fd.get(), text.data(), text.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(text.size())) {
     send_error = Error::FromErrno("sending request to " + socket_path.string());
   }
   ::shutdown(fd.get(), SHUT_WR);
@@ -309,7 +312,8 @@ Result<nlohmann::json> ControlRequest(const std::filesystem::path& socket_path,
   for (;;) {
     int wait_ms = -1;
     if (timeout.count() > 0) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return Error("no reply from " + socket_path.string(), ETIMEDOUT);
       wait_ms = static_cast<int>(left.count());
     }

@@ -92,9 +92,7 @@ class ControlServerTest : public ::testing::Test {
 };
 
 ControlServer::Handler Echo() {
-  return [](const json& req, ControlServer::Responder respond) {
-    respond(json{{"echo", req}});
-  };
+  return [](const json& req, ControlServer::Responder respond) { respond(json{{"echo", req}}); };
 }
 
 TEST_F(ControlServerTest, AnswersOneRequestPerConnection) {
@@ -115,8 +113,7 @@ TEST_F(ControlServerTest, SocketIsMode0600) {
 TEST_F(ControlServerTest, MalformedRequestsGetAnErrorAndTheServerLives) {
   Serve(Echo());
   EXPECT_EQ(json::parse(RawRequest("{not json")), (json{{"error", "malformed JSON request"}}));
-  EXPECT_EQ(json::parse(RawRequest("[1,2]\n")),
-            (json{{"error", "request must be a JSON object"}}));
+  EXPECT_EQ(json::parse(RawRequest("[1,2]\n")), (json{{"error", "request must be a JSON object"}}));
   EXPECT_EQ(json::parse(RawRequest("")), (json{{"error", "malformed JSON request"}}));
   EXPECT_EQ(json::parse(RawRequest(std::string("\xff\xfe\0", 3))),
             (json{{"error", "malformed JSON request"}}));
@@ -142,7 +139,8 @@ TEST_F(ControlServerTest, SilentClientsAreDroppedAfterTheTimeout) {
   addr.sun_family = AF_UNIX;
   std::strcpy(addr.sun_path, sock_.c_str());
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  for (int i = 0; i < 10 && server_->open_connections() == 0; ++i) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  for (int i = 0; i < 10 && server_->open_connections() == 0; ++i)
+    ASSERT_TRUE(loop_->RunOnce(10ms).ok());
   EXPECT_EQ(server_->open_connections(), 1u);
   auto until = std::chrono::steady_clock::now() + 2s;
   while (server_->open_connections() > 0 && std::chrono::steady_clock::now() < until) {
@@ -152,7 +150,8 @@ TEST_F(ControlServerTest, SilentClientsAreDroppedAfterTheTimeout) {
   // Answered, then closed by the server.
   std::string reply;
   char buf[256];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+    reply.append(buf, static_cast<std::size_t>(n));
   EXPECT_EQ(json::parse(reply), (json{{"error", "no request within 50 ms"}}));
   close(fd);
 }
@@ -171,7 +170,8 @@ TEST_F(ControlServerTest, TruncatedRequestsGetAnErrorAfterTheTimeout) {
     // Half a request, no newline, and the client keeps the connection open.
     if (send(fd, "{\"op\":\"sta", 10, MSG_NOSIGNAL) != 10) return;
     char buf[256];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+      reply.append(buf, static_cast<std::size_t>(n));
     close(fd);
   });
   EXPECT_EQ(json::parse(reply),
@@ -189,7 +189,8 @@ TEST_F(ControlServerTest, DeferredRepliesArriveWhenReady) {
     done = true;
   });
   auto until = std::chrono::steady_clock::now() + 2s;
-  while (!pending && std::chrono::steady_clock::now() < until) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  while (!pending && std::chrono::steady_clock::now() < until)
+    ASSERT_TRUE(loop_->RunOnce(10ms).ok());
   ASSERT_TRUE(pending);
   // The client half-closed after its request; it must still be connected.
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
@@ -205,7 +206,8 @@ TEST_F(ControlServerTest, ARepliesAfterTheServerIsGoneAreDropped) {
   Serve([&](const json&, ControlServer::Responder respond) { pending = std::move(respond); });
   std::thread t([&] { (void)ControlRequest(sock_, {{"op", "stop"}}, 2s); });
   auto until = std::chrono::steady_clock::now() + 2s;
-  while (!pending && std::chrono::steady_clock::now() < until) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  while (!pending && std::chrono::steady_clock::now() < until)
+    ASSERT_TRUE(loop_->RunOnce(10ms).ok());
   server_.reset();  // closes the connection: the client sees EOF
   t.join();
   ASSERT_TRUE(pending);

@@ -42,14 +42,16 @@ Status Executor::SetupPodCgroup() {
   } else if (missing == "cpu, memory, pids") {
     skip = "cgroup2 at " + cg.v2_mount.string() + " offers no cpu, memory or pids controller";
   } else if (!missing.empty()) {
-    spdlog::warn("cgroup2 at {} lacks the {} controller(s): the pod-level limits they enforce "
-                 "are skipped",
-                 cg.v2_mount.string(), missing);
+    spdlog::warn(
+        "cgroup2 at {} lacks the {} controller(s): the pod-level limits they enforce "
+        "are skipped",
+        cg.v2_mount.string(), missing);
   }
   if (!skip.empty()) {
-    spdlog::warn("{}: pod-level limits (S10.4: memory.max, cpu.max, cpu.weight, pids.max of the "
-                 "pod cgroup) are skipped; each container's limits go to the runtime",
-                 skip);
+    spdlog::warn(
+        "{}: pod-level limits (S10.4: memory.max, cpu.max, cpu.weight, pids.max of the "
+        "pod cgroup) are skipped; each container's limits go to the runtime",
+        skip);
     return Ok();
   }
   cgroups::PodCgroup::Options o;
@@ -62,9 +64,8 @@ Status Executor::SetupPodCgroup() {
   if (!created) return created.take_error();
   pod_cgroup_.emplace(std::move(*created));
   std::string limits;
-  for (const auto& [file, value] :
-       cgroups::LimitFiles(cgroups::ComputePodCgroupLimits(pod_.spec, options_.pids_limit),
-                           cg.controllers)) {
+  for (const auto& [file, value] : cgroups::LimitFiles(
+           cgroups::ComputePodCgroupLimits(pod_.spec, options_.pids_limit), cg.controllers)) {
     limits.append(" ").append(file).append("=").append(value);
   }
   spdlog::info("pod cgroup {}:{}", pod_cgroup_->path().string(), limits);

@@ -43,8 +43,7 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
 }
 
 void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
-  RetentionPlan plan =
-      PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files);
+  RetentionPlan plan = PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files);
   for (const auto& name : plan.remove) {
     if (::unlink((dir / name).c_str()) != 0 && errno != ENOENT) {
       spdlog::warn("removing old log {}: {}", (dir / name).string(), std::strerror(errno));
@@ -53,9 +52,9 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
   if (finished_) return;  // the final flush of a finished pod: no new children
   for (const auto& name : plan.compress) {
     std::filesystem::path file = dir / name;
-    bool queued = file == compressing_ ||
-                  std::any_of(compress_queue_.begin(), compress_queue_.end(),
-                              [&](const auto& q) { return q.first == file; });
+    bool queued =
+        file == compressing_ || std::any_of(compress_queue_.begin(), compress_queue_.end(),
+                                            [&](const auto& q) { return q.first == file; });
     if (!queued) compress_queue_.emplace_back(file, instance);
   }
   StartCompression();
@@ -81,15 +80,16 @@ void Executor::StartCompression() {
   call->what = "compress-log";
   compressing_ = file;
   std::filesystem::path dir = file.parent_path();
-  auto s = reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
-    calls_.erase(pid);
-    compressing_.clear();
-    if (!exit.success()) spdlog::warn("compressing {}: {}", file.string(), exit.ToString());
-    // Rotations while it ran may have made more files old enough to go.
-    OnLogRotated(dir, inst);
-    StartCompression();
-    MaybeFinish();
-  });
+  auto s =
+      reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
+        calls_.erase(pid);
+        compressing_.clear();
+        if (!exit.success()) spdlog::warn("compressing {}: {}", file.string(), exit.ToString());
+        // Rotations while it ran may have made more files old enough to go.
+        OnLogRotated(dir, inst);
+        StartCompression();
+        MaybeFinish();
+      });
   if (!s) {
     compressing_.clear();
     spdlog::warn("compressing {}: {}", file.string(), s.error().message());

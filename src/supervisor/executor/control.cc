@@ -14,7 +14,9 @@ namespace {
 
 constexpr std::size_t kMaxReasonBytes = 256;  // S6.1
 
-nlohmann::json ErrorReply(std::string message) { return {{"error", std::move(message)}}; }
+nlohmann::json ErrorReply(std::string message) {
+  return {{"error", std::move(message)}};
+}
 
 // S6.1: any non-empty string of printable ASCII up to 256 bytes.
 std::optional<std::string> CheckReason(const std::string& reason) {
@@ -70,17 +72,17 @@ nlohmann::json Executor::SummaryJson() const {
       pod::PodSummary own;
       own.restarts = c.restart_count;
       if (c.last_state.terminated) own.last_restart = c.last_state.terminated->finished_at;
-      out["containers"].push_back({{"name", c.name},
-                                   {"type", type},
-                                   {"ready", c.ready},
-                                   {"started", c.started ? (*c.started ? "true" : "false") : "-"},
-                                   {"state", DescribeState(c.state, now)},
-                                   {"lastState",
-                                    c.last_state.empty() ? "-" : DescribeState(c.last_state, now)},
-                                   {"restarts", c.restart_count},
-                                   {"restartsColumn", own.RestartsColumn(now)},
-                                   {"image", c.image},
-                                   {"containerID", c.container_id}});
+      out["containers"].push_back(
+          {{"name", c.name},
+           {"type", type},
+           {"ready", c.ready},
+           {"started", c.started ? (*c.started ? "true" : "false") : "-"},
+           {"state", DescribeState(c.state, now)},
+           {"lastState", c.last_state.empty() ? "-" : DescribeState(c.last_state, now)},
+           {"restarts", c.restart_count},
+           {"restartsColumn", own.RestartsColumn(now)},
+           {"image", c.image},
+           {"containerID", c.container_id}});
     }
   };
   add(status.init_container_statuses, true);
@@ -116,7 +118,8 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
       if (!g->is_number() || g->get<double>() < 0 || g->get<double>() > 1e9) {
         return respond(ErrorReply("\"grace\" must be a number of seconds >= 0"));
       }
-      stop.grace = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(g->get<double>()));
+      stop.grace =
+          std::chrono::duration_cast<Duration>(std::chrono::duration<double>(g->get<double>()));
     }
     bool wait = true;
     if (auto w = request.find("wait"); w != request.end() && w->is_boolean()) wait = w->get<bool>();
@@ -133,7 +136,8 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
   if (op == "kill") {
     auto c = request.find("container");
     auto s = request.find("signal");
-    if (c == request.end() || !c->is_string()) return respond(ErrorReply("\"container\" must be a string"));
+    if (c == request.end() || !c->is_string())
+      return respond(ErrorReply("\"container\" must be a string"));
     int signo = SIGKILL;
     if (s != request.end() && !s->is_null()) {
       if (s->is_number_integer()) {
@@ -149,12 +153,15 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     if (signo < 1 || signo > SIGRTMAX) return respond(ErrorReply("signal out of range"));
     std::string name = c->get<std::string>();
     if (!ContainerSpec(name)) return respond(ErrorReply("no container named " + name));
-    if (lifecycle_.StateOf(name) != RunState::kRunning && lifecycle_.StateOf(name) != RunState::kStarting) {
+    if (lifecycle_.StateOf(name) != RunState::kRunning &&
+        lifecycle_.StateOf(name) != RunState::kStarting) {
       return respond(ErrorReply("container " + name + " is not running"));
     }
     Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
-    if (!inst || !inst->init || inst->exited) return respond(ErrorReply("container " + name + " is not running"));
-    if (auto sent = inst->init->SendSignal(signo); !sent) return respond(ErrorReply(sent.error().message()));
+    if (!inst || !inst->init || inst->exited)
+      return respond(ErrorReply("container " + name + " is not running"));
+    if (auto sent = inst->init->SendSignal(signo); !sent)
+      return respond(ErrorReply(sent.error().message()));
     spdlog::info("delivered {} to container {} on request", SignalName(signo), name);
     respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
     return;

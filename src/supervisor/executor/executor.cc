@@ -12,9 +12,9 @@
 #include "common/uuid.h"
 #include "oci/etc_files.h"
 #include "oci/image_cache.h"
-#include "oci/rootfs_digest.h"
 #include "oci/mounts.h"
 #include "oci/rootfs.h"
+#include "oci/rootfs_digest.h"
 #include "oci/volumes.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
@@ -83,8 +83,8 @@ Status Executor::Setup() {
           if (!held) return held.take_error().Wrap("container " + c.name);
           if (!*held) {
             if (attempt < 3) continue;
-            return Error("container " + c.name + ": image cache entry " +
-                         image->manifest_digest + " keeps disappearing");
+            return Error("container " + c.name + ": image cache entry " + image->manifest_digest +
+                         " keeps disappearing");
           }
           image_locks_.push_back(std::move(**held));
         }

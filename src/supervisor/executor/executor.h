@@ -40,15 +40,15 @@
 #include "signals/reaper.h"
 #include "signals/signalfd.h"
 #include "supervisor/control/control_server.h"
-#include "supervisor/loop/event_loop.h"
-#include "supervisor/logs/event_recorder.h"
-#include "supervisor/probes/http_client.h"
-#include "supervisor/lifecycle/lifecycle.h"
-#include "supervisor/logs/log_files.h"
-#include "supervisor/probes/net_check.h"
-#include "supervisor/executor/runtime_timeout.h"
-#include "supervisor/sandbox/sandbox.h"
 #include "supervisor/control/sd_notify.h"
+#include "supervisor/executor/runtime_timeout.h"
+#include "supervisor/lifecycle/lifecycle.h"
+#include "supervisor/logs/event_recorder.h"
+#include "supervisor/logs/log_files.h"
+#include "supervisor/loop/event_loop.h"
+#include "supervisor/probes/http_client.h"
+#include "supervisor/probes/net_check.h"
+#include "supervisor/sandbox/sandbox.h"
 
 namespace podvisor::supervisor {
 
@@ -76,7 +76,7 @@ struct ExecutorOptions {
   oci::RuntimeBinary runtime;
   bool no_pivot = false;
   LifecycleOptions lifecycle;
-  std::string cgroup_parent;  // "" = let the runtime choose
+  std::string cgroup_parent;    // "" = let the runtime choose
   cgroups::CgroupInfo cgroups;  // what this host has (DetectCgroups)
   int64_t node_memory_bytes = 0;
   std::string node_hostname;
@@ -186,8 +186,7 @@ class Executor {
   // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
   // the runtime process's pid, to kill it on cancel, or 0 when it could not
   // start (done has then been queued with the reason).
-  pid_t ExecInContainer(Instance& inst, std::string_view name,
-                        const std::vector<std::string>& args,
+  pid_t ExecInContainer(Instance& inst, std::string_view name, const std::vector<std::string>& args,
                         const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
                         const std::function<void(bool ok, std::string output)>& done);
   const pod::Container* ContainerSpec(std::string_view name) const;
@@ -210,13 +209,13 @@ class Executor {
   EventLoop loop_;
   Lifecycle lifecycle_;
   oci::PodLayout layout_;
-  std::map<std::string, oci::Image> images_;  // by container name
-  std::vector<Fd> image_locks_;  // shared locks on the cache entries in use
+  std::map<std::string, oci::Image> images_;      // by container name
+  std::vector<Fd> image_locks_;                   // shared locks on the cache entries in use
   std::map<std::string, std::string> image_ids_;  // by container: the status' imageID
   std::optional<Sandbox> sandbox_;
-  std::optional<network::Attachment> network_;  // attached through CNI
-  std::vector<std::string> pod_ips_;   // status.podIPs
-  std::vector<std::string> host_ips_;  // status.hostIPs
+  std::optional<network::Attachment> network_;    // attached through CNI
+  std::vector<std::string> pod_ips_;              // status.podIPs
+  std::vector<std::string> host_ips_;             // status.hostIPs
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
   signals::Reaper reaper_;
   std::optional<signals::SignalFd> signal_fd_;
@@ -228,8 +227,8 @@ class Executor {
   std::string uid_;
   std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
 
-  std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
-  std::map<std::pair<std::string, int>, std::string> current_;  // -> runtime id
+  std::map<std::string, std::unique_ptr<Instance>> instances_;     // by runtime id
+  std::map<std::pair<std::string, int>, std::string> current_;     // -> runtime id
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
   std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;
   std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;

@@ -119,7 +119,8 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   if (auto s = oci::WriteConfigFile(process, file); !s) return fail_soon(s.error().message());
 
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return fail_soon(Error::FromErrno("pipe2").message());
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    return fail_soon(Error::FromErrno("pipe2").message());
   Fd out_r(fds[0]), out_w(fds[1]);
   auto output = std::make_shared<std::string>();
   auto timed_out = std::make_shared<bool>(false);
@@ -162,13 +163,15 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   }
   pid_t pid = *spawned;
   if (timeout) {
-    *timer = loop_.AddTimer(std::chrono::steady_clock::now() + *timeout, [this, pid, timed_out, timer] {
-      *timer = 0;
-      *timed_out = true;
-      // Killing the runtime's exec ends the wait for it; the process inside
-      // the container may linger until the container stops.
-      if (auto it = calls_.find(pid); it != calls_.end()) (void)it->second->process.SendSignal(SIGKILL);
-    });
+    *timer =
+        loop_.AddTimer(std::chrono::steady_clock::now() + *timeout, [this, pid, timed_out, timer] {
+          *timer = 0;
+          *timed_out = true;
+          // Killing the runtime's exec ends the wait for it; the process inside
+          // the container may linger until the container stops.
+          if (auto it = calls_.find(pid); it != calls_.end())
+            (void)it->second->process.SendSignal(SIGKILL);
+        });
   }
   return pid;
 }
@@ -185,7 +188,8 @@ void Executor::RunHookAction(const RunHook& a) {
   HookKind kind = a.kind;
   auto finish = [this, key, container, instance, kind](bool ok, std::string message) {
     if (!hooks_.erase(key)) return;  // cancelled meanwhile (S5.6)
-    Feed(HookFinished{container, instance, kind, ok, Truncate(std::move(message), kHookMessageMax)});
+    Feed(
+        HookFinished{container, instance, kind, ok, Truncate(std::move(message), kHookMessageMax)});
   };
   auto hook = std::make_unique<Hook>();
   hook->container = a.container;
@@ -205,7 +209,7 @@ void Executor::RunHookAction(const RunHook& a) {
       // S6.2: the reason as an environment variable, and $(NAME) in the
       // arguments, so it can be passed as a flag.
       std::string name = lh.reason_delivery && lh.reason_delivery->env ? *lh.reason_delivery->env
-                                                                        : kDefaultReasonEnv;
+                                                                       : kDefaultReasonEnv;
       env.push_back(name + "=" + *a.stop_reason);
       std::string reason = *a.stop_reason;
       auto lookup = [&name, &reason](std::string_view var) -> std::optional<std::string> {
@@ -217,7 +221,8 @@ void Executor::RunHookAction(const RunHook& a) {
     h.exec_pid = ExecInContainer(*inst, HookKindName(a.kind), args, env, std::nullopt, finish);
   } else if (lh.handler.http_get) {
     const auto& get = *lh.handler.http_get;
-    HttpRequest req = HttpGetRequest(get, ResolvePort(get.port, *spec), kHookUserAgent, kNoTimeout, NetnsPath());
+    HttpRequest req =
+        HttpGetRequest(get, ResolvePort(get.port, *spec), kHookUserAgent, kNoTimeout, NetnsPath());
     if (a.stop_reason) {
       std::string name = lh.reason_delivery && lh.reason_delivery->header
                              ? *lh.reason_delivery->header
@@ -277,8 +282,9 @@ void Executor::StartProbesAction(const StartProbes& a) {
   // succeeded: then at once if the delay has passed).
   MonoTime now = std::chrono::steady_clock::now();
   Duration delay = std::chrono::seconds(ref.spec.initial_delay_seconds);
-  ScheduleProbe(ref, a.container_started == MonoTime{} ? now + delay
-                                                       : std::max(now, a.container_started + delay));
+  ScheduleProbe(ref, a.container_started == MonoTime{}
+                         ? now + delay
+                         : std::max(now, a.container_started + delay));
 }
 
 void Executor::StopProbesAction(const StopProbes& a) {
@@ -307,29 +313,32 @@ void Executor::RunProbeOnce(Probe& probe) {
   std::string key = probe.key;
   MonoTime started = std::chrono::steady_clock::now();
   Duration timeout = std::chrono::seconds(std::max(1, probe.spec.timeout_seconds));
-  auto done = [this, key](bool ok, const std::string& message) { OnProbeOutcome(key, ok, message); };
+  auto done = [this, key](bool ok, const std::string& message) {
+    OnProbeOutcome(key, ok, message);
+  };
   // From the time it was due, not from now: the period stays on the tick
   // grid, and a late run does not push every later one back.
   probe.next_run += std::chrono::seconds(std::max(1, probe.spec.period_seconds));
   const pod::Handler& h = probe.spec.handler;
   if (h.exec) {
-    probe.exec_pid = ExecInContainer(*inst, ProbeKindName(probe.kind), h.exec->command, {},
-                                     timeout, done);
+    probe.exec_pid =
+        ExecInContainer(*inst, ProbeKindName(probe.kind), h.exec->command, {}, timeout, done);
   } else if (h.tcp_socket) {
     NetCheckSpec check;
     check.host = h.tcp_socket->host.empty() ? "127.0.0.1" : h.tcp_socket->host;
     check.port = ResolvePort(h.tcp_socket->port, *spec);
-    probe.check = NetCheck::Start(loop_, NetnsPath(), check, timeout, [done](const NetCheckResult& r) {
-      done(r.connected, r.message);  // S7.2: tcpSocket succeeds on connect
-    });
+    probe.check =
+        NetCheck::Start(loop_, NetnsPath(), check, timeout, [done](const NetCheckResult& r) {
+          done(r.connected, r.message);  // S7.2: tcpSocket succeeds on connect
+        });
   } else if (h.http_get || h.grpc) {
     std::string why;
     HttpClient* http = Http(why);
     if (!http) {
       loop_.AddTimer(started, [done, why] { done(false, why); });
     } else if (h.http_get) {
-      HttpRequest req = HttpGetRequest(*h.http_get, ResolvePort(h.http_get->port, *spec), kProbeUserAgent,
-                                       timeout, NetnsPath());
+      HttpRequest req = HttpGetRequest(*h.http_get, ResolvePort(h.http_get->port, *spec),
+                                       kProbeUserAgent, timeout, NetnsPath());
       std::string container = probe.container;
       ProbeKind kind = probe.kind;
       probe.http = http->Start(req, [this, done, req, container, kind](const HttpResponse& r) {
@@ -363,8 +372,9 @@ void Executor::OnProbeOutcome(const std::string& key, bool success, const std::s
   if (!success) {
     // Every failed run is an Unhealthy event, as in the kubelet; the
     // Lifecycle hears only of changes of the stored result (S7.3).
-    OnPublish(Publish{EventType::kWarning, "Unhealthy", "container/" + probe.container,
-                      ProbeTitle(probe.kind) + " probe failed: " + Truncate(message, kHookMessageMax)});
+    OnPublish(
+        Publish{EventType::kWarning, "Unhealthy", "container/" + probe.container,
+                ProbeTitle(probe.kind) + " probe failed: " + Truncate(message, kHookMessageMax)});
   }
   std::string container = probe.container;
   int instance = probe.instance;
@@ -372,7 +382,8 @@ void Executor::OnProbeOutcome(const std::string& key, bool success, const std::s
   auto changed = probe.state.Record(success ? ProbeOutcome::kSuccess : ProbeOutcome::kFailure);
   // S7.4: the startup probe pauses after its result, liveness after a
   // failure, until the next instance (the Lifecycle expects no more).
-  bool paused = changed && (kind == ProbeKind::kStartup || (kind == ProbeKind::kLiveness && !*changed));
+  bool paused =
+      changed && (kind == ProbeKind::kStartup || (kind == ProbeKind::kLiveness && !*changed));
   if (paused) {
     probes_.erase(it);
   } else {
@@ -380,7 +391,8 @@ void Executor::OnProbeOutcome(const std::string& key, bool success, const std::s
   }
   // S7.3: only changes of the stored result reach the Lifecycle. Feeding
   // may stop this very probe, so it comes last.
-  if (changed) Feed(ProbeResult{container, instance, kind, *changed, Truncate(message, kHookMessageMax)});
+  if (changed)
+    Feed(ProbeResult{container, instance, kind, *changed, Truncate(message, kHookMessageMax)});
 }
 
 }  // namespace podvisor::supervisor

@@ -13,8 +13,8 @@
 #include "pod/model.h"
 #include "signals/child_process.h"
 #include "signals/exit_info.h"
-#include "supervisor/logs/cri_log.h"
 #include "supervisor/executor/executor.h"
+#include "supervisor/logs/cri_log.h"
 #include "supervisor/probes/probe_state.h"
 
 namespace podvisor::supervisor {
@@ -26,8 +26,8 @@ struct Executor::Instance {
   std::filesystem::path dir;
   oci::WritableRootPaths root;
   bool root_mounted = false;
-  nlohmann::json process;  // config.json's process, the template for exec
-  std::string cgroups_path;  // linux.cgroupsPath; "" = the runtime's choice
+  nlohmann::json process;            // config.json's process, the template for exec
+  std::string cgroups_path;          // linux.cgroupsPath; "" = the runtime's choice
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
   std::optional<signals::ChildProcess> init;
   Fd pipes[2];  // read ends of the container's stdout and stderr
@@ -59,7 +59,7 @@ struct Executor::Probe {
   EventLoop::TimerId timer = 0;
   MonoTime next_run{};
   pid_t exec_pid = 0;
-  std::unique_ptr<NetCheck> check;      // tcpSocket
+  std::unique_ptr<NetCheck> check;     // tcpSocket
   std::unique_ptr<HttpTransfer> http;  // httpGet, grpc
   Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), state(k, p) {}
 };

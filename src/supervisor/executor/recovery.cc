@@ -1,8 +1,8 @@
 #include "supervisor/executor/recovery.h"
 
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
-#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/un.h>
@@ -49,7 +49,8 @@ Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout) {
   pollfd p{child->pidfd(), POLLIN, 0};
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     int r = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
     if (r < 0 && errno == EINTR) continue;
     break;  // exited (POLLIN), timed out (0) or poll failed: reap it either way
@@ -92,7 +93,8 @@ int KillCgroupProcesses(const fs::path& dir, Duration timeout) {
   for (const auto& fd : pidfds) {
     pollfd p{fd.get(), POLLIN, 0};
     for (;;) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       int r = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
       if (r < 0 && errno == EINTR) continue;
       break;
@@ -129,8 +131,9 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   fs::path socket = layout.dir() / "control.sock";
   if (SomeoneListens(socket)) {
     return Error("another supervisor is serving " + socket.string() +
-                     " (stop it first: podvisor stop --state-dir " + layout.dir().parent_path().string() +
-                     " " + layout.dir().filename().string() + ")",
+                     " (stop it first: podvisor stop --state-dir " +
+                     layout.dir().parent_path().string() + " " + layout.dir().filename().string() +
+                     ")",
                  EADDRINUSE);
   }
 
@@ -152,7 +155,8 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   // and before CleanupPod, which would take the saved attachment along.
   fs::path network_file = layout.dir() / "network.json";
   auto attachment = network::LoadAttachment(network_file);
-  if (!attachment) return attachment.take_error().Wrap("reading the network left by a previous supervisor");
+  if (!attachment)
+    return attachment.take_error().Wrap("reading the network left by a previous supervisor");
   if (attachment->has_value()) {
     network::Attachment& a = **attachment;
     // The namespace is pinned under the pod's directory (network.cc), so
@@ -179,7 +183,8 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   if (unclean_end && !in.pod_cgroup.empty()) {
     fs::path rel = fs::path(in.pod_cgroup).relative_path();
     for (const auto& mount : cgroups::CgroupMounts()) {
-      if (fs::is_directory(mount / rel, ec)) report.processes_killed += KillCgroupProcesses(mount / rel, in.runtime_timeout);
+      if (fs::is_directory(mount / rel, ec))
+        report.processes_killed += KillCgroupProcesses(mount / rel, in.runtime_timeout);
     }
   }
 
@@ -191,17 +196,20 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
     return s.take_error().Wrap("removing what a previous supervisor left");
   }
   fs::remove_all(layout.RuntimeRoot(), ec);
-  if (ec) return Error("removing " + layout.RuntimeRoot().string() + ": " + ec.message(), ec.value());
+  if (ec)
+    return Error("removing " + layout.RuntimeRoot().string() + ": " + ec.message(), ec.value());
 
   if (!in.pod_cgroup.empty()) {
     fs::path rel = fs::path(in.pod_cgroup).relative_path();
     for (const auto& mount : cgroups::CgroupMounts()) {
-      if (fs::is_directory(mount / rel, ec)) report.cgroups_removed += RemoveCgroupTree(mount / rel);
+      if (fs::is_directory(mount / rel, ec))
+        report.cgroups_removed += RemoveCgroupTree(mount / rel);
     }
     // The parent directories podvisor created above the pod, when empty.
     cgroups::RemoveEmptyCgroupDirs(fs::path(in.pod_cgroup).parent_path().string());
   }
-  if (report.Any()) spdlog::warn("recovered from a previous supervisor of this pod: {}", report.ToString());
+  if (report.Any())
+    spdlog::warn("recovered from a previous supervisor of this pod: {}", report.ToString());
   return report;
 }
 

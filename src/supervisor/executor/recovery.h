@@ -43,7 +43,7 @@ namespace podvisor::supervisor {
 struct RecoveryReport {
   int containers_deleted = 0;  // runtime state entries removed with delete --force
   int mounts_removed = 0;
-  int processes_killed = 0;    // found in the pod's cgroups without runtime state
+  int processes_killed = 0;  // found in the pod's cgroups without runtime state
   int cgroups_removed = 0;
   bool network_detached = false;
   bool Any() const {

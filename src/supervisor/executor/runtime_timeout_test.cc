@@ -16,21 +16,27 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(RuntimeTimeout, BoundsCreateStartDeleteStateButNotExec) {
-  for (const char* step : {"create", "start", "delete", "state"}) EXPECT_TRUE(BoundedByRuntimeTimeout(step)) << step;
+  for (const char* step : {"create", "start", "delete", "state"})
+    EXPECT_TRUE(BoundedByRuntimeTimeout(step)) << step;
   EXPECT_FALSE(BoundedByRuntimeTimeout("exec"));
   EXPECT_FALSE(BoundedByRuntimeTimeout("kill"));
 }
 
-TEST(RuntimeTimeout, DefaultIsTheKubeletsRuntimeRequestTimeout) { EXPECT_EQ(kDefaultRuntimeTimeout, 2min); }
+TEST(RuntimeTimeout, DefaultIsTheKubeletsRuntimeRequestTimeout) {
+  EXPECT_EQ(kDefaultRuntimeTimeout, 2min);
+}
 
 TEST(RuntimeTimeout, MessagesUseGoDurations) {
-  EXPECT_EQ(RuntimeTimeoutMessage("create", 2min), "runtime create did not finish within 2m0s: killed");
+  EXPECT_EQ(RuntimeTimeoutMessage("create", 2min),
+            "runtime create did not finish within 2m0s: killed");
   EXPECT_EQ(RuntimeTimeoutMessage("start", 1s), "runtime start did not finish within 1s: killed");
-  EXPECT_EQ(RuntimeTimeoutMessage("delete", 1500ms), "runtime delete did not finish within 1.5s: killed");
+  EXPECT_EQ(RuntimeTimeoutMessage("delete", 1500ms),
+            "runtime delete did not finish within 1.5s: killed");
 }
 
 TEST(RuntimeTimeout, RecordedAsTheRuntimesLastError) {
-  auto log = std::filesystem::path(::testing::TempDir()) / ("rt-timeout-" + std::to_string(getpid()) + ".log");
+  auto log = std::filesystem::path(::testing::TempDir()) /
+             ("rt-timeout-" + std::to_string(getpid()) + ".log");
   std::ofstream(log) << "{\"level\":\"info\",\"msg\":\"creating\"}\n";
   RecordRuntimeTimeout(log, "create", 2min);
   EXPECT_EQ(oci::LastRuntimeError(log), "runtime create did not finish within 2m0s: killed");

@@ -54,7 +54,10 @@ std::string_view KillCauseName(KillCause cause);
 struct ContainerRecord {
   ContainerRecord(pod::Container spec_in, ContainerRole role_in, size_t list_index_in,
                   BackoffOptions backoff_options)
-      : spec(std::move(spec_in)), role(role_in), list_index(list_index_in), backoff(backoff_options) {}
+      : spec(std::move(spec_in)),
+        role(role_in),
+        list_index(list_index_in),
+        backoff(backoff_options) {}
 
   pod::Container spec;
   ContainerRole role;
@@ -82,7 +85,7 @@ struct ContainerRecord {
   std::optional<MonoTime> kill_budget_end;  // own budget of S3.3/S8.2 kills
   bool kill_budget_armed = false;
   MonoTime signalled_at{};
-  std::optional<MonoTime> sigkill_at;  // set while the SIGKILL timer is armed
+  std::optional<MonoTime> sigkill_at;   // set while the SIGKILL timer is armed
   bool start_attempt_finished = false;  // S1.4 gate, first start only
   // Created ahead of its turn in the init list (S1.1 orders the starts,
   // not the creates): nothing of it shows in status or events until its

@@ -8,7 +8,9 @@ namespace podvisor::supervisor {
 
 namespace {
 
-constexpr unsigned ProbeBit(ProbeKind kind) { return 1u << static_cast<unsigned>(kind); }
+constexpr unsigned ProbeBit(ProbeKind kind) {
+  return 1u << static_cast<unsigned>(kind);
+}
 
 const std::optional<pod::Probe>& ProbeOf(const pod::Container& spec, ProbeKind kind) {
   switch (kind) {
@@ -34,7 +36,8 @@ Lifecycle::Lifecycle(pod::Pod pod, LifecycleOptions options)
     : pod_(std::move(pod)), options_(std::move(options)) {
   const auto& inits = pod_.spec.init_containers;
   for (size_t i = 0; i < inits.size(); ++i) {
-    const ContainerRole role = pod::IsSidecar(inits[i]) ? ContainerRole::kSidecar : ContainerRole::kInit;
+    const ContainerRole role =
+        pod::IsSidecar(inits[i]) ? ContainerRole::kSidecar : ContainerRole::kInit;
     containers_.emplace_back(inits[i], role, i, options_.backoff);
   }
   init_count_ = inits.size();
@@ -108,11 +111,18 @@ Lifecycle::Container* Lifecycle::Current(std::string_view name, int instance) {
   return c && c->instance == instance ? c : nullptr;
 }
 
-RunState Lifecycle::StateOf(std::string_view name) const { return Find(name)->state; }
-StopStep Lifecycle::StopStepOf(std::string_view name) const { return Find(name)->stop; }
-int Lifecycle::InstanceOf(std::string_view name) const { return Find(name)->instance; }
+RunState Lifecycle::StateOf(std::string_view name) const {
+  return Find(name)->state;
+}
+StopStep Lifecycle::StopStepOf(std::string_view name) const {
+  return Find(name)->stop;
+}
+int Lifecycle::InstanceOf(std::string_view name) const {
+  return Find(name)->instance;
+}
 
-void Lifecycle::Announce(EventType type, std::string reason, std::string object, std::string message) {
+void Lifecycle::Announce(EventType type, std::string reason, std::string object,
+                         std::string message) {
   Emit(supervisor::Publish{type, std::move(reason), std::move(object), std::move(message)});
 }
 

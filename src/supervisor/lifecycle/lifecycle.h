@@ -166,7 +166,7 @@ class Lifecycle {
 
   bool started_ = false;
   Now pod_start_{};
-  size_t next_init_ = 0;     // the init-list entry the start plan waits for
+  size_t next_init_ = 0;      // the init-list entry the start plan waits for
   bool initialized_ = false;  // S1.5: for good once true
   // S12.1: every draft sidecar was ready once; the standard containers'
   // first starts no longer wait (restarts never did).

@@ -11,9 +11,9 @@ namespace podvisor::supervisor {
 namespace {
 
 using namespace lifecycle_testing;
+using pod::RestartPolicy;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using pod::RestartPolicy;
 
 std::vector<StartProbes> StartedProbes(const std::vector<Action>& actions) {
   std::vector<StartProbes> out;
@@ -76,7 +76,8 @@ TEST(LifecycleProbes, S7_3_ALivenessSuccessIsTheInitialResultAndChangesNothing) 
 }
 
 TEST(LifecycleProbes, S3_3_StartupFailureKillUsesTheProbesOwnGrace) {
-  Harness h(MakePod({}, {WithPreStop(WithStartupProbe(C("app"), /*grace=*/3))}, RestartPolicy::kAlways,
+  Harness h(MakePod({}, {WithPreStop(WithStartupProbe(C("app"), /*grace=*/3))},
+                    RestartPolicy::kAlways,
                     /*grace_seconds=*/30));
   h.Start();
   h.Take();
@@ -95,7 +96,8 @@ TEST(LifecycleProbes, S5_7_RegularContainerLivenessStopsAtTerminationReadinessKe
   h.Take();
   h.Probe("app", ProbeKind::kReadiness, true);
   h.Stop("Eviction");
-  EXPECT_THAT(h.Take(), ElementsAre("0s StopProbes(app#0, liveness)", "0s RunHook(app#0, preStop, reason=Eviction)"));
+  EXPECT_THAT(h.Take(), ElementsAre("0s StopProbes(app#0, liveness)",
+                                    "0s RunHook(app#0, preStop, reason=Eviction)"));
   // A readiness failure while draining still makes it unready (S7.5).
   h.Probe("app", ProbeKind::kReadiness, false);
   EXPECT_FALSE(h.lc().Status().container_statuses[0].ready);
@@ -126,8 +128,9 @@ TEST(LifecycleProbes, S8_3_PreStopOnlyWhenTheSupervisorKills) {
   h.Start();
   h.Take();
   h.Exit("app", 1);  // exited by itself: no preStop
-  EXPECT_THAT(h.Take(), ElementsAre("0s StopProbes(app#0, liveness)", "0s Delete(app#0)", "0s Create(app#1)",
-                                    "0s Start(app#1)", "0s StartProbes(app#1, liveness)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s StopProbes(app#0, liveness)", "0s Delete(app#0)", "0s Create(app#1)",
+                          "0s Start(app#1)", "0s StartProbes(app#1, liveness)"));
   h.Probe("app", ProbeKind::kLiveness, false);  // killed by us: preStop first
   EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(app#1, preStop)"));
 }

@@ -49,8 +49,8 @@ std::string MessageExcerpt(const std::string& message) {
 // the pod's own termination.
 void Lifecycle::AnnounceExit(const Container& c, const pod::ContainerStateTerminated& t) {
   const bool failure = !c.last_exit_ok || KilledForFailure(c.kill_cause);
-  std::string message = "Container " + c.spec.name + " exited with code " +
-                        std::to_string(t.exit_code);
+  std::string message =
+      "Container " + c.spec.name + " exited with code " + std::to_string(t.exit_code);
   if (t.signal != 0) message += " (signal " + std::to_string(t.signal) + ")";
   message += ", reason " + t.reason;
   if (!t.message.empty()) message += ": " + MessageExcerpt(t.message);
@@ -82,7 +82,8 @@ void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
   c->terminated = std::move(t);
   c->last_exit_ok = e.exit_code == 0 && !e.oom_killed;  // S1.2: OOMKilled fails even with 0
   if (e.oom_killed) {
-    AnnounceFor(*c, EventType::kWarning, "OOMKilled", "Container " + c->spec.name + " was OOM-killed");
+    AnnounceFor(*c, EventType::kWarning, "OOMKilled",
+                "Container " + c->spec.name + " was OOM-killed");
   }
   AnnounceExit(*c, *c->terminated);
 

@@ -10,11 +10,11 @@ namespace podvisor::supervisor {
 namespace {
 
 using namespace lifecycle_testing;
+using pod::PodPhase;
+using pod::RestartPolicy;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using pod::PodPhase;
-using pod::RestartPolicy;
 
 TEST(LifecycleRestart, S3_1_StartedSidecarRestartsOnAnyExitUnderNever) {
   Harness h(MakePod({Sidecar(C("proxy"))}, {C("app")}, RestartPolicy::kNever));
@@ -22,7 +22,8 @@ TEST(LifecycleRestart, S3_1_StartedSidecarRestartsOnAnyExitUnderNever) {
   h.Take();
   h.Advance(5s);
   h.Exit("proxy", 0);
-  EXPECT_THAT(h.Take(), ElementsAre("5s Delete(proxy#0)", "5s Create(proxy#1)", "5s Start(proxy#1)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("5s Delete(proxy#0)", "5s Create(proxy#1)", "5s Start(proxy#1)"));
   h.Advance(5s);
   h.Exit("proxy", 2);
   EXPECT_THAT(h.Take(), ElementsAre("10s Delete(proxy#1)"));
@@ -150,8 +151,8 @@ TEST(LifecycleRestart, S3_4_OnFailureCompletesWhenAllExitedZero) {
   h.Exit("a", 1);
   h.Exit("a", 0);
   h.Exit("b", 0);
-  EXPECT_THAT(h.Take(), ElementsAre("0s Delete(a#0)", "0s Create(a#1)", "0s Start(a#1)", "0s Delete(a#1)",
-                                    "0s Delete(b#0)", "0s PodEnded(Succeeded)"));
+  EXPECT_THAT(h.Take(), ElementsAre("0s Delete(a#0)", "0s Create(a#1)", "0s Start(a#1)",
+                                    "0s Delete(a#1)", "0s Delete(b#0)", "0s PodEnded(Succeeded)"));
 }
 
 TEST(LifecycleRestart, S3_5_ActiveDeadlineCountsFromPodStartAndFailsThePod) {
@@ -165,8 +166,8 @@ TEST(LifecycleRestart, S3_5_ActiveDeadlineCountsFromPodStartAndFailsThePod) {
   h.TakeEvents();
   h.Advance(40s);
   EXPECT_THAT(h.Take(), ElementsAre("60s RunHook(app#0, preStop, reason=DeadlineExceeded)"));
-  EXPECT_THAT(h.TakeEvents(),
-              ElementsAre("60s DeadlineExceeded pod", "60s PodStopping pod", "60s Killing container/app"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("60s DeadlineExceeded pod", "60s PodStopping pod",
+                                          "60s Killing container/app"));
   pod::PodStatus st = h.lc().Status();
   EXPECT_EQ(st.phase, PodPhase::kFailed);
   EXPECT_EQ(st.reason, "DeadlineExceeded");
@@ -174,7 +175,8 @@ TEST(LifecycleRestart, S3_5_ActiveDeadlineCountsFromPodStartAndFailsThePod) {
   EXPECT_EQ(pod::SummarizePod(h.lc().pod().spec, st).status, "DeadlineExceeded");
   h.HookDone("app", HookKind::kPreStop);
   h.ExitBySignal("app", 15);
-  EXPECT_THAT(h.Take(), ElementsAre("60s Signal(app#0, SIGTERM)", "60s Delete(app#0)", "60s PodEnded(Failed)"));
+  EXPECT_THAT(h.Take(), ElementsAre("60s Signal(app#0, SIGTERM)", "60s Delete(app#0)",
+                                    "60s PodEnded(Failed)"));
 }
 
 TEST(LifecycleRestart, S4_1_BackoffDoublesFromTenSecondsMeasuredFromThePreviousExit) {
@@ -214,7 +216,8 @@ TEST(LifecycleRestart, S4_2_AnInstanceThatRanTenMinutesResetsTheBackoff) {
   h.Advance(10min);
   h.Take();
   h.Exit("app", 1);
-  EXPECT_THAT(h.Take(), ElementsAre("610s Delete(app#2)", "610s Create(app#3)", "610s Start(app#3)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("610s Delete(app#2)", "610s Create(app#3)", "610s Start(app#3)"));
 }
 
 TEST(LifecycleRestart, S4_3_StatusIsCrashLoopBackOffWhileWaiting) {

@@ -9,16 +9,17 @@ namespace podvisor::supervisor {
 namespace {
 
 using namespace lifecycle_testing;
+using pod::RestartPolicy;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using pod::RestartPolicy;
 
 TEST(LifecycleStart, S1_1_InitEntriesStartOneAtATimeInSpecOrder) {
   Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
   h.Start();
   // init-2 is created ahead, while init-1 runs; only the starts are ordered.
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Create(init-2#0)", "0s Start(init-1#0)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Create(init-1#0)", "0s Create(init-2#0)", "0s Start(init-1#0)"));
   h.Advance(1s);
   h.Exit("init-1", 0);
   EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Start(init-2#0)"));
@@ -35,18 +36,21 @@ TEST(LifecycleStart, S1_2_OomKilledInitCountsAsFailedEvenWithExitZero) {
   h.Exit("init-1", 0, 0, /*oom=*/true);
   // Restarted (first restart immediate, S4.1), init-2 does not begin: it
   // stays created ahead, not started, and is not created a second time.
-  EXPECT_THAT(h.Take(), ElementsAre("0s Delete(init-1#0)", "0s Create(init-1#1)", "0s Start(init-1#1)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Delete(init-1#0)", "0s Create(init-1#1)", "0s Start(init-1#1)"));
   EXPECT_EQ(h.lc().StateOf("init-2"), RunState::kCreated);
   EXPECT_EQ(h.lc().Status().init_container_statuses[1].state.waiting->reason, "PodInitializing");
 }
 
 TEST(LifecycleStart, S1_3_SidecarGatesTheNextEntryOnPostStartAndStartupProbe) {
-  Harness h(MakePod({WithReadiness(WithStartupProbe(WithPostStart(Sidecar(C("proxy"))))), C("init")},
-                    {C("app")}));
+  Harness h(
+      MakePod({WithReadiness(WithStartupProbe(WithPostStart(Sidecar(C("proxy"))))), C("init")},
+              {C("app")}));
   h.manual_post_start = {"proxy"};
   h.Start();
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(proxy#0)", "0s Create(init#0)", "0s Start(proxy#0)",
-                                    "0s StartProbes(proxy#0, startup)", "0s RunHook(proxy#0, postStart)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Create(proxy#0)", "0s Create(init#0)", "0s Start(proxy#0)",
+                          "0s StartProbes(proxy#0, startup)", "0s RunHook(proxy#0, postStart)"));
   h.Advance(1s);
   h.Probe("proxy", ProbeKind::kStartup, true);
   // Started by its probe, but its postStart still runs: init waits.
@@ -103,12 +107,15 @@ TEST(LifecycleStart, S1_1_EntryCreatedAheadIsStartedAndReportedOnlyInItsTurn) {
   h.Feed(RuntimeCreated{"init-1", 0, "id-1"});
   h.Feed(RuntimeStarted{"init-1", 0});
   EXPECT_THAT(h.Take(), ElementsAre("0s Start(init-1#0)"));
-  EXPECT_THAT(h.TakeEvents(), ElementsAre("0s Created container/init-1", "0s Started container/init-1"));
+  EXPECT_THAT(h.TakeEvents(),
+              ElementsAre("0s Created container/init-1", "0s Started container/init-1"));
   h.Advance(1s);
   h.Exit("init-1", 0);
   // proxy starts at once; init-2 is created ahead in turn.
-  EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Start(proxy#0)", "1s Create(init-2#0)"));
-  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s Exited container/init-1", "1s Created container/proxy"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("1s Delete(init-1#0)", "1s Start(proxy#0)", "1s Create(init-2#0)"));
+  EXPECT_THAT(h.TakeEvents(),
+              ElementsAre("1s Exited container/init-1", "1s Created container/proxy"));
   EXPECT_EQ(h.lc().Status().init_container_statuses[1].container_id, "id-proxy");
   EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
 }
@@ -117,7 +124,8 @@ TEST(LifecycleStart, S1_1_FailedCreateAheadIsRetriedInItsTurnAndOnlyThenReported
   Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
   h.manual_runtime = {"init-2"};
   h.Start();
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Create(init-2#0)", "0s Start(init-1#0)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Create(init-1#0)", "0s Create(init-2#0)", "0s Start(init-1#0)"));
   h.TakeEvents();
   h.Feed(RuntimeFailed{"init-2", 0, RuntimeStep::kCreate, "rootfs missing"});
   EXPECT_THAT(h.Take(), IsEmpty());
@@ -128,7 +136,8 @@ TEST(LifecycleStart, S1_1_FailedCreateAheadIsRetriedInItsTurnAndOnlyThenReported
   h.Exit("init-1", 0);
   EXPECT_THAT(h.Take(), ElementsAre("1s Delete(init-1#0)", "1s Create(init-2#0)"));
   h.Feed(RuntimeFailed{"init-2", 0, RuntimeStep::kCreate, "rootfs missing"});
-  EXPECT_EQ(h.lc().Status().init_container_statuses[1].state.waiting->reason, "CreateContainerError");
+  EXPECT_EQ(h.lc().Status().init_container_statuses[1].state.waiting->reason,
+            "CreateContainerError");
   EXPECT_THAT(h.TakeEvents(), Contains("1s Failed container/init-2"));
 }
 
@@ -283,17 +292,20 @@ TEST(LifecycleStart, S2_3_StartErrorIsAStartErrorRunAndRetried) {
 TEST(LifecycleStart, S7_4_LivenessAndReadinessWaitForTheStartupProbe) {
   Harness h(MakePod({}, {WithReadiness(WithLiveness(WithStartupProbe(C("app"))))}));
   h.Start();
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(app#0)", "0s Start(app#0)", "0s StartProbes(app#0, startup)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Create(app#0)", "0s Start(app#0)", "0s StartProbes(app#0, startup)"));
   h.Advance(7s);
   h.Probe("app", ProbeKind::kStartup, true);
-  EXPECT_THAT(h.Take(), ElementsAre("7s StartProbes(app#0, readiness)", "7s StartProbes(app#0, liveness)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("7s StartProbes(app#0, readiness)", "7s StartProbes(app#0, liveness)"));
   // The startup probe paused after its result: a late report changes nothing.
   h.Probe("app", ProbeKind::kStartup, false);
   EXPECT_THAT(h.Take(), IsEmpty());
 }
 
 TEST(LifecycleStart, S8_2_FailedPostStartKillsCountsAsFailedStartAndLetsTheNextStart) {
-  Harness h(MakePod({}, {WithPreStop(WithPostStart(C("mesh"))), C("app")}, RestartPolicy::kOnFailure));
+  Harness h(
+      MakePod({}, {WithPreStop(WithPostStart(C("mesh"))), C("app")}, RestartPolicy::kOnFailure));
   h.manual_post_start = {"mesh"};
   h.Start();
   h.Take();
@@ -303,13 +315,14 @@ TEST(LifecycleStart, S8_2_FailedPostStartKillsCountsAsFailedStartAndLetsTheNextS
   // The next container's start waited for the hook; a failed one ends it.
   // The kill goes through S5.3: preStop first (S8.3).
   EXPECT_THAT(h.Take(), ElementsAre("1s Start(app#0)", "1s RunHook(mesh#0, preStop)"));
-  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s FailedPostStartHook container/mesh", "1s Killing container/mesh",
-                                          "1s Started container/app"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("1s FailedPostStartHook container/mesh",
+                                          "1s Killing container/mesh", "1s Started container/app"));
   h.HookDone("mesh", HookKind::kPreStop);
   h.ExitBySignal("mesh", 15);
   // Restarted under OnFailure as a failed start.
-  EXPECT_THAT(h.Take(), ElementsAre("1s Signal(mesh#0, SIGTERM)", "1s Delete(mesh#0)", "1s Create(mesh#1)",
-                                    "1s Start(mesh#1)", "1s RunHook(mesh#1, postStart)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("1s Signal(mesh#0, SIGTERM)", "1s Delete(mesh#0)", "1s Create(mesh#1)",
+                          "1s Start(mesh#1)", "1s RunHook(mesh#1, postStart)"));
   EXPECT_EQ(h.lc().Status().container_statuses[0].state.waiting, std::nullopt);
 }
 

@@ -168,7 +168,8 @@ std::vector<PodCondition> Lifecycle::Conditions() const {
   }
   const bool completed = Phase() == pod::PodPhase::kSucceeded;
   const std::string ready_reason = completed ? "PodCompleted" : "ContainersNotReady";
-  const std::string ready_message = completed ? "" : "containers with unready status: " + Join(unready);
+  const std::string ready_message =
+      completed ? "" : "containers with unready status: " + Join(unready);
   const bool containers_ready = !completed && unready.empty();
   add(pod::kConditionContainersReady, containers_ready, ready_reason, ready_message);
 

@@ -9,17 +9,19 @@ namespace podvisor::supervisor {
 namespace {
 
 using namespace lifecycle_testing;
-using ::testing::Contains;
 using pod::ConditionStatus;
 using pod::PodPhase;
 using pod::RestartPolicy;
+using ::testing::Contains;
 
 ConditionStatus ConditionOf(const pod::PodStatus& st, std::string_view type) {
   const pod::PodCondition* c = st.FindCondition(type);
   return c ? c->status : ConditionStatus::kUnknown;
 }
 
-std::string Line(Harness& h) { return pod::SummarizePod(h.lc().pod().spec, h.lc().Status()).status; }
+std::string Line(Harness& h) {
+  return pod::SummarizePod(h.lc().pod().spec, h.lc().Status()).status;
+}
 std::string ReadyColumn(Harness& h) {
   return pod::SummarizePod(h.lc().pod().spec, h.lc().Status()).ReadyColumn();
 }

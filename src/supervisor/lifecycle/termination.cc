@@ -33,8 +33,8 @@ namespace podvisor::supervisor {
 
 namespace {
 
-constexpr Duration kMinimumGrace = std::chrono::seconds(1);         // S5.1
-constexpr Duration kSigkillAfterSignal = std::chrono::seconds(2);   // S5.3, S5.5
+constexpr Duration kMinimumGrace = std::chrono::seconds(1);        // S5.1
+constexpr Duration kSigkillAfterSignal = std::chrono::seconds(2);  // S5.3, S5.5
 
 bool HasPreStop(const pod::Container& spec) {
   return spec.lifecycle && spec.lifecycle->pre_stop.has_value();
@@ -70,7 +70,8 @@ int Lifecycle::StopSignalOf(const Container& c) const {
       return *signo;
     }
   }
-  if (auto it = options_.image_stop_signals.find(c.spec.name); it != options_.image_stop_signals.end()) {
+  if (auto it = options_.image_stop_signals.find(c.spec.name);
+      it != options_.image_stop_signals.end()) {
     return it->second;
   }
   return SIGTERM;
@@ -91,7 +92,7 @@ void Lifecycle::KillInstance(Container& c, KillCause cause, std::optional<int64_
                              Now now) {
   if (c.state != RunState::kRunning) return;
   if (c.stop == StopStep::kSignalled || c.stop == StopStep::kKilled) return;  // already dying
-  if (c.kill_cause != KillCause::kNone) return;  // written once
+  if (c.kill_cause != KillCause::kNone) return;                               // written once
   c.kill_cause = cause;
   const Duration grace =
       grace_seconds ? std::max<Duration>(std::chrono::seconds(*grace_seconds), kMinimumGrace)
@@ -111,7 +112,8 @@ void Lifecycle::KillInstance(Container& c, KillCause cause, std::optional<int64_
         c.pre_stop_running = true;
         c.kill_budget_armed = true;
         Emit(RunHook{c.spec.name, c.instance, HookKind::kPreStop, std::nullopt});
-        Emit(ArmTimer{TimerId{TimerKind::kKillBudget, c.spec.name, c.instance}, *c.kill_budget_end});
+        Emit(
+            ArmTimer{TimerId{TimerKind::kKillBudget, c.spec.name, c.instance}, *c.kill_budget_end});
       } else {
         SendStopSignal(c, now);
       }
@@ -438,7 +440,8 @@ void Lifecycle::AdvanceSidecarStops(Now now) {
   for (size_t i = init_count_; i-- > 0;) {
     Container& c = containers_[i];
     if (!c.IsSidecar()) continue;
-    if (c.state == RunState::kRunning && c.stop == StopStep::kWaitingForTurn) SendStopSignal(c, now);
+    if (c.state == RunState::kRunning && c.stop == StopStep::kWaitingForTurn)
+      SendStopSignal(c, now);
     if (!Done(c)) return;
   }
 }

@@ -11,11 +11,11 @@ namespace podvisor::supervisor {
 namespace {
 
 using namespace lifecycle_testing;
+using pod::PodPhase;
+using pod::RestartPolicy;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using pod::PodPhase;
-using pod::RestartPolicy;
 
 TEST(LifecycleTermination, S5_1_GraceNeverBelowOneSecond) {
   Harness h(MakePod({}, {C("app")}));
@@ -73,7 +73,8 @@ TEST(LifecycleTermination, S5_1_ALaterRequestOnlyShortensTheBudget) {
 }
 
 TEST(LifecycleTermination, S5_2_PreStopsStartConcurrentlyForRegularsAndSidecars) {
-  Harness h(MakePod({WithPreStop(Sidecar(C("proxy")))}, {WithPreStop(C("a")), WithPreStop(C("b")), C("c")}));
+  Harness h(MakePod({WithPreStop(Sidecar(C("proxy")))},
+                    {WithPreStop(C("a")), WithPreStop(C("b")), C("c")}));
   h.Start();
   h.Take();
   h.Stop();
@@ -98,7 +99,8 @@ TEST(LifecycleTermination, S5_3_StopSignalAfterOwnPreStopSigkillAtBudgetEndButNo
 }
 
 TEST(LifecycleTermination, S5_4_SidecarsStopInReverseOrder) {
-  Harness h(MakePod({Sidecar(C("s1")), WithPreStop(Sidecar(C("s2"))), Sidecar(C("s3"))}, {C("app")}));
+  Harness h(
+      MakePod({Sidecar(C("s1")), WithPreStop(Sidecar(C("s2"))), Sidecar(C("s3"))}, {C("app")}));
   h.Start();
   h.Take();
   h.Stop();
@@ -138,7 +140,8 @@ TEST(LifecycleTermination, S5_4_LastSidecarWaitsForItsPreStopAndEveryRegularCont
 }
 
 TEST(LifecycleTermination, S5_5_BudgetEndSignalsEveryoneAtOnceAndSigkills2sLater) {
-  Harness h(MakePod({Sidecar(C("s1")), Sidecar(C("s2"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways,
+  Harness h(MakePod({Sidecar(C("s1")), Sidecar(C("s2"))}, {WithPreStop(C("app"))},
+                    RestartPolicy::kAlways,
                     /*grace=*/10));
   h.Start();
   h.Take();
@@ -153,12 +156,14 @@ TEST(LifecycleTermination, S5_5_BudgetEndSignalsEveryoneAtOnceAndSigkills2sLater
   h.ExitBySignal("app", 9);
   h.ExitBySignal("s1", 9);
   h.ExitBySignal("s2", 9);
-  EXPECT_THAT(h.Take(), ElementsAre("12s CancelHook(app#0, preStop)", "12s Delete(app#0)", "12s Delete(s1#0)",
-                                    "12s Delete(s2#0)", "12s PodEnded(Failed)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("12s CancelHook(app#0, preStop)", "12s Delete(app#0)", "12s Delete(s1#0)",
+                          "12s Delete(s2#0)", "12s PodEnded(Failed)"));
 }
 
 TEST(LifecycleTermination, S5_5_GraceExpiryKeepsThe2sFloorAndSidecarsStillGetTheirTurn) {
-  Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways, /*grace=*/10));
+  Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways,
+                    /*grace=*/10));
   h.Start();
   h.Take();
   h.Stop();
@@ -183,7 +188,8 @@ TEST(LifecycleTermination, S5_6_PreStopEndsWithItsContainerAndItsFailureIsOnlyAn
   h.HookDone("a", HookKind::kPreStop, false, "exit status 7");
   h.Exit("b", 0);  // b exits during its preStop
   EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(a#0, preStop)", "0s RunHook(b#0, preStop)",
-                                    "0s Signal(a#0, SIGTERM)", "0s CancelHook(b#0, preStop)", "0s Delete(b#0)"));
+                                    "0s Signal(a#0, SIGTERM)", "0s CancelHook(b#0, preStop)",
+                                    "0s Delete(b#0)"));
   EXPECT_THAT(h.TakeEvents(), Contains("0s FailedPreStopHook container/a"));
 }
 
@@ -213,14 +219,15 @@ TEST(LifecycleTermination, S5_7_PendingRestartAfterACreateErrorIsCancelled) {
 }
 
 TEST(LifecycleTermination, S5_7_SidecarExitingBeforeItsStopSignalIsRestarted) {
-  Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways, /*grace=*/10));
+  Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways,
+                    /*grace=*/10));
   h.Start();
   h.Take();
   h.Stop();
   h.Advance(1s);
   h.Exit("proxy", 1);  // first restart: immediate
-  EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(app#0, preStop)", "1s Delete(proxy#0)", "1s Create(proxy#1)",
-                                    "1s Start(proxy#1)"));
+  EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(app#0, preStop)", "1s Delete(proxy#0)",
+                                    "1s Create(proxy#1)", "1s Start(proxy#1)"));
   EXPECT_EQ(h.lc().StopStepOf("proxy"), StopStep::kWaitingForTurn);
   h.Advance(1s);
   h.HookDone("app", HookKind::kPreStop);
@@ -232,15 +239,17 @@ TEST(LifecycleTermination, S5_7_SidecarExitingBeforeItsStopSignalIsRestarted) {
 }
 
 TEST(LifecycleTermination, S5_7_SidecarRestartOnlyIfTheBackoffFitsTheBudget) {
-  Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways, /*grace=*/10));
+  Harness h(MakePod({Sidecar(C("proxy"))}, {WithPreStop(C("app"))}, RestartPolicy::kAlways,
+                    /*grace=*/10));
   h.Start();
   h.Take();
   h.Stop();
   h.Exit("proxy", 1);  // immediate restart
   h.Advance(1s);
   h.Exit("proxy", 1);  // 10 s backoff ends at 11 s, after the budget (10 s)
-  EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(app#0, preStop)", "0s Delete(proxy#0)", "0s Create(proxy#1)",
-                                    "0s Start(proxy#1)", "1s Delete(proxy#1)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s RunHook(app#0, preStop)", "0s Delete(proxy#0)", "0s Create(proxy#1)",
+                          "0s Start(proxy#1)", "1s Delete(proxy#1)"));
   EXPECT_EQ(h.lc().StateOf("proxy"), RunState::kExited);
 }
 
@@ -250,7 +259,8 @@ TEST(LifecycleTermination, S5_7_SidecarLivenessRunsUntilItsStopSignalAndRestarts
   h.Take();
   h.Stop();
   // The regular container's liveness stops now, the sidecar's does not.
-  EXPECT_THAT(h.Take(), ElementsAre("0s StopProbes(app#0, liveness)", "0s RunHook(app#0, preStop)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s StopProbes(app#0, liveness)", "0s RunHook(app#0, preStop)"));
   h.Advance(1s);
   h.Probe("proxy", ProbeKind::kLiveness, false);
   EXPECT_THAT(h.Take(), ElementsAre("1s Signal(proxy#0, SIGTERM)"));
@@ -259,8 +269,9 @@ TEST(LifecycleTermination, S5_7_SidecarLivenessRunsUntilItsStopSignalAndRestarts
                                     "1s StartProbes(proxy#1, liveness)"));
   h.HookDone("app", HookKind::kPreStop);
   h.ExitBySignal("app", 15);
-  EXPECT_THAT(h.Take(), ElementsAre("1s Signal(app#0, SIGTERM)", "1s Delete(app#0)",
-                                    "1s Signal(proxy#1, SIGTERM)", "1s StopProbes(proxy#1, liveness)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("1s Signal(app#0, SIGTERM)", "1s Delete(app#0)",
+                          "1s Signal(proxy#1, SIGTERM)", "1s StopProbes(proxy#1, liveness)"));
 }
 
 TEST(LifecycleTermination, S5_7_ReadinessRunsUntilExit) {
@@ -273,7 +284,8 @@ TEST(LifecycleTermination, S5_7_ReadinessRunsUntilExit) {
   h.Probe("app", ProbeKind::kReadiness, false);
   EXPECT_FALSE(h.lc().Status().container_statuses[0].ready);
   h.ExitBySignal("app", 15);
-  EXPECT_THAT(h.Take(), ElementsAre("0s StopProbes(app#0, readiness)", "0s Delete(app#0)", "0s PodEnded(Failed)"));
+  EXPECT_THAT(h.Take(), ElementsAre("0s StopProbes(app#0, readiness)", "0s Delete(app#0)",
+                                    "0s PodEnded(Failed)"));
 }
 
 TEST(LifecycleTermination, S5_8_NeverStartedAreNotWaitedForRunningUnstartedSidecarSignalledAtOnce) {
@@ -284,7 +296,8 @@ TEST(LifecycleTermination, S5_8_NeverStartedAreNotWaitedForRunningUnstartedSidec
   // init was created ahead of its turn: removed, never started.
   EXPECT_THAT(h.Take(), ElementsAre("0s RunHook(proxy#0, preStop)", "0s Delete(init#0)"));
   h.HookDone("proxy", HookKind::kPreStop);
-  EXPECT_THAT(h.Take(), ElementsAre("0s Signal(proxy#0, SIGTERM)", "0s StopProbes(proxy#0, startup)"));
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Signal(proxy#0, SIGTERM)", "0s StopProbes(proxy#0, startup)"));
   h.ExitBySignal("proxy", 15);
   EXPECT_THAT(h.Take(), ElementsAre("0s Delete(proxy#0)", "0s PodEnded(Failed)"));
   EXPECT_EQ(h.lc().StateOf("init"), RunState::kAbandoned);

@@ -76,7 +76,8 @@ inline pod::Probe ExecProbe(std::optional<int64_t> grace = std::nullopt) {
   return p;
 }
 
-inline pod::Container WithStartupProbe(pod::Container c, std::optional<int64_t> grace = std::nullopt) {
+inline pod::Container WithStartupProbe(pod::Container c,
+                                       std::optional<int64_t> grace = std::nullopt) {
   c.startup_probe = ExecProbe(grace);
   return c;
 }
@@ -119,20 +120,17 @@ class Harness {
 
   void Start() { Process(lifecycle_.Start(now())); }
 
-  void Feed(const Event& e) {
-    Process(lifecycle_.Handle(e, now()));
-  }
+  void Feed(const Event& e) { Process(lifecycle_.Handle(e, now())); }
 
   void Exit(const std::string& name, int code = 0, int signal = 0, bool oom = false) {
     Feed(ContainerExited{name, Instance(name), code, signal, oom, ""});
   }
-  void ExitBySignal(const std::string& name, int signal) {
-    Exit(name, 128 + signal, signal);
-  }
+  void ExitBySignal(const std::string& name, int signal) { Exit(name, 128 + signal, signal); }
   void Probe(const std::string& name, ProbeKind kind, bool success, std::string message = "") {
     Feed(ProbeResult{name, Instance(name), kind, success, std::move(message)});
   }
-  void HookDone(const std::string& name, HookKind kind, bool success = true, std::string message = "") {
+  void HookDone(const std::string& name, HookKind kind, bool success = true,
+                std::string message = "") {
     Feed(HookFinished{name, Instance(name), kind, success, std::move(message)});
   }
   void Stop(std::optional<std::string> reason = std::nullopt,
@@ -148,7 +146,8 @@ class Harness {
     for (;;) {
       auto next = timers_.end();
       for (auto it = timers_.begin(); it != timers_.end(); ++it) {
-        if (it->deadline <= target && (next == timers_.end() || it->deadline < next->deadline)) next = it;
+        if (it->deadline <= target && (next == timers_.end() || it->deadline < next->deadline))
+          next = it;
       }
       if (next == timers_.end()) break;
       const TimerId id = next->id;
@@ -214,8 +213,9 @@ class Harness {
       log_.push_back(t + ToString(a));
       if (auto* create = std::get_if<CreateContainer>(&a)) {
         if (!manual_runtime.count(create->container)) {
-          replies.push_back(RuntimeCreated{create->container, create->instance,
-                                           "web-" + create->container + "-" + std::to_string(create->instance)});
+          replies.push_back(
+              RuntimeCreated{create->container, create->instance,
+                             "web-" + create->container + "-" + std::to_string(create->instance)});
         }
       } else if (auto* start = std::get_if<StartContainer>(&a)) {
         if (!manual_runtime.count(start->container)) {
@@ -223,7 +223,8 @@ class Harness {
         }
       } else if (auto* hook = std::get_if<RunHook>(&a)) {
         if (hook->kind == HookKind::kPostStart && !manual_post_start.count(hook->container)) {
-          replies.push_back(HookFinished{hook->container, hook->instance, HookKind::kPostStart, true, ""});
+          replies.push_back(
+              HookFinished{hook->container, hook->instance, HookKind::kPostStart, true, ""});
         }
       }
     }

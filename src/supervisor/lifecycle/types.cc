@@ -85,7 +85,9 @@ std::string ToString(const TimerId& id) {
   return out;
 }
 
-std::string FormatMono(MonoTime t) { return FormatDuration(t.time_since_epoch()); }
+std::string FormatMono(MonoTime t) {
+  return FormatDuration(t.time_since_epoch());
+}
 
 std::string FormatDuration(Duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
@@ -100,41 +102,45 @@ std::string FormatDuration(Duration d) {
 }
 
 std::string ToString(const Event& event) {
-  return std::visit(
-      Overloaded{
-          [](const RuntimeCreated& e) { return "RuntimeCreated(" + Ref(e.container, e.instance) + ")"; },
-          [](const RuntimeStarted& e) { return "RuntimeStarted(" + Ref(e.container, e.instance) + ")"; },
-          [](const RuntimeFailed& e) {
-            return "RuntimeFailed(" + Ref(e.container, e.instance) + ", " +
-                   std::string(RuntimeStepName(e.step)) + ", " + e.message + ")";
-          },
-          [](const ContainerExited& e) {
-            std::string out = "ContainerExited(" + Ref(e.container, e.instance) +
-                              ", code=" + std::to_string(e.exit_code);
-            if (e.signal != 0) out += ", " + SignalName(e.signal);
-            if (e.oom_killed) out += ", oom";
-            return out + ")";
-          },
-          [](const HookFinished& e) {
-            return "HookFinished(" + Ref(e.container, e.instance) + ", " +
-                   std::string(HookKindName(e.kind)) + ", " + (e.success ? "ok" : "failed") + ")";
-          },
-          [](const ProbeResult& e) {
-            return "ProbeResult(" + Ref(e.container, e.instance) + ", " +
-                   std::string(ProbeKindName(e.kind)) + ", " + (e.success ? "success" : "failure") +
-                   ")";
-          },
-          [](const TimerFired& e) { return "TimerFired(" + ToString(e.id) + ")"; },
-          [](const StopRequested& e) {
-            std::string out = "StopRequested(";
-            out += e.reason ? *e.reason : "-";
-            if (e.grace) {
-              out += ", grace=" + FormatDuration(*e.grace);
-            }
-            return out + ")";
-          },
-      },
-      event);
+  return std::visit(Overloaded{
+                        [](const RuntimeCreated& e) {
+                          return "RuntimeCreated(" + Ref(e.container, e.instance) + ")";
+                        },
+                        [](const RuntimeStarted& e) {
+                          return "RuntimeStarted(" + Ref(e.container, e.instance) + ")";
+                        },
+                        [](const RuntimeFailed& e) {
+                          return "RuntimeFailed(" + Ref(e.container, e.instance) + ", " +
+                                 std::string(RuntimeStepName(e.step)) + ", " + e.message + ")";
+                        },
+                        [](const ContainerExited& e) {
+                          std::string out = "ContainerExited(" + Ref(e.container, e.instance) +
+                                            ", code=" + std::to_string(e.exit_code);
+                          if (e.signal != 0) out += ", " + SignalName(e.signal);
+                          if (e.oom_killed) out += ", oom";
+                          return out + ")";
+                        },
+                        [](const HookFinished& e) {
+                          return "HookFinished(" + Ref(e.container, e.instance) + ", " +
+                                 std::string(HookKindName(e.kind)) + ", " +
+                                 (e.success ? "ok" : "failed") + ")";
+                        },
+                        [](const ProbeResult& e) {
+                          return "ProbeResult(" + Ref(e.container, e.instance) + ", " +
+                                 std::string(ProbeKindName(e.kind)) + ", " +
+                                 (e.success ? "success" : "failure") + ")";
+                        },
+                        [](const TimerFired& e) { return "TimerFired(" + ToString(e.id) + ")"; },
+                        [](const StopRequested& e) {
+                          std::string out = "StopRequested(";
+                          out += e.reason ? *e.reason : "-";
+                          if (e.grace) {
+                            out += ", grace=" + FormatDuration(*e.grace);
+                          }
+                          return out + ")";
+                        },
+                    },
+                    event);
 }
 
 std::string ToString(const Action& action) {
@@ -147,8 +153,8 @@ std::string ToString(const Action& action) {
             return "Signal(" + Ref(a.container, a.instance) + ", " + SignalName(a.signo) + ")";
           },
           [](const RunHook& a) {
-            std::string out =
-                "RunHook(" + Ref(a.container, a.instance) + ", " + std::string(HookKindName(a.kind));
+            std::string out = "RunHook(" + Ref(a.container, a.instance) + ", " +
+                              std::string(HookKindName(a.kind));
             if (a.stop_reason) out += ", reason=" + *a.stop_reason;
             return out + ")";
           },
@@ -164,13 +170,17 @@ std::string ToString(const Action& action) {
             return "StopProbes(" + Ref(a.container, a.instance) + ", " +
                    std::string(ProbeKindName(a.kind)) + ")";
           },
-          [](const ArmTimer& a) { return "ArmTimer(" + ToString(a.id) + ", " + FormatMono(a.deadline) + ")"; },
+          [](const ArmTimer& a) {
+            return "ArmTimer(" + ToString(a.id) + ", " + FormatMono(a.deadline) + ")";
+          },
           [](const CancelTimer& a) { return "CancelTimer(" + ToString(a.id) + ")"; },
           [](const Publish& a) {
-            return "Publish(" + std::string(EventTypeName(a.type)) + " " + a.reason + " " + a.object +
-                   ": " + a.message + ")";
+            return "Publish(" + std::string(EventTypeName(a.type)) + " " + a.reason + " " +
+                   a.object + ": " + a.message + ")";
           },
-          [](const PodEnded& a) { return "PodEnded(" + std::string(pod::PodPhaseName(a.phase)) + ")"; },
+          [](const PodEnded& a) {
+            return "PodEnded(" + std::string(pod::PodPhaseName(a.phase)) + ")";
+          },
       },
       action);
 }

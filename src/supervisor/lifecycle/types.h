@@ -225,9 +225,9 @@ struct PodEnded {
   friend bool operator==(const PodEnded&, const PodEnded&) = default;
 };
 
-using Action = std::variant<CreateContainer, StartContainer, DeleteContainer, SignalContainer,
-                            RunHook, CancelHook, StartProbes, StopProbes, ArmTimer, CancelTimer,
-                            Publish, PodEnded>;
+using Action =
+    std::variant<CreateContainer, StartContainer, DeleteContainer, SignalContainer, RunHook,
+                 CancelHook, StartProbes, StopProbes, ArmTimer, CancelTimer, Publish, PodEnded>;
 std::string ToString(const Action& action);
 
 // "12.5s": a monotonic time as seconds since the clock's epoch (readable in

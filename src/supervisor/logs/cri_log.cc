@@ -13,7 +13,9 @@
 namespace podvisor::supervisor {
 namespace {
 
-std::size_t Index(LogStream s) { return s == LogStream::kStdout ? 0 : 1; }
+std::size_t Index(LogStream s) {
+  return s == LogStream::kStdout ? 0 : 1;
+}
 
 Status WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {

@@ -22,8 +22,8 @@ Result<EventRecorder> EventRecorder::Open(const std::filesystem::path& path) {
 Status EventRecorder::Record(const Publish& event, WallTime time) {
   // Hook output in messages may hold any bytes; replace invalid UTF-8
   // rather than refuse the event.
-  std::string line = EventToJson(event, time).dump(-1, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace);
+  std::string line =
+      EventToJson(event, time).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line += '\n';
   ssize_t n;
   do {

@@ -59,7 +59,9 @@ std::map<std::string, RotatedForms> RotatedOf(const std::vector<std::string>& na
   return out;
 }
 
-std::string BaseName(int instance) { return std::to_string(instance) + std::string(kLogSuffix); }
+std::string BaseName(int instance) {
+  return std::to_string(instance) + std::string(kLogSuffix);
+}
 
 // The last `max` bytes of a plain file.
 std::string ReadTailBytes(const fs::path& file, std::size_t max) {
@@ -72,7 +74,8 @@ std::string ReadTailBytes(const fs::path& file, std::size_t max) {
   std::string out(static_cast<std::size_t>(size - from), '\0');
   std::size_t got = 0;
   while (got < out.size()) {
-    ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got, from + static_cast<off_t>(got));
+    ssize_t n =
+        ::pread(fd.get(), out.data() + got, out.size() - got, from + static_cast<off_t>(got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
@@ -142,7 +145,8 @@ std::vector<fs::path> InstanceLogFiles(const fs::path& dir, int instance) {
   auto names = ListNames(dir);
   std::vector<fs::path> out;
   for (const auto& [stamp, forms] : RotatedOf(names, instance)) {
-    out.push_back(dir / (BaseName(instance) + "." + stamp + (forms.plain ? "" : std::string(kGzSuffix))));
+    out.push_back(dir /
+                  (BaseName(instance) + "." + stamp + (forms.plain ? "" : std::string(kGzSuffix))));
   }
   if (std::find(names.begin(), names.end(), BaseName(instance)) != names.end()) {
     out.push_back(dir / BaseName(instance));

@@ -40,7 +40,8 @@ void ExpectShipperParsable(const std::string& data, const std::string& what) {
   int n = 0;
   for (std::string line; std::getline(in, line); ++n) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(line, m, kFluentBitCri, std::regex_constants::match_continuous)) << what << " line " << n << ": " << line;
+    ASSERT_TRUE(std::regex_search(line, m, kFluentBitCri, std::regex_constants::match_continuous))
+        << what << " line " << n << ": " << line;
     EXPECT_TRUE(std::regex_match(m[1].str(), kRfc3339Nano)) << what << ": " << m[1];
     EXPECT_TRUE(m[3] == "F" || m[3] == "P") << what << ": " << line;
   }
@@ -147,7 +148,8 @@ TEST_F(LogFiles, S11_2_WriterRotatesBetweenRecordsAndFilesStayShipperParsable) {
   std::string expected;
   WallTime t = kT;
   for (int i = 0; i < 200; ++i) {
-    std::string line = "line " + std::to_string(i) + " " + std::string(static_cast<std::size_t>(i % 37), 'x');
+    std::string line =
+        "line " + std::to_string(i) + " " + std::string(static_cast<std::size_t>(i % 37), 'x');
     expected += line + "\n";
     ASSERT_TRUE(w->Append(i % 3 ? LogStream::kStdout : LogStream::kStderr, line + "\n", t));
     t += std::chrono::milliseconds(7);
@@ -191,8 +193,10 @@ TEST_F(LogFiles, S11_2_WriterRotatesBetweenRecordsAndFilesStayShipperParsable) {
 
 TEST_F(LogFiles, S11_3_TailOfLogSpansARotation) {
   std::string older, newer;
-  for (int i = 0; i < 50; ++i) older += "2023-11-14T10:00:00.000000000Z stdout F old " + std::to_string(i) + "\n";
-  for (int i = 0; i < 40; ++i) newer += "2023-11-14T10:00:01.000000000Z stderr F new " + std::to_string(i) + "\n";
+  for (int i = 0; i < 50; ++i)
+    older += "2023-11-14T10:00:00.000000000Z stdout F old " + std::to_string(i) + "\n";
+  for (int i = 0; i < 40; ++i)
+    newer += "2023-11-14T10:00:01.000000000Z stderr F new " + std::to_string(i) + "\n";
   Touch("0.log.20231114-100000", older);
   Touch("0.log", newer);
   // Already compressed: small files, so the tail reaches into the gzip.

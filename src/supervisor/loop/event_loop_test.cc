@@ -23,9 +23,7 @@ TEST(EventLoop, TimersFireInDeadlineOrder) {
   MonoTime now = std::chrono::steady_clock::now();
   loop.AddTimer(now + 30ms, [&] { fired.push_back(3); });
   loop.AddTimer(now + 10ms, [&] { fired.push_back(1); });
-  loop.AddTimer(now + 20ms, [&] {
-    fired.push_back(2);
-  });
+  loop.AddTimer(now + 20ms, [&] { fired.push_back(2); });
   loop.AddTimer(now + 40ms, [&] { loop.Stop(); });
   ASSERT_TRUE(loop.Run().ok());
   EXPECT_EQ(fired, (std::vector<int>{1, 2, 3}));
@@ -64,7 +62,7 @@ TEST(EventLoop, DueTimerRunsOnTheNextRoundWhileALaterOneIsArmed) {
   MonoTime now = std::chrono::steady_clock::now();
   bool late = false, due = false;
   loop.AddTimer(now + 10s, [&] { late = true; });  // the timerfd is armed for this
-  loop.AddTimer(now - 1ms, [&] { due = true; });    // due: needs no timerfd
+  loop.AddTimer(now - 1ms, [&] { due = true; });   // due: needs no timerfd
   MonoTime before = std::chrono::steady_clock::now();
   ASSERT_TRUE(loop.RunOnce(5s).ok());
   EXPECT_TRUE(due);
@@ -94,12 +92,14 @@ TEST(EventLoop, DispatchesReadableDescriptors) {
   ASSERT_EQ(pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
   Fd r(fds[0]), w(fds[1]);
   std::string got;
-  ASSERT_TRUE(loop.Add(r.get(), EPOLLIN, [&](uint32_t) {
-                    char buf[16];
-                    ssize_t n = read(r.get(), buf, sizeof buf);
-                    if (n > 0) got.append(buf, static_cast<size_t>(n));
-                    loop.Stop();
-                  }).ok());
+  ASSERT_TRUE(loop.Add(r.get(), EPOLLIN,
+                       [&](uint32_t) {
+                         char buf[16];
+                         ssize_t n = read(r.get(), buf, sizeof buf);
+                         if (n > 0) got.append(buf, static_cast<size_t>(n));
+                         loop.Stop();
+                       })
+                  .ok());
   EXPECT_FALSE(loop.Add(r.get(), EPOLLIN, [](uint32_t) {}).ok());  // one owner per fd
   ASSERT_EQ(write(w.get(), "hi", 2), 2);
   ASSERT_TRUE(loop.Run().ok());
@@ -114,16 +114,20 @@ TEST(EventLoop, AHandlerMayRemoveAnotherReadyDescriptor) {
   Fd ar(a[0]), aw(a[1]), br(b[0]), bw(b[1]);
   int calls = 0;
   // Whichever runs first removes the other; the other must not run.
-  ASSERT_TRUE(loop.Add(ar.get(), EPOLLIN, [&](uint32_t) {
-                    ++calls;
-                    loop.Remove(br.get());
-                    loop.Remove(ar.get());
-                  }).ok());
-  ASSERT_TRUE(loop.Add(br.get(), EPOLLIN, [&](uint32_t) {
-                    ++calls;
-                    loop.Remove(ar.get());
-                    loop.Remove(br.get());
-                  }).ok());
+  ASSERT_TRUE(loop.Add(ar.get(), EPOLLIN,
+                       [&](uint32_t) {
+                         ++calls;
+                         loop.Remove(br.get());
+                         loop.Remove(ar.get());
+                       })
+                  .ok());
+  ASSERT_TRUE(loop.Add(br.get(), EPOLLIN,
+                       [&](uint32_t) {
+                         ++calls;
+                         loop.Remove(ar.get());
+                         loop.Remove(br.get());
+                       })
+                  .ok());
   ASSERT_EQ(write(aw.get(), "x", 1), 1);
   ASSERT_EQ(write(bw.get(), "x", 1), 1);
   ASSERT_TRUE(loop.RunOnce(1s).ok());

@@ -33,10 +33,10 @@ bool GetVarint(std::string_view& in, uint64_t& v) {
 // The names of gRPC status codes, for messages like grpc-go's.
 std::string CodeName(const std::string& code) {
   static const char* const kNames[] = {
-      "OK",           "Canceled",       "Unknown",           "InvalidArgument", "DeadlineExceeded",
-      "NotFound",     "AlreadyExists",  "PermissionDenied",  "ResourceExhausted",
-      "FailedPrecondition", "Aborted",  "OutOfRange",        "Unimplemented",   "Internal",
-      "Unavailable",  "DataLoss",       "Unauthenticated"};
+      "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
+      "DataLoss", "Unauthenticated"};
   char* end = nullptr;
   long n = std::strtol(code.c_str(), &end, 10);
   if (end && *end == '\0' && n >= 0 && n < static_cast<long>(std::size(kNames))) return kNames[n];
@@ -55,7 +55,8 @@ std::string EncodeHealthCheckRequest(std::string_view service) {
   std::string frame;
   frame.push_back(0);  // not compressed
   auto len = static_cast<uint32_t>(message.size());
-  for (int shift = 24; shift >= 0; shift -= 8) frame.push_back(static_cast<char>((len >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    frame.push_back(static_cast<char>((len >> shift) & 0xff));
   return frame + message;
 }
 
@@ -126,7 +127,8 @@ GrpcHealthResult InterpretHealthResponse(const GrpcHealthCheck& check, const Htt
   if (!code) return {false, "service \"" + target + "\" sent no grpc-status"};
   if (*code != "0") {
     const std::string* desc = r.Header("grpc-message");
-    return {false, "rpc error: code = " + CodeName(*code) + " desc = " + (desc ? *desc : std::string())};
+    return {false,
+            "rpc error: code = " + CodeName(*code) + " desc = " + (desc ? *desc : std::string())};
   }
   auto status = DecodeHealthCheckResponse(r.body);
   if (!status) return {false, status.error().message()};
@@ -136,8 +138,9 @@ GrpcHealthResult InterpretHealthResponse(const GrpcHealthCheck& check, const Htt
   return {true, "SERVING"};
 }
 
-std::unique_ptr<HttpTransfer> StartGrpcHealthCheck(HttpClient& client, const GrpcHealthCheck& check,
-                                                   std::function<void(const GrpcHealthResult&)> done) {
+std::unique_ptr<HttpTransfer> StartGrpcHealthCheck(
+    HttpClient& client, const GrpcHealthCheck& check,
+    std::function<void(const GrpcHealthResult&)> done) {
   HttpRequest req;
   req.host = check.host;
   req.port = check.port;

@@ -41,11 +41,13 @@ Result<int> DecodeHealthCheckResponse(std::string_view body);
 // "UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN", or the number.
 std::string ServingStatusName(int status);
 // The probe's verdict on a finished call (pure, for tests).
-GrpcHealthResult InterpretHealthResponse(const GrpcHealthCheck& check, const HttpResponse& response);
+GrpcHealthResult InterpretHealthResponse(const GrpcHealthCheck& check,
+                                         const HttpResponse& response);
 
 // Starts the call; `done` runs once, later, from the loop. Destroying the
 // transfer cancels it.
-std::unique_ptr<HttpTransfer> StartGrpcHealthCheck(HttpClient& client, const GrpcHealthCheck& check,
-                                                   std::function<void(const GrpcHealthResult&)> done);
+std::unique_ptr<HttpTransfer> StartGrpcHealthCheck(
+    HttpClient& client, const GrpcHealthCheck& check,
+    std::function<void(const GrpcHealthResult&)> done);
 
 }  // namespace podvisor::supervisor

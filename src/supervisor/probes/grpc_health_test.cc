@@ -10,7 +10,8 @@ namespace {
 std::string Frame(const std::string& message) {
   std::string f(1, '\0');
   auto len = static_cast<uint32_t>(message.size());
-  for (int shift = 24; shift >= 0; shift -= 8) f.push_back(static_cast<char>((len >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    f.push_back(static_cast<char>((len >> shift) & 0xff));
   return f + message;
 }
 
@@ -26,7 +27,8 @@ HttpResponse Answer(const std::string& body, const char* grpc_status = "0") {
 
 TEST(GrpcHealth, S7_1_RequestCarriesTheServiceName) {
   EXPECT_EQ(EncodeHealthCheckRequest(""), std::string("\0\0\0\0\0", 5));
-  EXPECT_EQ(EncodeHealthCheckRequest("mesh.health"), Frame(std::string("\x0a\x0b", 2) + "mesh.health"));
+  EXPECT_EQ(EncodeHealthCheckRequest("mesh.health"),
+            Frame(std::string("\x0a\x0b", 2) + "mesh.health"));
   std::string long_name(200, 'x');  // a two-byte varint length
   EXPECT_EQ(EncodeHealthCheckRequest(long_name), Frame(std::string("\x0a\xc8\x01", 3) + long_name));
 }
@@ -38,7 +40,7 @@ TEST(GrpcHealth, S7_1_ResponseStatusIsDecoded) {
   // Unknown fields of every wire type are skipped.
   EXPECT_EQ(*DecodeHealthCheckResponse(Frame(std::string("\x12\x02hi\x18\x05\x08\x01", 8))), 1);
   EXPECT_FALSE(DecodeHealthCheckResponse("\0\0"));
-  EXPECT_FALSE(DecodeHealthCheckResponse(std::string("\0\0\0\0\x09\x08", 6)));  // truncated
+  EXPECT_FALSE(DecodeHealthCheckResponse(std::string("\0\0\0\0\x09\x08", 6)));      // truncated
   EXPECT_FALSE(DecodeHealthCheckResponse(std::string("\1\0\0\0\x02\x08\x01", 7)));  // compressed
 }
 

@@ -22,7 +22,8 @@ std::string Lower(std::string s) {
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return std::string(s);
@@ -61,7 +62,8 @@ std::string SchemeOf(const char* url) {
 }
 
 long MillisecondsUntil(MonoTime deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   return static_cast<long>(std::max<int64_t>(1, left.count()));
 }
 
@@ -75,10 +77,12 @@ struct CurlCallbacks {
       self->loop_.Remove(fd);
       return 0;
     }
-    uint32_t events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
-    Status s = self->loop_.Watching(fd)
-                   ? self->loop_.Modify(fd, events)
-                   : self->loop_.Add(fd, events, [self, fd](uint32_t got) { self->OnSocketReady(fd, got); });
+    uint32_t events =
+        ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    Status s = self->loop_.Watching(fd) ? self->loop_.Modify(fd, events)
+                                        : self->loop_.Add(fd, events, [self, fd](uint32_t got) {
+                                            self->OnSocketReady(fd, got);
+                                          });
     return s ? 0 : -1;
   }
 
@@ -132,7 +136,8 @@ const std::string* HttpResponse::Header(std::string_view lower_name) const {
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(EventLoop& loop) {
   // podvisor is single-threaded, so the unsynchronized global init is safe.
   static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (global != CURLE_OK) return Error(std::string("curl_global_init: ") + curl_easy_strerror(global));
+  if (global != CURLE_OK)
+    return Error(std::string("curl_global_init: ") + curl_easy_strerror(global));
   CURLM* multi = curl_multi_init();
   if (!multi) return Error("curl_multi_init failed");
   std::unique_ptr<HttpClient> client(new HttpClient(loop, multi));
@@ -172,10 +177,12 @@ void HttpClient::ReleaseEasy(void* easy) {
 }
 
 std::unique_ptr<HttpTransfer> HttpClient::Start(HttpRequest request, HttpTransfer::Done done) {
-  std::unique_ptr<HttpTransfer> transfer(new HttpTransfer(*this, std::move(request), std::move(done)));
+  std::unique_ptr<HttpTransfer> transfer(
+      new HttpTransfer(*this, std::move(request), std::move(done)));
   HttpTransfer& t = *transfer;
-  t.deadline_ = t.request_.timeout > Duration::zero() ? std::chrono::steady_clock::now() + t.request_.timeout
-                                                      : MonoTime::max();
+  t.deadline_ = t.request_.timeout > Duration::zero()
+                    ? std::chrono::steady_clock::now() + t.request_.timeout
+                    : MonoTime::max();
   auto host = UrlHost(t.request_.host);
   if (!host) {
     t.FailSoon(host.error().message());
@@ -183,7 +190,8 @@ std::unique_ptr<HttpTransfer> HttpClient::Start(HttpRequest request, HttpTransfe
   }
   std::string path = t.request_.path.empty() ? "/" : t.request_.path;
   if (path.front() != '/') path.insert(0, "/");
-  std::string url = Lower(t.request_.scheme) + "://" + *host + ":" + std::to_string(t.request_.port) + path;
+  std::string url =
+      Lower(t.request_.scheme) + "://" + *host + ":" + std::to_string(t.request_.port) + path;
   if (auto s = t.Begin(url); !s) t.FailSoon(s.error().message());
   return transfer;
 }
@@ -278,9 +286,10 @@ Status HttpTransfer::Begin(const std::string& url) {
     // S7.2: TLS without verification for scheme HTTPS.
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, request_.http2_prior_knowledge
-                                                  ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
-                                                  : static_cast<long>(CURL_HTTP_VERSION_1_1));
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+                     request_.http2_prior_knowledge
+                         ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+                         : static_cast<long>(CURL_HTTP_VERSION_1_1));
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &CurlCallbacks::OpenSocket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, this);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlCallbacks::Body);
@@ -311,7 +320,8 @@ Status HttpTransfer::Begin(const std::string& url) {
   response_.body.clear();
   response_.headers.clear();
   CURLMcode rc = curl_multi_add_handle(static_cast<CURLM*>(client_.multi_), e);
-  if (rc != CURLM_OK) return Error(std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc));
+  if (rc != CURLM_OK)
+    return Error(std::string("curl_multi_add_handle: ") + curl_multi_strerror(rc));
   in_multi_ = true;
   client_.active_[easy_] = this;
   return {};
@@ -336,8 +346,8 @@ void HttpTransfer::OnCurlDone(int curl_code) {
   response_.received = true;
   response_.status = status;
   char* location = nullptr;
-  if (status >= 300 && status < 400 && curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &location) == CURLE_OK &&
-      location) {
+  if (status >= 300 && status < 400 &&
+      curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location) {
     std::string next = location;
     std::string scheme = SchemeOf(next.c_str());
     char* current = nullptr;

@@ -33,7 +33,7 @@ struct curl_slist;
 namespace podvisor::supervisor {
 
 struct HttpRequest {
-  std::string scheme = "http";  // "http" or "https" (no certificate verification, S7.2)
+  std::string scheme = "http";     // "http" or "https" (no certificate verification, S7.2)
   std::string host = "127.0.0.1";  // an IP address or "localhost"
   int port = 0;
   std::string path = "/";
@@ -43,7 +43,7 @@ struct HttpRequest {
   bool post = false;  // POST `body` instead of GET
   std::string body;
   bool http2_prior_knowledge = false;  // HTTP/2 cleartext (gRPC); else HTTP/1.1
-  int max_redirects = 0;  // same-host redirects followed before failing
+  int max_redirects = 0;               // same-host redirects followed before failing
   // For the whole request, redirects included; zero: none.
   Duration timeout = std::chrono::seconds(1);
   std::string netns;  // "/proc/<pid>/ns/net", or empty for our own
@@ -54,7 +54,7 @@ struct HttpResponse {
   long status = 0;
   int redirects_followed = 0;
   bool redirect_not_followed = false;  // a 3xx to another host is the answer
-  std::string body;  // its first 10 KiB
+  std::string body;                    // its first 10 KiB
   // Response headers and HTTP/2 trailers, names lower-cased, in order.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string error;
@@ -124,7 +124,7 @@ class HttpClient {
   friend struct CurlCallbacks;
 
   EventLoop& loop_;
-  void* multi_;  // CURLM*
+  void* multi_;                   // CURLM*
   std::vector<void*> idle_easy_;  // CURL*, reset, not in the multi handle
   EventLoop::TimerId timer_ = 0;
   std::unordered_map<void*, HttpTransfer*> active_;  // by CURL*, in the multi handle

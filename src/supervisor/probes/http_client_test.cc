@@ -69,7 +69,8 @@ class TestServer {
         requests_.push_back(req);
       }
       std::size_t sp = req.find(' ');
-      std::string path = sp == std::string::npos ? "" : req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1);
+      std::string path =
+          sp == std::string::npos ? "" : req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1);
       std::string answer = handler_(path);
       if (!answer.empty() && ::write(conn, answer.data(), answer.size()) < 0) {
         // the client gave up; serve the next one
@@ -88,8 +89,8 @@ class TestServer {
 };
 
 std::string Reply(int status, const std::string& extra = "", const std::string& body = "ok") {
-  return "HTTP/1.1 " + std::to_string(status) + " X\r\n" + extra + "Content-Length: " +
-         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  return "HTTP/1.1 " + std::to_string(status) + " X\r\n" + extra +
+         "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
 
 // /hop/N redirects to /hop/N-1; /hop/0 answers 200; /away redirects to
@@ -158,7 +159,8 @@ TEST_F(HttpClientTest, S7_2_ProbeHeadersReplaceDefaultsAndHost) {
   TestServer server(Routes);
   pod::HttpGetAction action;
   action.http_headers = {{"Host", "app.example"}, {"User-Agent", "mine"}, {"Accept", "text/plain"}};
-  HttpRequest req = HttpGetRequest(action, server.port(), kProbeUserAgent, std::chrono::seconds(5), "");
+  HttpRequest req =
+      HttpGetRequest(action, server.port(), kProbeUserAgent, std::chrono::seconds(5), "");
   ASSERT_TRUE(Fetch(req).received);
   std::string sent = server.requests().at(0);
   EXPECT_THAT(sent, HasSubstr("Host: app.example\r\n"));
@@ -258,7 +260,8 @@ TEST_F(HttpClientTest, HostNamesAreRefusedWithoutBlockingOnDns) {
 TEST_F(HttpClientTest, DestroyingATransferCancelsIt) {
   TestServer server(Routes);
   bool called = false;
-  auto transfer = client_->Start(Get(server.port(), "/"), [&](const HttpResponse&) { called = true; });
+  auto transfer =
+      client_->Start(Get(server.port(), "/"), [&](const HttpResponse&) { called = true; });
   EXPECT_TRUE(loop_->RunOnce(std::chrono::milliseconds(50)));
   transfer.reset();
   EXPECT_EQ(client_->active_transfers(), 0u);

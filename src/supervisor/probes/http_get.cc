@@ -28,7 +28,8 @@ HttpRequest HttpGetRequest(const pod::HttpGetAction& get, int port, std::string_
   req.port = port;
   req.path = get.path.empty() ? "/" : get.path;
   for (const auto& h : get.http_headers) req.headers.emplace_back(h.name, h.value);
-  if (!Has(req.headers, "User-Agent")) req.headers.emplace_back("User-Agent", std::string(user_agent));
+  if (!Has(req.headers, "User-Agent"))
+    req.headers.emplace_back("User-Agent", std::string(user_agent));
   if (!Has(req.headers, "Accept")) req.headers.emplace_back("Accept", "*/*");
   req.max_redirects = kMaxSameHostRedirects;
   req.timeout = timeout;
@@ -37,8 +38,10 @@ HttpRequest HttpGetRequest(const pod::HttpGetAction& get, int port, std::string_
 }
 
 std::string RequestUrl(const HttpRequest& request) {
-  std::string host = request.host.find(':') != std::string::npos ? "[" + request.host + "]" : request.host;
-  std::string path = request.path.empty() || request.path.front() != '/' ? "/" + request.path : request.path;
+  std::string host =
+      request.host.find(':') != std::string::npos ? "[" + request.host + "]" : request.host;
+  std::string path =
+      request.path.empty() || request.path.front() != '/' ? "/" + request.path : request.path;
   return request.scheme + "://" + host + ":" + std::to_string(request.port) + path;
 }
 
@@ -50,8 +53,9 @@ HttpGetVerdict JudgeHttpProbe(const HttpRequest& request, const HttpResponse& re
   }
   if (code >= 300) {
     // A redirect that was not followed (another host) is the answer.
-    return {true, true,
-            "Probe terminated redirects, Response body: " + response.body.substr(0, kBodyInMessage)};
+    return {
+        true, true,
+        "Probe terminated redirects, Response body: " + response.body.substr(0, kBodyInMessage)};
   }
   return {true, false, response.body.substr(0, kBodyInMessage)};
 }

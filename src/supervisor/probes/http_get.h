@@ -14,9 +14,9 @@
 
 namespace podvisor::supervisor {
 
-inline constexpr const char* kProbeUserAgent = "kube-probe/1.33";      // S7.2
-inline constexpr const char* kHookUserAgent = "kube-lifecycle/1.33";   // as the kubelet's hooks
-inline constexpr int kMaxSameHostRedirects = 10;                       // S7.2
+inline constexpr const char* kProbeUserAgent = "kube-probe/1.33";     // S7.2
+inline constexpr const char* kHookUserAgent = "kube-lifecycle/1.33";  // as the kubelet's hooks
+inline constexpr int kMaxSameHostRedirects = 10;                      // S7.2
 
 // `port`: the resolved port number. The action's headers are sent as given
 // (a Host header replaces the default); User-Agent and Accept get the

@@ -125,8 +125,11 @@ std::unique_ptr<NetCheck> NetCheck::Start(EventLoop& loop, const std::string& ne
   }
   raw->timer_ = loop.AddTimer(std::chrono::steady_clock::now() + timeout, [raw, timeout] {
     raw->timer_ = 0;
-    raw->Finish({false,
-                 "timed out after " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + "ms"});
+    raw->Finish(
+        {false, "timed out after " +
+                    std::to_string(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) +
+                    "ms"});
   });
   if (auto s = loop.Add(raw->fd_.get(), EPOLLOUT, [raw](uint32_t ev) { raw->OnReady(ev); }); !s) {
     loop.CancelTimer(raw->timer_);
@@ -145,7 +148,8 @@ void NetCheck::OnReady(uint32_t) {
   socklen_t len = sizeof err;
   ::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
-    Finish({false, Error::FromErrno("connect " + spec_.host + ":" + std::to_string(spec_.port), err).message()});
+    Finish({false, Error::FromErrno("connect " + spec_.host + ":" + std::to_string(spec_.port), err)
+                       .message()});
     return;
   }
   Finish({true, "connected"});

@@ -62,19 +62,21 @@ TEST_F(SandboxTest, OwnNetworkWithLoopbackUpAndHostname) {
   ASSERT_GT(readlink(sb->network_ns()->c_str(), pod_net, sizeof pod_net - 1), 0);
   EXPECT_STRNE(self_net, pod_net);
 
-  EXPECT_EQ(InNamespace(*sb->uts_ns(), CLONE_NEWUTS, [] {
-              char name[64] = {};
-              gethostname(name, sizeof name);
-              return std::strcmp(name, "web-0") == 0 ? 0 : 1;
-            }),
+  EXPECT_EQ(InNamespace(*sb->uts_ns(), CLONE_NEWUTS,
+                        [] {
+                          char name[64] = {};
+                          gethostname(name, sizeof name);
+                          return std::strcmp(name, "web-0") == 0 ? 0 : 1;
+                        }),
             0);
-  EXPECT_EQ(InNamespace(*sb->network_ns(), CLONE_NEWNET, [] {
-              int s = socket(AF_INET, SOCK_DGRAM, 0);
-              ifreq ifr{};
-              std::strcpy(ifr.ifr_name, "lo");
-              if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0) return 2;
-              return (ifr.ifr_flags & IFF_UP) ? 0 : 1;
-            }),
+  EXPECT_EQ(InNamespace(*sb->network_ns(), CLONE_NEWNET,
+                        [] {
+                          int s = socket(AF_INET, SOCK_DGRAM, 0);
+                          ifreq ifr{};
+                          std::strcpy(ifr.ifr_name, "lo");
+                          if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0) return 2;
+                          return (ifr.ifr_flags & IFF_UP) ? 0 : 1;
+                        }),
             0);
 }
 
