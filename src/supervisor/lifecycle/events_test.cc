@@ -24,6 +24,9 @@ const Publish* Find(const std::vector<Publish>& events, const std::string& reaso
   }
   return nullptr;
 }
+// A pointer into a temporary list would dangle (ASan found one).
+const Publish* Find(std::vector<Publish>&& events, const std::string& reason,
+                    const std::string& object) = delete;
 
 TEST(LifecycleEvents, FailedRegularUnderNeverIsAWarningPodFailedNotPodCompleted) {
   Harness h(MakePod({}, {C("app"), C("ok")}, RestartPolicy::kNever));
@@ -91,7 +94,9 @@ TEST(LifecycleEvents, S5_3_SigkillAfterTheGracePeriodIsAForcedKillWarning) {
   h.Stop(std::nullopt, 5s);
   h.Advance(6s);
   EXPECT_THAT(h.Take(), Contains("5s Signal(app#0, SIGKILL)"));
-  const Publish* forced = Find(h.Published(), "ForcedKill", "container/app");
+  // Published() returns a copy: keep it alive while `forced` points into it.
+  const std::vector<Publish> published = h.Published();
+  const Publish* forced = Find(published, "ForcedKill", "container/app");
   ASSERT_NE(forced, nullptr);
   EXPECT_EQ(forced->type, EventType::kWarning);
   EXPECT_THAT(h.TakeEvents(), Not(Contains("0s PodCompleted pod")));
