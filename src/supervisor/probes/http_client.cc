@@ -253,7 +253,7 @@ HttpTransfer::~HttpTransfer() {
   if (header_list_) curl_slist_free_all(header_list_);
 }
 
-void HttpTransfer::FailSoon(std::string message) {
+void HttpTransfer::FailSoon(const std::string& message) {
   // Never call back from inside Start: the owner has not stored us yet.
   fail_timer_ = client_.loop_.AddTimer(std::chrono::steady_clock::now(), [this, message] {
     fail_timer_ = 0;
@@ -298,7 +298,8 @@ Status HttpTransfer::Begin(const std::string& url) {
     curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
     for (const auto& [name, value] : request_.headers) {
       // "Name;" is curl's way to send a header with an empty value.
-      std::string line = value.empty() ? name + ";" : name + ": " + value;
+      std::string line = name;
+      line.append(value.empty() ? ";" : ": ").append(value);
       curl_slist* next = curl_slist_append(header_list_, line.c_str());
       if (!next) return Error("out of memory for the request headers");
       header_list_ = next;

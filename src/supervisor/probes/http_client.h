@@ -79,7 +79,7 @@ class HttpTransfer {
   Status Begin(const std::string& url);
   void OnCurlDone(int curl_code);
   void Finish();
-  void FailSoon(std::string message);
+  void FailSoon(const std::string& message);
 
   HttpClient& client_;
   HttpRequest request_;

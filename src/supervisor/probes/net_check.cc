@@ -84,7 +84,7 @@ Result<Fd> SocketInNetns(const std::string& netns, int domain, int type) {
   return s;
 }
 
-void NetCheck::FailSoon(std::string message) {
+void NetCheck::FailSoon(const std::string& message) {
   // Never call back from inside Start: the owner has not stored us yet.
   timer_ = loop_.AddTimer(std::chrono::steady_clock::now(), [this, message] {
     timer_ = 0;
@@ -155,7 +155,7 @@ void NetCheck::OnReady(uint32_t) {
   Finish({true, "connected"});
 }
 
-void NetCheck::Finish(NetCheckResult result) {
+void NetCheck::Finish(const NetCheckResult& result) {
   if (finished_) return;
   finished_ = true;
   if (timer_) loop_.CancelTimer(timer_);

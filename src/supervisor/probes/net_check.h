@@ -48,8 +48,8 @@ class NetCheck {
   NetCheck(EventLoop& loop, NetCheckSpec spec, Done done)
       : loop_(loop), spec_(std::move(spec)), done_(std::move(done)) {}
   void OnReady(uint32_t events);
-  void FailSoon(std::string message);
-  void Finish(NetCheckResult result);
+  void FailSoon(const std::string& message);
+  void Finish(const NetCheckResult& result);
 
   EventLoop& loop_;
   NetCheckSpec spec_;
