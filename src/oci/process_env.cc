@@ -1,48 +1,15 @@
 #include "oci/process_env.h"
 
+#include "pod/env_resolution.h"
+
 #include <algorithm>
 
 namespace podvisor::oci {
 
-// A line-by-line port of k8s.io/kubernetes/third_party/forked/golang/expansion:
-// after each '$' the next byte decides: '$' is an escaped operator, '(' starts
-// a reference that ends at the first ')', anything else is copied verbatim
-// with the '$'. An unterminated "$(" is copied as is.
+// One implementation of Kubernetes' expansion, in pod/ (env_resolution).
 std::string ExpandVars(std::string_view input,
                        const std::function<std::optional<std::string>(std::string_view)>& lookup) {
-  std::string out;
-  out.reserve(input.size());
-  std::size_t checkpoint = 0;
-  for (std::size_t cursor = 0; cursor < input.size(); ++cursor) {
-    if (input[cursor] != '$' || cursor + 1 >= input.size()) continue;
-    out.append(input.substr(checkpoint, cursor - checkpoint));
-    std::string_view rest = input.substr(cursor + 1);
-    std::size_t advance = 1;
-    if (rest[0] == '$') {
-      out.push_back('$');
-    } else if (rest[0] == '(') {
-      std::size_t close = rest.find(')', 1);
-      if (close == std::string_view::npos) {
-        out.append("$(");
-      } else {
-        std::string_view name = rest.substr(1, close - 1);
-        std::optional<std::string> value = lookup(name);
-        if (value) {
-          out.append(*value);
-        } else {
-          out.append("$(").append(name).append(")");
-        }
-        advance = close + 1;
-      }
-    } else {
-      out.push_back('$');
-      out.push_back(rest[0]);
-    }
-    cursor += advance;
-    checkpoint = cursor + 1;
-  }
-  if (checkpoint < input.size()) out.append(input.substr(checkpoint));
-  return out;
+  return pod::ExpandRefs(input, lookup);
 }
 
 void SetEnv(EnvList& env, std::string name, std::string value) {

@@ -126,7 +126,8 @@ Result<std::string> ResolveResourceFieldRef(const Pod& pod, const Container* sel
   return std::to_string(CeilDiv(bytes, divisor.value()));
 }
 
-std::string ExpandEnvRefs(std::string_view input, const EnvPairs& env) {
+std::string ExpandRefs(std::string_view input,
+                       const std::function<std::optional<std::string>(std::string_view)>& lookup) {
   // Kubernetes' third_party/forked/golang/expansion: after '$', '$' is an
   // escaped '$', '(' starts a reference to the next ')', anything else is
   // copied with the '$'; an unterminated "$(" stays as written.
@@ -146,10 +147,9 @@ std::string ExpandEnvRefs(std::string_view input, const EnvPairs& env) {
         out.append("$(");
       } else {
         std::string_view name = rest.substr(1, close - 1);
-        auto it =
-            std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
-        if (it != env.end()) {
-          out.append(it->second);
+        std::optional<std::string> value = lookup(name);
+        if (value) {
+          out.append(*value);
         } else {
           out.append("$(").append(name).append(")");
         }
@@ -164,6 +164,15 @@ std::string ExpandEnvRefs(std::string_view input, const EnvPairs& env) {
   }
   if (checkpoint < input.size()) out.append(input.substr(checkpoint));
   return out;
+}
+
+std::string ExpandEnvRefs(std::string_view input, const EnvPairs& env) {
+  return ExpandRefs(input, [&env](std::string_view name) -> std::optional<std::string> {
+    auto it =
+        std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
 }
 
 Result<EnvPairs> ResolveContainerEnv(const Pod& pod, const Container& container,

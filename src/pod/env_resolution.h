@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +68,10 @@ FieldWarnings EnvFromWarnings(const Pod& pod);
 // Kubernetes' expansion.Expand: `$$` is a literal `$`, `$(NAME)` the value
 // of NAME when LOOKUP knows it, else left as written.
 std::string ExpandEnvRefs(std::string_view input, const EnvPairs& env);
+// The same expansion with any lookup (nullopt: the reference stays as
+// written); oci::ExpandVars uses it for the image's env.
+std::string ExpandRefs(std::string_view input,
+                       const std::function<std::optional<std::string>(std::string_view)>& lookup);
 
 // A volumeMount's subPathExpr expanded against the container's own
 // variables; as the kubelet, an unknown or empty variable is an error
