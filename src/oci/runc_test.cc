@@ -165,9 +165,9 @@ TEST_F(RuncTest, RootContainerSeesDefaultCapsSeccompOomLimitsAndVolumes) {
             "mkdir /proc/nope 2>/dev/null || echo proc-ro");
   c.resources.requests.memory = *pod::Quantity::Parse("32Mi");
   c.resources.limits.memory = *pod::Quantity::Parse("64Mi");
-  c.volume_mounts = {{"scratch", "/data", false, "", ""},
-                     {"ram", "/mem", false, "", ""},
-                     {"host", "/host", false, "", ""}};
+  c.volume_mounts = {{"scratch", "/data", false, "", "", "", ""},
+                     {"ram", "/mem", false, "", "", "", ""},
+                     {"host", "/host", false, "", "", "", ""}};
   pod.spec.containers = {c};
   pod::EmptyDirVolumeSource ram{"Memory", *pod::Quantity::Parse("16Mi")};
   pod.spec.volumes = {{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}},

@@ -76,6 +76,9 @@ struct ContainerConfigInput {
   // CurrentBoundingCapabilities() in production; nullopt = AllCapabilities()
   // (deterministic, for golden tests).
   std::optional<std::vector<std::string>> available_capabilities;
+  // Read only for a volumeMount with mountPropagation HostToContainer or
+  // Bidirectional, to check its source can propagate (mount_propagation.h).
+  std::filesystem::path mountinfo = "/proc/self/mountinfo";
 };
 
 // "spec.containers[1]" or "spec.initContainers[0]": the prefix of every

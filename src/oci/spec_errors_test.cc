@@ -141,17 +141,17 @@ TEST_F(SpecErrors, RunAsNonRootWithRootUser) {
 }
 
 TEST_F(SpecErrors, VolumeMountProblems) {
-  C().volume_mounts = {{"missing", "/m", false, "", ""}};
+  C().volume_mounts = {{"missing", "/m", false, "", "", "", ""}};
   ExpectError("spec.containers[0].volumeMounts[0].name", "Not found");
   pod_.spec.volumes = {{"v", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}},
                        {"cm", std::nullopt, std::nullopt, {}, {}, {}, {}, {"nfs"}}};
-  C().volume_mounts = {{"v", "relative", false, "", ""}};
+  C().volume_mounts = {{"v", "relative", false, "", "", "", ""}};
   ExpectError("spec.containers[0].volumeMounts[0].mountPath");
-  C().volume_mounts = {{"v", "/m", false, "../up", ""}};
+  C().volume_mounts = {{"v", "/m", false, "../up", "", "", ""}};
   ExpectError("spec.containers[0].volumeMounts[0].subPath");
-  C().volume_mounts = {{"v", "/m", false, "", ""}, {"v", "/m/", false, "x", ""}};
+  C().volume_mounts = {{"v", "/m", false, "", "", "", ""}, {"v", "/m/", false, "x", "", "", ""}};
   ExpectError("spec.containers[0]", "two mounts");
-  C().volume_mounts = {{"cm", "/cfg", false, "", ""}};
+  C().volume_mounts = {{"cm", "/cfg", false, "", "", "", ""}};
   ExpectError("spec.containers[0].volumeMounts[0]", "nfs");
 }
 

@@ -69,9 +69,9 @@ pod::Pod BasicPod() {
   c.resources.requests.memory = Q("64Mi");
   c.resources.limits.cpu = Q("500m");
   c.resources.limits.memory = Q("128Mi");
-  c.volume_mounts = {{"scratch", "/data", false, "", ""},
-                     {"host-logs", "/data/logs", true, "web", ""},
-                     {"scratch", "/cache", false, "cache/dir", ""}};
+  c.volume_mounts = {{"scratch", "/data", false, "", "", "", ""},
+                     {"host-logs", "/data/logs", true, "web", "", "", ""},
+                     {"scratch", "/cache", false, "cache/dir", "", "", ""}};
   p.spec.containers = {c};
   pod::Volume scratch{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}};
   pod::Volume logs{"host-logs",
@@ -140,7 +140,7 @@ pod::Pod LockedDownPod() {
   sc.seccomp_profile = pod::SeccompProfile{"Unconfined", std::nullopt};
   c.security_context = sc;
   c.termination_message_path = "/tmp/status/message";
-  c.volume_mounts = {{"shm", "/dev/shm", false, "", ""}};
+  c.volume_mounts = {{"shm", "/dev/shm", false, "", "", "", ""}};
   p.spec.containers = {c};
   pod::EmptyDirVolumeSource mem{"Memory", Q("32Mi")};
   p.spec.volumes = {{"shm", mem, std::nullopt, {}, {}, {}, {}, {}}};
@@ -241,6 +241,71 @@ TEST(ConfigResources, S10_4_MemoryOomGroupGoesToUnifiedOnlyOnCgroupV2) {
   auto v2 = GenerateConfig(p, c, *image, in);
   ASSERT_TRUE(v2) << v2.error().message();
   EXPECT_EQ((*v2)["linux"]["resources"]["unified"], json({{"memory.oom.group", "1"}}));
+}
+
+// mountPropagation: the bind's option and the root's propagation as
+// containerd's CRI gives them, once the source is on a mount that
+// propagates; a private source is refused with the mount to fix.
+TEST(ConfigMounts, MountPropagationSetsBindAndRootPropagation) {
+  const std::filesystem::path mountinfo =
+      std::filesystem::path(::testing::TempDir()) / "podvisor-mountinfo";
+  std::ofstream(mountinfo) << "27 1 254:0 / / rw shared:1 - ext4 /dev/vda rw\n"
+                              "40 27 0:50 / /var/log rw - tmpfs tmpfs rw\n";
+  pod::Pod p = BasicPod();
+  p.spec.containers[0].volume_mounts[0].mount_propagation = "HostToContainer";
+  const pod::Container& c = Find(p, "app");
+  auto image = LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  in.mountinfo = mountinfo;
+  auto slave = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(slave) << slave.error().message();
+  EXPECT_EQ((*slave)["linux"]["rootfsPropagation"], "rslave");
+  for (const json& m : (*slave)["mounts"]) {
+    if (m["destination"] == "/data") {
+      EXPECT_EQ(m["options"], json({"rbind", "rslave", "rw"}));
+    } else if (m["type"] == "bind") {
+      EXPECT_EQ(m["options"][1], "rprivate") << m.dump();
+    }
+  }
+
+  pod::Pod bidi = BasicPod();
+  bidi.spec.containers[0].volume_mounts[0].mount_propagation = "Bidirectional";
+  auto shared = GenerateConfig(bidi, bidi.spec.containers[0], *image, in);
+  ASSERT_TRUE(shared) << shared.error().message();
+  EXPECT_EQ((*shared)["linux"]["rootfsPropagation"], "rshared");
+
+  // /var/log/pods (the hostPath of mount 1) is on the private /var/log.
+  pod::Pod host = BasicPod();
+  host.spec.containers[0].volume_mounts[1].mount_propagation = "HostToContainer";
+  auto refused = GenerateConfig(host, host.spec.containers[0], *image, in);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("spec.containers[0].volumeMounts[1].mountPropagation: "
+                                           "HostToContainer: /var/log/pods/web is on the mount "
+                                           "/var/log, which is not a shared or slave mount"),
+            std::string::npos)
+      << refused.error().message();
+  std::filesystem::remove(mountinfo);
+}
+
+// readOnlyRootFilesystem holds for sidecars as for any container: their
+// root and the pod files they get are read-only.
+TEST(ConfigMounts, ReadOnlyRootFilesystemOnASidecar) {
+  pod::Pod p = ImagePod();
+  pod::SecurityContext sc;
+  sc.read_only_root_filesystem = true;
+  p.spec.init_containers[0].security_context = sc;
+  const pod::Container& c = Find(p, "log-shipper");
+  auto image = LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  auto config = GenerateConfig(p, c, *image, MakeInput(p, c));
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ((*config)["root"]["readonly"], true);
+  for (const json& m : (*config)["mounts"]) {
+    if (m["destination"] == "/etc/hosts" || m["destination"] == "/etc/resolv.conf") {
+      EXPECT_EQ(m["options"][2], "ro") << m.dump();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

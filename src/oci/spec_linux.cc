@@ -165,6 +165,19 @@ Result<json> BuildLinux(const SpecContext& ctx) {
         std::vector<std::string>(std::begin(kReadonlyPaths), std::end(kReadonlyPaths));
   }
   if (!seccomp->is_null()) linux["seccomp"] = std::move(*seccomp);
+  // A propagating bind needs the container's root to propagate too (runc
+  // otherwise makes it rprivate and stops the events at it), as
+  // containerd's CRI sets it: rshared for Bidirectional, else rslave.
+  const auto& mounts = ctx.container.volume_mounts;
+  auto uses = [&](std::string_view p) {
+    return std::any_of(mounts.begin(), mounts.end(),
+                       [&](const pod::VolumeMount& m) { return m.mount_propagation == p; });
+  };
+  if (uses("Bidirectional")) {
+    linux["rootfsPropagation"] = "rshared";
+  } else if (uses("HostToContainer")) {
+    linux["rootfsPropagation"] = "rslave";
+  }
   // securityContext.sysctls: validation admits only those of the pod's
   // own IPC and network namespaces (pod/sysctls.h), so every container
   // writing them sets the same values in the same namespaces.

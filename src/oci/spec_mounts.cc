@@ -3,7 +3,10 @@
 // termination-message file (S11.3) and the volumes, ordered so that a
 // mount never hides one made inside it.
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
+#include "oci/mount_propagation.h"
 #include "oci/spec_internal.h"
 
 namespace podvisor::oci::internal {
@@ -19,10 +22,20 @@ json Mount(std::string_view destination, std::string_view type, std::string_view
               {"options", std::move(options)}};
 }
 
-// Bind mounts as the kubelet asks for them: recursive, private propagation.
-json Bind(std::string_view destination, const std::filesystem::path& source, bool read_only) {
+// Bind mounts as the kubelet asks for them: recursive, and private unless
+// a volumeMount asks for propagation.
+json Bind(std::string_view destination, const std::filesystem::path& source, bool read_only,
+          std::string_view propagation = "rprivate") {
   return Mount(destination, "bind", source.string(),
-               {"rbind", "rprivate", read_only ? "ro" : "rw"});
+               {"rbind", std::string(propagation), read_only ? "ro" : "rw"});
+}
+
+Result<std::string> ReadMountInfo(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error("cannot read " + path.string() + " to check mountPropagation");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::vector<json> SystemMounts(const SpecContext& ctx) {
@@ -72,6 +85,7 @@ Result<std::filesystem::path> JoinSubPath(const std::filesystem::path& base,
 
 Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
   std::vector<json> mounts;
+  std::optional<std::string> mountinfo;  // read at the first propagating mount
   const auto& volume_mounts = ctx.container.volume_mounts;
   for (std::size_t i = 0; i < volume_mounts.size(); ++i) {
     const pod::VolumeMount& vm = volume_mounts[i];
@@ -113,7 +127,18 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
     }
     auto source = JoinSubPath(base, sub_path, sub_field);
     if (!source) return source.take_error();
-    mounts.push_back(Bind(CleanDestination(vm.mount_path), *source, read_only));
+    std::string_view propagation = PropagationOption(vm.mount_propagation);
+    if (propagation != "rprivate") {
+      if (!mountinfo) {
+        auto text = ReadMountInfo(ctx.input.mountinfo);
+        if (!text) return text.take_error();
+        mountinfo = std::move(*text);
+      }
+      if (Status s = CheckPropagationSource(*mountinfo, *source, vm.mount_propagation, field); !s) {
+        return s.take_error();
+      }
+    }
+    mounts.push_back(Bind(CleanDestination(vm.mount_path), *source, read_only, propagation));
   }
   return mounts;
 }

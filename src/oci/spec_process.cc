@@ -20,6 +20,7 @@ UserRequest MakeUserRequest(const SpecContext& ctx) {
     // The kubelet gives every container the fsGroup as a supplementary
     // group: the pod's volumes are group-owned by it.
     if (psc->fs_group) req.supplemental_groups.push_back(*psc->fs_group);
+    req.strict_supplemental_groups = psc->supplemental_groups_policy == "Strict";
   }
   if (const auto& sc = ctx.container.security_context) {
     if (sc->run_as_user) req.run_as_user = sc->run_as_user;

@@ -188,7 +188,7 @@ Result<ProcessUser> ResolveUser(const UserRequest& request, std::string_view pas
   if (Status s = CheckNonRoot(request, user.uid); !s) return s.take_error();
 
   AddUnique(user.additional_gids, user.gid);
-  if (!username.empty()) {
+  if (!username.empty() && !request.strict_supplemental_groups) {
     for (const GroupEntry& g : groups) {
       if (std::find(g.members.begin(), g.members.end(), username) != g.members.end()) {
         AddUnique(user.additional_gids, g.gid);

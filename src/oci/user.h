@@ -43,6 +43,10 @@ struct UserRequest {
   std::optional<int64_t> run_as_group;
   std::optional<bool> run_as_non_root;
   std::vector<int64_t> supplemental_groups;
+  // supplementalGroupsPolicy: Strict: the image's /etc/group memberships
+  // of the user are not added (only the primary gid, supplementalGroups
+  // and fsGroup are).
+  bool strict_supplemental_groups = false;
   std::string image_user;  // image config User: "name[:group]" or "uid[:gid]"
 };
 
@@ -50,7 +54,8 @@ struct ProcessUser {
   uint32_t uid = 0;
   uint32_t gid = 0;
   // The primary gid first (containerd's fix for CVE-2023-25173), then the
-  // image groups listing the user as a member, then supplementalGroups.
+  // image groups listing the user as a member (not with Strict), then
+  // supplementalGroups.
   std::vector<uint32_t> additional_gids;
   friend bool operator==(const ProcessUser&, const ProcessUser&) = default;
 };

@@ -47,6 +47,10 @@ struct Req : UserRequest {
     image_user = std::move(v);
     return *this;
   }
+  Req& Strict() {
+    strict_supplemental_groups = true;
+    return *this;
+  }
 };
 
 Result<ProcessUser> Resolve(UserRequest r) {
@@ -131,6 +135,21 @@ TEST(User, RunAsGroupAndSupplementalGroups) {
   ASSERT_TRUE(image_user);
   EXPECT_EQ(image_user->uid, 1000u);
   EXPECT_EQ(image_user->gid, 3000u);
+}
+
+// supplementalGroupsPolicy: Strict (KEP-3619): the image's /etc/group
+// memberships are left out; the primary gid and the pod's groups stay.
+TEST(User, StrictSupplementalGroupsLeaveOutTheImagesMemberships) {
+  auto merged = Resolve(Req().Uid(1000).Supplemental({4000}));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged->additional_gids, (std::vector<uint32_t>{1001, 29, 50, 4000}));
+  auto strict = Resolve(Req().Uid(1000).Supplemental({4000}).Strict());
+  ASSERT_TRUE(strict);
+  EXPECT_EQ(strict->gid, 1001u);
+  EXPECT_EQ(strict->additional_gids, (std::vector<uint32_t>{1001, 4000}));
+  auto named = Resolve(Req().Image("app").Strict());
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->additional_gids, std::vector<uint32_t>{1001});
 }
 
 TEST(User, RunAsNonRootRefusesUidZeroHoweverItIsReached) {

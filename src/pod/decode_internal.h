@@ -209,6 +209,7 @@ class Decoder {
   bool Decode(const json& v, const std::string& path, ObjectMeta& meta);
   bool Decode(const json& v, const std::string& path, PodSpec& spec);
   bool Decode(const json& v, const std::string& path, PodReadinessGate& gate);
+  bool Decode(const json& v, const std::string& path, PodOS& os);
   bool Decode(const json& v, const std::string& path, PodDNSConfig& dns);
   bool Decode(const json& v, const std::string& path, PodDNSConfigOption& option);
   bool Decode(const json& v, const std::string& path, HostAlias& alias);

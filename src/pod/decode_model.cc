@@ -52,8 +52,6 @@ constexpr IgnoredField kPodSpecIgnored[] = {
     {"enableServiceLinks", kNoApiServer},
     {"resourceClaims", "ignored: podvisor has no dynamic resource allocation"},
     {"runtimeClassName", "ignored: podvisor's runtime is chosen with --runtime"},
-    {"os", kNotSupported},
-    {"hostUsers", "ignored: podvisor does not use user namespaces"},
     {"ephemeralContainers", "ignored: podvisor has no ephemeral (debug) containers"},
     {"resources", "ignored: pod-level resources are not supported; set them per container"},
 };
@@ -68,26 +66,17 @@ constexpr IgnoredField kResourcesIgnored[] = {
     {"claims", "ignored: podvisor has no dynamic resource allocation"},
 };
 
-constexpr IgnoredField kVolumeMountIgnored[] = {
-    {"mountPropagation", kNotSupported},
-    {"recursiveReadOnly", kNotSupported},
-};
-
 constexpr IgnoredField kSecurityContextIgnored[] = {
     {"seLinuxOptions", kNotSupported},
     {"windowsOptions", kNotSupported},
-    {"procMount", kNotSupported},
     {"appArmorProfile", kNotSupported},
 };
 
 constexpr IgnoredField kPodSecurityContextIgnored[] = {
-    {"fsGroupChangePolicy",
-     "ignored: podvisor writes its volumes itself and always gives them the fsGroup"},
     {"seLinuxOptions", kNotSupported},
     {"seLinuxChangePolicy", kNotSupported},
     {"windowsOptions", kNotSupported},
     {"appArmorProfile", kNotSupported},
-    {"supplementalGroupsPolicy", kNotSupported},
 };
 
 // S13: before spec.initContainers (Kubernetes 1.6), init containers were a
@@ -196,10 +185,11 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
       Field("activeDeadlineSeconds", &S::active_deadline_seconds), Field("volumes", &S::volumes),
       Field("hostNetwork", &S::host_network), Field("hostIPC", &S::host_ipc),
       Field("hostPID", &S::host_pid), Field("shareProcessNamespace", &S::share_process_namespace),
-      Field("hostname", &S::hostname), Field("subdomain", &S::subdomain),
-      Field("dnsPolicy", &S::dns_policy), Field("dnsConfig", &S::dns_config),
-      Field("hostAliases", &S::host_aliases), Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn),
-      Field("overhead", &S::overhead), Field("readinessGates", &S::readiness_gates),
+      Field("hostUsers", &S::host_users), Field("os", &S::os), Field("hostname", &S::hostname),
+      Field("subdomain", &S::subdomain), Field("dnsPolicy", &S::dns_policy),
+      Field("dnsConfig", &S::dns_config), Field("hostAliases", &S::host_aliases),
+      Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn), Field("overhead", &S::overhead),
+      Field("readinessGates", &S::readiness_gates),
       Field("serviceAccountName", &S::service_account_name),
       Field("securityContext", &S::security_context));
 }
@@ -222,6 +212,10 @@ bool Decoder::Decode(const json& v, const std::string& path, HostAlias& alias) {
 
 bool Decoder::Decode(const json& v, const std::string& path, PodReadinessGate& gate) {
   return Struct(v, path, gate, {}, Field("conditionType", &PodReadinessGate::condition_type));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, PodOS& os) {
+  return Struct(v, path, os, {}, Field("name", &PodOS::name));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, Volume& volume) {
@@ -318,7 +312,9 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSecurityContext&
                 Field("runAsGroup", &S::run_as_group), Field("runAsNonRoot", &S::run_as_non_root),
                 Field("supplementalGroups", &S::supplemental_groups),
                 Field("seccompProfile", &S::seccomp_profile), Field("fsGroup", &S::fs_group),
-                Field("sysctls", &S::sysctls));
+                Field("sysctls", &S::sysctls),
+                Field("fsGroupChangePolicy", &S::fs_group_change_policy),
+                Field("supplementalGroupsPolicy", &S::supplemental_groups_policy));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, SeccompProfile& profile) {
@@ -405,9 +401,11 @@ bool Decoder::Decode(const json& v, const std::string& path, ResourceRequirement
 
 bool Decoder::Decode(const json& v, const std::string& path, VolumeMount& mount) {
   using M = VolumeMount;
-  return Struct(v, path, mount, kVolumeMountIgnored, Field("name", &M::name),
-                Field("mountPath", &M::mount_path), Field("readOnly", &M::read_only),
-                Field("subPath", &M::sub_path), Field("subPathExpr", &M::sub_path_expr));
+  return Struct(v, path, mount, {}, Field("name", &M::name), Field("mountPath", &M::mount_path),
+                Field("readOnly", &M::read_only), Field("subPath", &M::sub_path),
+                Field("subPathExpr", &M::sub_path_expr),
+                Field("mountPropagation", &M::mount_propagation),
+                Field("recursiveReadOnly", &M::recursive_read_only));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, ExecAction& exec) {
@@ -498,7 +496,7 @@ bool Decoder::Decode(const json& v, const std::string& path, SecurityContext& sc
                 Field("readOnlyRootFilesystem", &S::read_only_root_filesystem),
                 Field("allowPrivilegeEscalation", &S::allow_privilege_escalation),
                 Field("capabilities", &S::capabilities),
-                Field("seccompProfile", &S::seccomp_profile));
+                Field("seccompProfile", &S::seccomp_profile), Field("procMount", &S::proc_mount));
 }
 
 }  // namespace podvisor::pod::internal

@@ -127,6 +127,11 @@ struct VolumeMount {
   bool read_only = false;
   std::string sub_path;
   std::string sub_path_expr;  // $(VAR) expanded from the container's env
+  // "None" (or empty), "HostToContainer" or "Bidirectional".
+  std::string mount_propagation;
+  // "Disabled" (or empty), "IfPossible" (a plain read-only bind: the
+  // runtimes podvisor drives cannot do better) or "Enabled" (refused).
+  std::string recursive_read_only;
   friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
 };
 
@@ -238,6 +243,9 @@ struct SecurityContext {
   std::optional<bool> allow_privilege_escalation;
   std::optional<Capabilities> capabilities;
   std::optional<SeccompProfile> seccomp_profile;
+  // "Default" (or empty) or "Unmasked"; Unmasked needs hostUsers: false,
+  // which podvisor refuses, so only the masked /proc is ever generated.
+  std::string proc_mount;
   friend bool operator==(const SecurityContext&, const SecurityContext&) = default;
 };
 
@@ -256,6 +264,12 @@ struct PodSecurityContext {
   std::optional<SeccompProfile> seccomp_profile;
   std::optional<int64_t> fs_group;
   std::vector<Sysctl> sysctls;
+  // "Always" or "OnRootMismatch" (empty: Always). Both mean the same here:
+  // every volume podvisor gives the fsGroup is one it creates for the pod.
+  std::string fs_group_change_policy;
+  // "Merge" (or empty) or "Strict": Strict leaves out the groups the
+  // image's /etc/group lists the user in.
+  std::string supplemental_groups_policy;
   friend bool operator==(const PodSecurityContext&, const PodSecurityContext&) = default;
 };
 
@@ -372,6 +386,12 @@ struct Volume {
   friend bool operator==(const Volume&, const Volume&) = default;
 };
 
+// spec.os: only "linux" runs here.
+struct PodOS {
+  std::string name;
+  friend bool operator==(const PodOS&, const PodOS&) = default;
+};
+
 struct PodReadinessGate {
   std::string condition_type;
   friend bool operator==(const PodReadinessGate&, const PodReadinessGate&) = default;
@@ -410,6 +430,11 @@ struct PodSpec {
   bool host_ipc = false;
   bool host_pid = false;
   std::optional<bool> share_process_namespace;
+  // Only true (the default) is accepted: podvisor does not run pods in
+  // user namespaces, and running one as root on the host instead of the
+  // namespace it asked for would be a silent loss of isolation.
+  std::optional<bool> host_users;
+  std::optional<PodOS> os;
   std::string hostname;
   std::string subdomain;
   // "" means the API server's default, ClusterFirst.

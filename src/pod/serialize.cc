@@ -233,6 +233,8 @@ json ToJsonValue(const VolumeMount& m) {
   SetIfTrue(out, "readOnly", m.read_only);
   SetIfNotEmpty(out, "subPath", m.sub_path);
   SetIfNotEmpty(out, "subPathExpr", m.sub_path_expr);
+  SetIfNotEmpty(out, "mountPropagation", m.mount_propagation);
+  SetIfNotEmpty(out, "recursiveReadOnly", m.recursive_read_only);
   return out;
 }
 
@@ -339,6 +341,7 @@ json ToJsonValue(const SecurityContext& s) {
   SetIfPresent(out, "allowPrivilegeEscalation", s.allow_privilege_escalation);
   SetIfPresent(out, "capabilities", s.capabilities);
   SetIfPresent(out, "seccompProfile", s.seccomp_profile);
+  SetIfNotEmpty(out, "procMount", s.proc_mount);
   return out;
 }
 
@@ -351,6 +354,8 @@ json ToJsonValue(const PodSecurityContext& s) {
   SetIfPresent(out, "seccompProfile", s.seccomp_profile);
   SetIfPresent(out, "fsGroup", s.fs_group);
   SetIfNotEmpty(out, "sysctls", s.sysctls);
+  SetIfNotEmpty(out, "fsGroupChangePolicy", s.fs_group_change_policy);
+  SetIfNotEmpty(out, "supplementalGroupsPolicy", s.supplemental_groups_policy);
   return out;
 }
 
@@ -460,6 +465,8 @@ json ToJson(const PodSpec& spec) {
   SetIfTrue(out, "hostIPC", spec.host_ipc);
   SetIfTrue(out, "hostPID", spec.host_pid);
   SetIfPresent(out, "shareProcessNamespace", spec.share_process_namespace);
+  SetIfPresent(out, "hostUsers", spec.host_users);
+  if (spec.os) out["os"] = json{{"name", spec.os->name}};
   SetIfNotEmpty(out, "hostname", spec.hostname);
   SetIfNotEmpty(out, "subdomain", spec.subdomain);
   SetIfNotEmpty(out, "dnsPolicy", spec.dns_policy);

@@ -92,6 +92,18 @@ FieldErrors Validator::Run() {
     Add(Invalid("spec.shareProcessNamespace", "true",
                 "ShareProcessNamespace and HostPID cannot both be enabled"));
   }
+  if (spec.os) {
+    if (spec.os->name != "linux" && spec.os->name != "windows") {
+      Add(Unsupported("spec.os.name", Q(spec.os->name), {"linux", "windows"}));
+    } else if (spec.os->name == "windows") {
+      Add(Forbidden("spec.os.name", "podvisor runs Linux containers"));
+    }
+  }
+  if (spec.host_users == false) {
+    Add(Forbidden("spec.hostUsers",
+                  "podvisor does not run pods in user namespaces; remove the field or set it "
+                  "to true"));
+  }
   if (spec.security_context) CheckPodSecurity(*spec.security_context, "spec.securityContext");
   return std::move(errs_);
 }

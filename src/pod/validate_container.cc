@@ -216,6 +216,8 @@ void Validator::CheckMounts(const Container& c, const std::string& path) {
       }
     }
     if (!m.sub_path.empty()) CheckRelativePath(m.sub_path, mpath + ".subPath");
+    CheckMountPropagation(c, m, mpath + ".mountPropagation");
+    CheckRecursiveReadOnly(m, mpath + ".recursiveReadOnly");
     if (!m.sub_path_expr.empty()) {
       if (!m.sub_path.empty()) {
         Add(Invalid(mpath + ".subPathExpr", Q(m.sub_path_expr),
@@ -231,6 +233,46 @@ void Validator::CheckMounts(const Container& c, const std::string& path) {
         }
       }
     }
+  }
+}
+
+void Validator::CheckMountPropagation(const Container& c, const VolumeMount& m,
+                                      const std::string& path) {
+  if (m.mount_propagation.empty() || m.mount_propagation == "None" ||
+      m.mount_propagation == "HostToContainer") {
+    return;
+  }
+  if (m.mount_propagation != "Bidirectional") {
+    Add(Unsupported(path, Q(m.mount_propagation), {"Bidirectional", "HostToContainer", "None"}));
+    return;
+  }
+  // A mount that propagates back to the host is a way out of the
+  // container; the API server keeps it to privileged containers.
+  if (!c.security_context || c.security_context->privileged != true) {
+    Add(Forbidden(path,
+                  "Bidirectional mount propagation is available only to privileged "
+                  "containers"));
+  }
+}
+
+void Validator::CheckRecursiveReadOnly(const VolumeMount& m, const std::string& path) {
+  const std::string& rro = m.recursive_read_only;
+  if (rro.empty() || rro == "Disabled") return;
+  if (rro != "IfPossible" && rro != "Enabled") {
+    Add(Unsupported(path, Q(rro), {"Disabled", "IfPossible", "Enabled"}));
+    return;
+  }
+  // The API server's two rules, then podvisor's: the kubelet fails an
+  // Enabled mount at start when the runtime lacks "rro" mounts, and
+  // neither runc 1.1 nor crun 1.8 (Debian 12's) has them.
+  if (!m.read_only) {
+    Add(Forbidden(path, "may only be specified when readOnly is true"));
+  } else if (!m.mount_propagation.empty() && m.mount_propagation != "None") {
+    Add(Forbidden(path, "may only be specified when mountPropagation is None or not specified"));
+  } else if (rro == "Enabled") {
+    Add(Invalid(path, Q(rro),
+                "the OCI runtimes podvisor drives cannot make a mount recursively read-only; "
+                "use IfPossible for a read-only mount whose submounts stay writable"));
   }
 }
 
@@ -494,6 +536,15 @@ void Validator::CheckContainerSecurity(const SecurityContext& sc, const std::str
       }
     }
   }
+  if (sc.proc_mount == "Unmasked") {
+    // The API server's rule; podvisor refuses hostUsers: false, so an
+    // unmasked /proc (which exposes the host's kernel knobs) never runs.
+    Add(Invalid(path + ".procMount", Q(sc.proc_mount),
+                "`hostUsers` must be false to use `Unmasked`, and podvisor does not run pods "
+                "in user namespaces"));
+  } else if (!sc.proc_mount.empty() && sc.proc_mount != "Default") {
+    Add(Unsupported(path + ".procMount", Q(sc.proc_mount), {"Default", "Unmasked"}));
+  }
   // no_new_privs cannot coexist with a privileged container, and with
   // CAP_SYS_ADMIN the container could lift it again.
   if (sc.allow_privilege_escalation == false) {
@@ -526,6 +577,16 @@ void Validator::CheckPodSecurity(const PodSecurityContext& sc, const std::string
     Add(Invalid(path + ".fsGroup", N(*sc.fs_group), kIdRangeMsg));
   }
   CheckSysctls(sc, path);
+  if (!sc.fs_group_change_policy.empty() && sc.fs_group_change_policy != "Always" &&
+      sc.fs_group_change_policy != "OnRootMismatch") {
+    Add(Unsupported(path + ".fsGroupChangePolicy", Q(sc.fs_group_change_policy),
+                    {"OnRootMismatch", "Always"}));
+  }
+  if (!sc.supplemental_groups_policy.empty() && sc.supplemental_groups_policy != "Merge" &&
+      sc.supplemental_groups_policy != "Strict") {
+    Add(Unsupported(path + ".supplementalGroupsPolicy", Q(sc.supplemental_groups_policy),
+                    {"Merge", "Strict"}));
+  }
   if (sc.run_as_non_root == true && sc.run_as_user == 0) {
     Add(Invalid(path + ".runAsUser", "0", "must not be 0 when runAsNonRoot is true"));
   }

@@ -107,6 +107,8 @@ class Validator {
   void CheckEnv(const Container& c, const std::string& path);
   void CheckPorts(const Container& c, const std::string& path);
   void CheckMounts(const Container& c, const std::string& path);
+  void CheckRecursiveReadOnly(const VolumeMount& m, const std::string& path);
+  void CheckMountPropagation(const Container& c, const VolumeMount& m, const std::string& path);
   void CheckLifecycle(const Lifecycle& lc, const PortNames& ports, const std::string& path);
   void CheckProbe(const Probe& p, ProbeKind kind, const PortNames& ports, const std::string& path);
   void CheckHandler(const Handler& h, HandlerUse use, const PortNames& ports,

@@ -152,8 +152,8 @@ TEST(ValidatePod, ComplexValidPodHasNoErrors) {
   app.resources.limits.memory = Quantity::FromValue(256 << 20, Quantity::Format::kBinarySI);
   app.resources.limits.other = {{"example.com/gpu", Quantity::FromValue(1)}};
   app.resources.requests.other = {{"example.com/gpu", Quantity::FromValue(1)}};
-  app.volume_mounts = {{"data", "/data", false, "", ""},
-                       {"host-logs", "/logs", true, "shop/app", ""}};
+  app.volume_mounts = {{"data", "/data", false, "", "", "", ""},
+                       {"host-logs", "/logs", true, "shop/app", "", "", ""}};
   app.readiness_probe = MakeProbe(HttpGet(IntOrString::String("http")));
   app.readiness_probe->handler.http_get->scheme = "HTTPS";
   Handler grpc;
@@ -274,9 +274,9 @@ TEST(ValidatePod, VolumeMounts) {
   Pod pod = MinimalPod();
   pod.spec.volumes = {{"data", EmptyDirVolumeSource{}, {}, {}, {}, {}, {}, {}}};
   pod.spec.containers[0].volume_mounts = {
-      {"data", "/data", false, "", ""},         {"missing", "/data", false, "", ""},
-      {"", "relative", false, "", ""},          {"data", "", false, "/abs", ""},
-      {"data", "/sub", false, "a/../../b", ""},
+      {"data", "/data", false, "", "", "", ""},         {"missing", "/data", false, "", "", "", ""},
+      {"", "relative", false, "", "", "", ""},          {"data", "", false, "/abs", "", "", ""},
+      {"data", "/sub", false, "a/../../b", "", "", ""},
   };
   const std::string m = "spec.containers[0].volumeMounts";
   EXPECT_THAT(
@@ -361,7 +361,7 @@ TEST(ValidatePod, ReportsEveryProblem) {
   Container app = MakeContainer("init");
   app.env = {{"", "", {}}};
   app.ports = {{"", 0, std::nullopt, "TCP", ""}};
-  app.volume_mounts = {{"nowhere", "/x", false, "", ""}};
+  app.volume_mounts = {{"nowhere", "/x", false, "", "", "", ""}};
   app.readiness_probe = Probe{};
   app.resources.requests.cpu = Quantity::FromValue(2);
   app.resources.limits.cpu = Quantity::FromValue(1);
