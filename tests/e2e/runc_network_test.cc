@@ -302,13 +302,17 @@ std::string Web(const std::string& ports = "") {
 }
 
 TEST_F(RuncNetwork, HostReachesThePodByItsIpAndThePodReachesTheHostSide) {
-  WritePod(PodYaml("net-web", "",
-                   "  initContainers:\n  - {name: egress, image: img, command: " +
-                       ShCmd(std::string("timeout 5 wget -q -O /shared/egress http://") +
-                             kListenerIp + ":8000/; cat /etc/hosts > /shared/hosts") +
-                       ", volumeMounts: [{name: shared, mountPath: /shared}]}\n"
-                       "  containers:\n" +
-                       Web()));
+  WritePod(
+      PodYaml("net-web", "",
+              "  initContainers:\n  - {name: egress, image: img, command: " +
+                  ShCmd(std::string("timeout 5 wget -q -O /shared/egress http://") + kListenerIp +
+                        ":8000/; cat /etc/hosts > /shared/hosts; "
+                        "echo \"$POD_IP $POD_IPS\" > /shared/podip") +
+                  ", env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}},"
+                  " {name: POD_IPS, valueFrom: {fieldRef: {fieldPath: status.podIPs}}}]"
+                  ", volumeMounts: [{name: shared, mountPath: /shared}]}\n"
+                  "  containers:\n" +
+                  Web()));
   StartRun(NetArgs());
   std::string ip = RunningPodIp();
   ASSERT_THAT(ip, ::testing::StartsWith("10.199.0.")) << RunStderr();
@@ -319,6 +323,9 @@ TEST_F(RuncNetwork, HostReachesThePodByItsIpAndThePodReachesTheHostSide) {
   EXPECT_THAT(HttpGetEventually(ip, 8080, "hello"), HasSubstr("hello-from-net-web"));
   EXPECT_EQ(ReadScratch("egress"), "hello-from-the-host-side");
   EXPECT_THAT(ReadScratch("hosts"), HasSubstr(ip + "\tnet-web"));
+  // The downward API's status.podIP(s) is the CNI address, known before
+  // the first container starts (the kubelet sets up the sandbox first).
+  EXPECT_EQ(ReadScratch("podip"), ip + " " + ip);
   auto wide = Client({"status", "-o", "wide"});
   EXPECT_THAT(wide.out, HasSubstr(ip)) << wide.err;
   StopPod();
