@@ -57,8 +57,7 @@ TEST(MountPropagation, SharedOrSlaveSourcesPassPrivateOnesAreRefused) {
             "--make-rshared /mnt/data`, or drop mountPropagation)");
   Status private_mount = CheckPropagationSource(kMountInfo, "/srv/www", "HostToContainer", "m");
   ASSERT_FALSE(private_mount);
-  EXPECT_NE(private_mount.error().message().find("not a shared or slave mount"),
-            std::string::npos);
+  EXPECT_NE(private_mount.error().message().find("not a shared or slave mount"), std::string::npos);
 }
 
 }  // namespace

@@ -79,6 +79,10 @@ struct ContainerConfigInput {
   // Read only for a volumeMount with mountPropagation HostToContainer or
   // Bidirectional, to check its source can propagate (mount_propagation.h).
   std::filesystem::path mountinfo = "/proc/self/mountinfo";
+  // Read only for appArmorProfile Localhost: whether the kernel has
+  // AppArmor on ("Y"), and the profiles loaded ("name (mode)" lines).
+  std::filesystem::path apparmor_enabled = "/sys/module/apparmor/parameters/enabled";
+  std::filesystem::path apparmor_profiles = "/sys/kernel/security/apparmor/profiles";
 };
 
 // "spec.containers[1]" or "spec.initContainers[0]": the prefix of every

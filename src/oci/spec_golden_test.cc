@@ -288,6 +288,51 @@ TEST(ConfigMounts, MountPropagationSetsBindAndRootPropagation) {
   std::filesystem::remove(mountinfo);
 }
 
+// appArmorProfile Localhost: the profile's name for runc once the host has
+// AppArmor on and the profile loaded; otherwise an error naming which.
+TEST(ConfigSecurity, AppArmorLocalhostProfileMustBeLoaded) {
+  const std::filesystem::path tmp = ::testing::TempDir();
+  const std::filesystem::path enabled = tmp / "podvisor-aa-enabled";
+  const std::filesystem::path profiles = tmp / "podvisor-aa-profiles";
+  std::ofstream(enabled) << "Y\n";
+  std::ofstream(profiles) << "docker-default (enforce)\nk8s apparmor example (complain)\n";
+  pod::Pod p = BasicPod();
+  pod::PodSecurityContext psc;
+  psc.app_armor_profile = pod::AppArmorProfile{"Localhost", "k8s apparmor example"};
+  p.spec.security_context = psc;
+  const pod::Container& c = p.spec.containers[0];
+  auto image = LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  in.apparmor_enabled = enabled;
+  in.apparmor_profiles = profiles;
+  auto loaded = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  EXPECT_EQ((*loaded)["process"]["apparmorProfile"], "k8s apparmor example");
+
+  // The container's own setting wins; RuntimeDefault loads nothing.
+  p.spec.containers[0].security_context = pod::SecurityContext{};
+  p.spec.containers[0].security_context->app_armor_profile =
+      pod::AppArmorProfile{"RuntimeDefault", std::nullopt};
+  auto runtime_default = GenerateConfig(p, p.spec.containers[0], *image, in);
+  ASSERT_TRUE(runtime_default) << runtime_default.error().message();
+  EXPECT_FALSE((*runtime_default)["process"].contains("apparmorProfile"));
+
+  p.spec.containers[0].security_context->app_armor_profile =
+      pod::AppArmorProfile{"Localhost", "missing"};
+  auto missing = GenerateConfig(p, p.spec.containers[0], *image, in);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message(),
+            "spec.containers[0].securityContext.appArmorProfile: Localhost profile \"missing\" "
+            "is not loaded (load it with apparmor_parser)");
+  std::ofstream(enabled) << "N\n";
+  auto off = GenerateConfig(p, p.spec.containers[0], *image, in);
+  ASSERT_FALSE(off);
+  EXPECT_NE(off.error().message().find("AppArmor is not enabled on this host"), std::string::npos);
+  std::filesystem::remove(enabled);
+  std::filesystem::remove(profiles);
+}
+
 // readOnlyRootFilesystem holds for sidecars as for any container: their
 // root and the pod files they get are read-only.
 TEST(ConfigMounts, ReadOnlyRootFilesystemOnASidecar) {

@@ -39,6 +39,8 @@ Result<nlohmann::json> BuildCapabilitiesJson(const SpecContext& ctx);
 Result<bool> NoNewPrivileges(const SpecContext& ctx);
 // linux.seccomp, or null for none (Unconfined, privileged).
 Result<nlohmann::json> BuildSeccomp(const SpecContext& ctx);
+// process.apparmorProfile: the Localhost profile's name, "" for none.
+Result<std::string> AppArmorProfileName(const SpecContext& ctx);
 
 Result<nlohmann::json> BuildProcess(const SpecContext& ctx);
 Result<nlohmann::json> BuildMounts(const SpecContext& ctx);

@@ -69,6 +69,9 @@ Result<json> BuildProcess(const SpecContext& ctx) {
                {"noNewPrivileges", *no_new_privs},
                {"oomScoreAdj", oom}};
   if (!user->additional_gids.empty()) process["user"]["additionalGids"] = user->additional_gids;
+  auto apparmor = AppArmorProfileName(ctx);
+  if (!apparmor) return apparmor.take_error();
+  if (!apparmor->empty()) process["apparmorProfile"] = *apparmor;
   return process;
 }
 

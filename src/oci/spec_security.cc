@@ -1,5 +1,7 @@
-// process.capabilities, process.noNewPrivileges and linux.seccomp.
+// process.capabilities, process.noNewPrivileges, process.apparmorProfile
+// and linux.seccomp.
 #include <algorithm>
+#include <fstream>
 
 #include "oci/seccomp_profile.h"
 #include "oci/spec_internal.h"
@@ -44,6 +46,40 @@ Result<bool> NoNewPrivileges(const SpecContext& ctx) {
   // allowPrivilegeEscalation is false, but nothing in a pod needs setuid
   // escalation unless it says so (and then it sets the field to true).
   return !allow.value_or(false);
+}
+
+// A Localhost AppArmor profile must be loaded, as the kubelet checks
+// before it starts a container: the runtime would otherwise fail the
+// start, container after container. RuntimeDefault loads nothing here
+// (podvisor ships no profile, so it is Unconfined, as on a host without
+// AppArmor); Unconfined is what it says.
+Result<std::string> AppArmorProfileName(const SpecContext& ctx) {
+  const pod::AppArmorProfile* profile = nullptr;
+  std::string field;
+  if (ctx.container.security_context && ctx.container.security_context->app_armor_profile) {
+    profile = &*ctx.container.security_context->app_armor_profile;
+    field = SecurityField(ctx, "appArmorProfile");
+  } else if (ctx.pod.spec.security_context && ctx.pod.spec.security_context->app_armor_profile) {
+    profile = &*ctx.pod.spec.security_context->app_armor_profile;
+    field = "spec.securityContext.appArmorProfile";
+  }
+  if (!profile || profile->type != "Localhost" || !profile->localhost_profile) return std::string();
+  const std::string& name = *profile->localhost_profile;
+  std::ifstream enabled(ctx.input.apparmor_enabled);
+  std::string flag;
+  if (!enabled || !std::getline(enabled, flag) || flag != "Y") {
+    return Error(field + ": Localhost profile \"" + name +
+                 "\": AppArmor is not enabled on this host (" +
+                 ctx.input.apparmor_enabled.string() + ")");
+  }
+  std::ifstream profiles(ctx.input.apparmor_profiles);
+  for (std::string line; std::getline(profiles, line);) {
+    // "name (enforce)"; a name may itself contain spaces.
+    std::size_t mode = line.rfind(" (");
+    if (line.substr(0, mode) == name) return name;
+  }
+  return Error(field + ": Localhost profile \"" + name +
+               "\" is not loaded (load it with apparmor_parser)");
 }
 
 Result<json> BuildSeccomp(const SpecContext& ctx) {

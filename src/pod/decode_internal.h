@@ -226,6 +226,7 @@ class Decoder {
   bool Decode(const json& v, const std::string& path, Sysctl& sysctl);
   bool Decode(const json& v, const std::string& path, PodSecurityContext& sc);
   bool Decode(const json& v, const std::string& path, SeccompProfile& profile);
+  bool Decode(const json& v, const std::string& path, AppArmorProfile& profile);
 
   // Containers, their probes and lifecycle hooks.
   bool Decode(const json& v, const std::string& path, Container& c);

@@ -16,7 +16,9 @@ constexpr std::string_view kNoScheduler = "ignored: podvisor runs a single pod w
 constexpr std::string_view kNoApiServer =
     "ignored: podvisor has no API server (no service accounts, secrets or services)";
 constexpr std::string_view kSetByServer = "ignored: set by the API server, not by a manifest";
-constexpr std::string_view kNotSupported = "ignored: not supported by podvisor";
+constexpr std::string_view kNoSelinux =
+    "ignored: podvisor sets no SELinux labels (nor do the kubelet's runtimes on a host without "
+    "SELinux, such as Debian's)";
 
 constexpr IgnoredField kPodIgnored[] = {
     {"status", "ignored: the status is computed by podvisor"},
@@ -67,16 +69,14 @@ constexpr IgnoredField kResourcesIgnored[] = {
 };
 
 constexpr IgnoredField kSecurityContextIgnored[] = {
-    {"seLinuxOptions", kNotSupported},
-    {"windowsOptions", kNotSupported},
-    {"appArmorProfile", kNotSupported},
+    {"seLinuxOptions", kNoSelinux},
+    {"windowsOptions", "ignored: podvisor runs Linux containers"},
 };
 
 constexpr IgnoredField kPodSecurityContextIgnored[] = {
-    {"seLinuxOptions", kNotSupported},
-    {"seLinuxChangePolicy", kNotSupported},
-    {"windowsOptions", kNotSupported},
-    {"appArmorProfile", kNotSupported},
+    {"seLinuxOptions", kNoSelinux},
+    {"seLinuxChangePolicy", kNoSelinux},
+    {"windowsOptions", "ignored: podvisor runs Linux containers"},
 };
 
 // S13: before spec.initContainers (Kubernetes 1.6), init containers were a
@@ -314,7 +314,13 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSecurityContext&
                 Field("seccompProfile", &S::seccomp_profile), Field("fsGroup", &S::fs_group),
                 Field("sysctls", &S::sysctls),
                 Field("fsGroupChangePolicy", &S::fs_group_change_policy),
+                Field("appArmorProfile", &S::app_armor_profile),
                 Field("supplementalGroupsPolicy", &S::supplemental_groups_policy));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, AppArmorProfile& profile) {
+  return Struct(v, path, profile, {}, Field("type", &AppArmorProfile::type),
+                Field("localhostProfile", &AppArmorProfile::localhost_profile));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, SeccompProfile& profile) {
@@ -496,7 +502,8 @@ bool Decoder::Decode(const json& v, const std::string& path, SecurityContext& sc
                 Field("readOnlyRootFilesystem", &S::read_only_root_filesystem),
                 Field("allowPrivilegeEscalation", &S::allow_privilege_escalation),
                 Field("capabilities", &S::capabilities),
-                Field("seccompProfile", &S::seccomp_profile), Field("procMount", &S::proc_mount));
+                Field("seccompProfile", &S::seccomp_profile), Field("procMount", &S::proc_mount),
+                Field("appArmorProfile", &S::app_armor_profile));
 }
 
 }  // namespace podvisor::pod::internal

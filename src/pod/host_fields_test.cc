@@ -43,11 +43,15 @@ constexpr std::string_view kSupported = R"(  hostUsers: true
     fsGroup: 2000
     fsGroupChangePolicy: OnRootMismatch
     supplementalGroupsPolicy: Strict
+    appArmorProfile: {type: RuntimeDefault}
   volumes: [{name: data, hostPath: {path: /srv/data}}]
   containers:
   - name: app
     image: busybox
-    securityContext: {procMount: Default, privileged: true}
+    securityContext:
+      procMount: Default
+      privileged: true
+      appArmorProfile: {type: Localhost, localhostProfile: k8s-example}
     volumeMounts:
     - {name: data, mountPath: /a, mountPropagation: HostToContainer}
     - {name: data, mountPath: /b, mountPropagation: Bidirectional}
@@ -67,16 +71,18 @@ TEST(HostFields, SupportedValuesDecodeWithoutWarningsAndRoundTrip) {
   EXPECT_EQ(spec.containers[0].volume_mounts[1].mount_propagation, "Bidirectional");
   EXPECT_EQ(spec.containers[0].volume_mounts[3].recursive_read_only, "IfPossible");
   EXPECT_EQ(spec.os->name, "linux");
+  EXPECT_EQ(spec.containers[0].security_context->app_armor_profile,
+            (AppArmorProfile{"Localhost", "k8s-example"}));
 
   nlohmann::json out = ToJson(c.pod);
   EXPECT_EQ(out["spec"]["hostUsers"], true);
   EXPECT_EQ(out["spec"]["os"]["name"], "linux");
+  EXPECT_EQ(out["spec"]["securityContext"]["appArmorProfile"]["type"], "RuntimeDefault");
   EXPECT_EQ(out["spec"]["containers"][0]["volumeMounts"][3]["recursiveReadOnly"], "IfPossible");
   EXPECT_EQ(out["spec"]["securityContext"]["fsGroupChangePolicy"], "OnRootMismatch");
   EXPECT_EQ(out["spec"]["securityContext"]["supplementalGroupsPolicy"], "Strict");
   EXPECT_EQ(out["spec"]["containers"][0]["securityContext"]["procMount"], "Default");
-  EXPECT_EQ(out["spec"]["containers"][0]["volumeMounts"][0]["mountPropagation"],
-            "HostToContainer");
+  EXPECT_EQ(out["spec"]["containers"][0]["volumeMounts"][0]["mountPropagation"], "HostToContainer");
   Result<ParseOutput> again = ParseManifest(out.dump(), ManifestFormat::kJson);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->pod.spec, c.pod.spec);
@@ -88,6 +94,7 @@ TEST(HostFields, RefusedValuesNameTheFieldAndTheReason) {
   securityContext:
     fsGroupChangePolicy: Sometimes
     supplementalGroupsPolicy: Union
+    appArmorProfile: {type: Localhost}
   volumes: [{name: data, hostPath: {path: /srv/data}}]
   containers:
   - name: app
@@ -100,7 +107,9 @@ TEST(HostFields, RefusedValuesNameTheFieldAndTheReason) {
     - {name: data, mountPath: /d, recursiveReadOnly: IfPossible}
   - name: odd
     image: busybox
-    securityContext: {procMount: Hidden}
+    securityContext:
+      procMount: Hidden
+      appArmorProfile: {type: Unconfined, localhostProfile: x}
 )");
   EXPECT_THAT(c.warnings, IsEmpty());
   const std::string c0 = "spec.containers[0]";
@@ -118,11 +127,15 @@ TEST(HostFields, RefusedValuesNameTheFieldAndTheReason) {
                "readOnly is true",
           c0 + ".securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be "
                "false to use `Unmasked`, and podvisor does not run pods in user namespaces",
+          "spec.containers[1].securityContext.appArmorProfile.localhostProfile: Invalid value: "
+          "\"x\": can only be set when AppArmor type is Localhost",
           "spec.containers[1].securityContext.procMount: Unsupported value: \"Hidden\": "
           "supported values: \"Default\", \"Unmasked\"",
           "spec.os.name: Forbidden: podvisor runs Linux containers",
           "spec.hostUsers: Forbidden: podvisor does not run pods in user namespaces; remove the "
           "field or set it to true",
+          "spec.securityContext.appArmorProfile.localhostProfile: Required value: must be set "
+          "when AppArmor type is Localhost",
           "spec.securityContext.fsGroupChangePolicy: Unsupported value: \"Sometimes\": "
           "supported values: \"OnRootMismatch\", \"Always\"",
           "spec.securityContext.supplementalGroupsPolicy: Unsupported value: \"Union\": "

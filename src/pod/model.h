@@ -228,6 +228,14 @@ struct Capabilities {
   friend bool operator==(const Capabilities&, const Capabilities&) = default;
 };
 
+// securityContext.appArmorProfile (Kubernetes 1.30): Localhost names a
+// profile loaded on the host; RuntimeDefault and Unconfined load nothing.
+struct AppArmorProfile {
+  std::string type;  // RuntimeDefault | Unconfined | Localhost
+  std::optional<std::string> localhost_profile;
+  friend bool operator==(const AppArmorProfile&, const AppArmorProfile&) = default;
+};
+
 struct SeccompProfile {
   std::string type;  // RuntimeDefault | Unconfined | Localhost
   std::optional<std::string> localhost_profile;
@@ -243,6 +251,7 @@ struct SecurityContext {
   std::optional<bool> allow_privilege_escalation;
   std::optional<Capabilities> capabilities;
   std::optional<SeccompProfile> seccomp_profile;
+  std::optional<AppArmorProfile> app_armor_profile;
   // "Default" (or empty) or "Unmasked"; Unmasked needs hostUsers: false,
   // which podvisor refuses, so only the masked /proc is ever generated.
   std::string proc_mount;
@@ -264,6 +273,7 @@ struct PodSecurityContext {
   std::optional<SeccompProfile> seccomp_profile;
   std::optional<int64_t> fs_group;
   std::vector<Sysctl> sysctls;
+  std::optional<AppArmorProfile> app_armor_profile;
   // "Always" or "OnRootMismatch" (empty: Always). Both mean the same here:
   // every volume podvisor gives the fsGroup is one it creates for the pod.
   std::string fs_group_change_policy;

@@ -224,7 +224,8 @@ status:
           "spec.nodeSelector: " + scheduler, "spec.tolerations: " + scheduler,
           "spec.affinity: " + scheduler, "spec.priorityClassName: " + scheduler,
           "spec.schedulerName: " + scheduler,
-          "spec.containers[0].securityContext.seLinuxOptions: ignored: not supported by podvisor",
+          "spec.containers[0].securityContext.seLinuxOptions: ignored: podvisor sets no SELinux "
+          "labels (nor do the kubelet's runtimes on a host without SELinux, such as Debian's)",
           "status: ignored: the status is computed by podvisor"));
 }
 

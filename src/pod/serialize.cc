@@ -39,6 +39,7 @@ json ToJsonValue(const Lifecycle& l);
 json ToJsonValue(const Probe& p);
 json ToJsonValue(const Capabilities& c);
 json ToJsonValue(const SeccompProfile& s);
+json ToJsonValue(const AppArmorProfile& s);
 json ToJsonValue(const SecurityContext& s);
 json ToJsonValue(const PodSecurityContext& s);
 json ToJsonValue(const EmptyDirVolumeSource& e);
@@ -325,6 +326,12 @@ json ToJsonValue(const Capabilities& c) {
   return out;
 }
 
+json ToJsonValue(const AppArmorProfile& s) {
+  json out = {{"type", s.type}};
+  SetIfPresent(out, "localhostProfile", s.localhost_profile);
+  return out;
+}
+
 json ToJsonValue(const SeccompProfile& s) {
   json out = {{"type", s.type}};
   SetIfPresent(out, "localhostProfile", s.localhost_profile);
@@ -342,6 +349,7 @@ json ToJsonValue(const SecurityContext& s) {
   SetIfPresent(out, "capabilities", s.capabilities);
   SetIfPresent(out, "seccompProfile", s.seccomp_profile);
   SetIfNotEmpty(out, "procMount", s.proc_mount);
+  SetIfPresent(out, "appArmorProfile", s.app_armor_profile);
   return out;
 }
 
@@ -356,6 +364,7 @@ json ToJsonValue(const PodSecurityContext& s) {
   SetIfNotEmpty(out, "sysctls", s.sysctls);
   SetIfNotEmpty(out, "fsGroupChangePolicy", s.fs_group_change_policy);
   SetIfNotEmpty(out, "supplementalGroupsPolicy", s.supplemental_groups_policy);
+  SetIfPresent(out, "appArmorProfile", s.app_armor_profile);
   return out;
 }
 

@@ -511,6 +511,26 @@ void Validator::CheckSeccomp(const SeccompProfile& sp, const std::string& path) 
   }
 }
 
+// The API server's rules for appArmorProfile, word for word.
+void Validator::CheckAppArmor(const AppArmorProfile& ap, const std::string& path) {
+  if (ap.type.empty()) {
+    Add(Required(path + ".type"));
+  } else if (ap.type != "Localhost" && ap.type != "RuntimeDefault" && ap.type != "Unconfined") {
+    Add(Unsupported(path + ".type", Q(ap.type), {"Localhost", "RuntimeDefault", "Unconfined"}));
+  }
+  const std::string lpath = path + ".localhostProfile";
+  if (ap.type == "Localhost") {
+    if (!ap.localhost_profile || ap.localhost_profile->empty()) {
+      Add(Required(lpath, "must be set when AppArmor type is Localhost"));
+    } else if (ap.localhost_profile->size() > 4095) {
+      Add(TooLong(lpath, 4095));
+    }
+  } else if (ap.localhost_profile) {
+    Add(Invalid(lpath, Q(*ap.localhost_profile),
+                "can only be set when AppArmor type is Localhost"));
+  }
+}
+
 void Validator::CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
                          const std::string& path) {
   if (user && (*user < 0 || *user > kMaxId)) {
@@ -524,6 +544,7 @@ void Validator::CheckIds(const std::optional<int64_t>& user, const std::optional
 void Validator::CheckContainerSecurity(const SecurityContext& sc, const std::string& path) {
   CheckIds(sc.run_as_user, sc.run_as_group, path);
   if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
+  if (sc.app_armor_profile) CheckAppArmor(*sc.app_armor_profile, path + ".appArmorProfile");
   if (sc.capabilities) {
     for (const auto& [list, name] : {std::pair{&sc.capabilities->add, ".capabilities.add"},
                                      std::pair{&sc.capabilities->drop, ".capabilities.drop"}}) {
@@ -573,6 +594,7 @@ void Validator::CheckPodSecurity(const PodSecurityContext& sc, const std::string
     }
   }
   if (sc.seccomp_profile) CheckSeccomp(*sc.seccomp_profile, path + ".seccompProfile");
+  if (sc.app_armor_profile) CheckAppArmor(*sc.app_armor_profile, path + ".appArmorProfile");
   if (sc.fs_group && (*sc.fs_group < 0 || *sc.fs_group > kMaxId)) {
     Add(Invalid(path + ".fsGroup", N(*sc.fs_group), kIdRangeMsg));
   }

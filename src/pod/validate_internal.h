@@ -118,6 +118,7 @@ class Validator {
   void CheckResourceEntry(const std::string& name, Quantity q, const std::string& path);
   void CheckResources(const ResourceRequirements& r, const std::string& path);
   void CheckSeccomp(const SeccompProfile& sp, const std::string& path);
+  void CheckAppArmor(const AppArmorProfile& ap, const std::string& path);
   void CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
                 const std::string& path);
   void CheckContainerSecurity(const SecurityContext& sc, const std::string& path);

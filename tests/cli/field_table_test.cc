@@ -78,9 +78,9 @@ const std::vector<ObjectFields>& PodFields() {
         "ephemeralContainers",
         "resources"}},
       {"spec.securityContext",
-       {"runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups",
-        "supplementalGroupsPolicy", "fsGroup", "fsGroupChangePolicy", "seccompProfile", "sysctls",
-        "appArmorProfile", "seLinuxOptions", "seLinuxChangePolicy", "windowsOptions"}},
+       {"runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups", "supplementalGroupsPolicy",
+        "fsGroup", "fsGroupChangePolicy", "seccompProfile", "sysctls", "appArmorProfile",
+        "seLinuxOptions", "seLinuxChangePolicy", "windowsOptions"}},
       {"spec.volumes[0]",
        {"name", "emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected"}},
       {"spec.containers[0]",
@@ -170,7 +170,8 @@ TEST(FieldTable, NamesEveryPodField) {
           break;
         }
       }
-      EXPECT_TRUE(found) << o.yaml_path << "." << f << " is not in podvisor-bundle(5)'s FIELD TABLE";
+      EXPECT_TRUE(found) << o.yaml_path << "." << f
+                         << " is not in podvisor-bundle(5)'s FIELD TABLE";
     }
   }
 }
@@ -178,7 +179,8 @@ TEST(FieldTable, NamesEveryPodField) {
 TEST(FieldTable, TheDecoderKnowsEveryPodField) {
   const char* bin = std::getenv("PODVISOR");
   ASSERT_NE(bin, nullptr) << "run through meson (PODVISOR)";
-  fs::path dir = fs::path(::testing::TempDir()) / ("podvisor-field-table-" + std::to_string(getpid()));
+  fs::path dir =
+      fs::path(::testing::TempDir()) / ("podvisor-field-table-" + std::to_string(getpid()));
   fs::create_directories(dir / "images" / "busybox" / "rootfs" / "bin");
   std::ofstream(dir / "pod.json") << ManifestNamingEveryField();
   CommandResult r = RunCommand({bin, "validate", dir.string()});

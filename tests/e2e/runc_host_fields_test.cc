@@ -76,8 +76,8 @@ spec:
   StartRun();
   bool ready = WaitForFile(scratch_ / "ready", std::chrono::seconds(20));
   EXPECT_TRUE(ready) << RunStderr();
-  bool mounted = ready && ::mount("podvisor-later", (prop / "later").c_str(), "tmpfs", 0,
-                                  "size=1m") == 0;
+  bool mounted =
+      ready && ::mount("podvisor-later", (prop / "later").c_str(), "tmpfs", 0, "size=1m") == 0;
   EXPECT_TRUE(mounted) << errno;
   if (mounted) std::ofstream(prop / "later" / "hello") << "from-the-host";
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
