@@ -4,9 +4,12 @@
 #include "oci/bundle_image.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -99,7 +102,15 @@ void SweepUnpackedBundles(const fs::path& parent) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
     if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
-    // A live supervisor holds its directory's lock; a dead one's is free.
+    // The name ends in its supervisor's pid. A live process of that pid
+    // may be the supervisor between its mkdir and its flock, so only a
+    // dead pid's directory is a candidate; a live supervisor holds its
+    // directory's lock, which covers a pid reused since.
+    std::string name = entry.path().filename();
+    std::size_t dash = name.rfind('-');
+    pid_t pid =
+        dash == std::string::npos ? 0 : static_cast<pid_t>(std::atol(name.c_str() + dash + 1));
+    if (pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;
     if (auto lock = LockDir(entry.path(), /*wait=*/false); lock) fs::remove_all(entry.path(), ec);
   }
 }

@@ -146,10 +146,14 @@ TEST_F(BundlePack, SweepRemovesOnlyUnlockedLeftovers) {
   fs::path parent = tmp_.path() / "bundles";
   auto live = UnpackBundleImage(out, parent);
   ASSERT_TRUE(live);
-  fs::create_directories(parent / "dead-1");  // a SIGKILLed supervisor's
+  // A SIGKILLed supervisor's (pid_max is at most 2^22, so this pid is
+  // nobody's), and one whose supervisor lives but has not locked it yet.
+  fs::create_directories(parent / "0123456789ab-99999999");
+  fs::create_directories(parent / ("0123456789ab-" + std::to_string(::getppid())));
   SweepUnpackedBundles(parent);
   EXPECT_TRUE(fs::exists(live->dir() / "pod.yaml"));
-  EXPECT_FALSE(fs::exists(parent / "dead-1"));
+  EXPECT_FALSE(fs::exists(parent / "0123456789ab-99999999"));
+  EXPECT_TRUE(fs::exists(parent / ("0123456789ab-" + std::to_string(::getppid()))));
 }
 
 }  // namespace
