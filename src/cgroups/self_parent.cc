@@ -65,6 +65,10 @@ Result<SupervisorLeaf> SupervisorLeaf::Enter(const fs::path& mount,
   return leaf;
 }
 
+std::vector<std::string> SupervisorLeaf::DelegatedControllers() const {
+  return ReadWords(self_dir_ / "cgroup.controllers");
+}
+
 SupervisorLeaf::SupervisorLeaf(SupervisorLeaf&& other) noexcept
     : self_dir_(std::move(other.self_dir_)),
       leaf_(std::move(other.leaf_)),

@@ -9,11 +9,11 @@
 //
 // cgroup v2 lets a cgroup delegate controllers to children only while it
 // holds no processes ("no internal processes"), so podvisor moves into the
-// leaf before the pod cgroup is made. The underscore keeps the leaf apart
-// from any pod name (DNS labels have none). When the pod has ended, Leave
-// undoes it: the controllers podvisor enabled in <self> are disabled
-// again, podvisor moves back and the leaf is removed, so the engine finds
-// its cgroup as it made it.
+// leaf before the pod cgroup is made, and the pod cgroup uses only the
+// controllers <self> was given, so nothing above <self> is written to. The underscore keeps the
+// leaf apart from any pod name (DNS labels have none). When the pod has ended, Leave undoes it: the
+// controllers podvisor enabled in <self> are disabled again, podvisor moves back and the leaf is
+// removed, so the engine finds its cgroup as it made it.
 //
 // cgroup v2 only: on a v1 or hybrid host each controller has its own
 // hierarchy and podvisor's place in them, and there is no one cgroup to
@@ -52,6 +52,10 @@ class SupervisorLeaf {
 
   // "/a/b": <self> relative to the mount.
   const std::string& parent() const { return parent_; }
+  // The controllers the engine gave <self> (its cgroup.controllers): the
+  // only ones the pod cgroup may use, so that nothing above <self>, which
+  // is the engine's, is ever written to.
+  std::vector<std::string> DelegatedControllers() const;
   const std::filesystem::path& leaf() const { return leaf_; }
 
   // After the pod cgroup is gone: restores <self>'s subtree_control, moves

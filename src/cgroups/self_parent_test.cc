@@ -81,6 +81,13 @@ TEST_F(SelfParent, LeafBesideThePodAndBackOnLeave) {
   EXPECT_TRUE(leaf->Leave());  // idempotent
 }
 
+TEST_F(SelfParent, OnlyTheControllersTheEngineDelegatedAreUsed) {
+  Put(task_ / "cgroup.controllers", "memory pids\n");
+  auto leaf = SupervisorLeaf::Enter(mount_, self_file_, 7);
+  ASSERT_TRUE(leaf);
+  EXPECT_EQ(leaf->DelegatedControllers(), (std::vector<std::string>{"memory", "pids"}));
+}
+
 TEST_F(SelfParent, LeaveKeepsControllersTheEngineEnabled) {
   Put(task_ / "cgroup.subtree_control", "memory\n");
   auto leaf = SupervisorLeaf::Enter(mount_, self_file_, 7);

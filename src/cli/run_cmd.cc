@@ -3,6 +3,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -257,6 +258,12 @@ int RunPod(RunOptions opts) {
     }
     supervisor_leaf.emplace(std::move(*leaf));
     cgroup_parent = supervisor_leaf->parent();
+    // What the engine did not delegate stays off: enabling it would write
+    // to the engine's cgroups above ours.
+    std::vector<std::string> delegated = supervisor_leaf->DelegatedControllers();
+    std::erase_if(cg.controllers, [&](const std::string& c) {
+      return std::find(delegated.begin(), delegated.end(), c) == delegated.end();
+    });
     spdlog::info("--cgroup-parent=self: supervisor moved into {}, the pod cgroup goes beside it",
                  supervisor_leaf->leaf().string());
   }
