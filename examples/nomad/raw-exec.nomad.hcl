@@ -18,10 +18,11 @@ job "web" {
   group "web" {
     count = 1
 
-    # Nomad restarts a failed task on the same node, podvisor restarts
-    # containers inside the pod (restartPolicy): leave the first to Nomad
-    # only for a pod that ended (phase Failed is exit 1, see
-    # podvisor(1) EXIT STATUS; 2 and 3 will not get better by retrying).
+    # podvisor restarts containers inside the pod (restartPolicy); Nomad
+    # restarts the task when podvisor exits non-zero: 1 is a pod that
+    # ended Failed after its restartPolicy gave up, 2 an invalid bundle and
+    # 3 a host that cannot run it (podvisor(1) EXIT STATUS), neither of
+    # which a retry mends, hence few attempts.
     restart {
       attempts = 3
       interval = "10m"
@@ -46,7 +47,9 @@ job "web" {
           # kill of the task's cgroup reaches all of them.
           "--cgroup-parent=self",
           # One state directory per allocation: two allocations of this job
-          # on one node must not share the pod's control socket.
+          # on one node must not share the pod's control socket (whose path,
+          # STATE/<pod>/control.sock, must fit 108 bytes: with the 36-byte
+          # allocation id, a pod name of up to 40 characters).
           "--state-dir", "/run/podvisor/${NOMAD_ALLOC_ID}",
           "--log-dir", "${NOMAD_ALLOC_DIR}/podvisor-logs",
           "--log-format", "json",
