@@ -266,7 +266,11 @@ Result<PackResult> PackBundle(const PackInput& input, const fs::path& out) {
   for (std::size_t i = 0; i < images.size(); ++i) {
     fs::path dir = input.bundle / "images" / images[i];
     if (IsOciLayout(dir)) {
-      layouts[images[i]] = dir;
+      // The image's directory may be a symlink to a layout kept elsewhere:
+      // its content travels, not the link.
+      fs::path real = fs::canonical(dir, ec);
+      if (ec) return Error("pack: resolving " + dir.string() + ": " + ec.message(), ec.value());
+      layouts[images[i]] = real;
       continue;
     }
     fs::path converted = scratch / std::to_string(i);

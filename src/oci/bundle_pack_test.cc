@@ -83,6 +83,19 @@ TEST_F(BundlePack, ChangedContentChangesTheDigest) {
   EXPECT_NE(a->layer.digest, b->layer.digest);
 }
 
+TEST_F(BundlePack, ASymlinkedLayoutTravelsAsItsContent) {
+  fs::path elsewhere = tmp_.path() / "elsewhere";
+  fs::rename(bundle_ / "images" / "registry.example" / "side:1.0", elsewhere);
+  fs::create_directory_symlink(elsewhere, bundle_ / "images" / "registry.example" / "side:1.0");
+  fs::path out = tmp_.path() / "out";
+  ASSERT_TRUE(PackBundle(Input(), out));
+  auto unpacked = UnpackBundleImage(out, tmp_.path() / "bundles");
+  ASSERT_TRUE(unpacked) << unpacked.error().message();
+  fs::path side = unpacked->dir() / "images" / "registry.example" / "side:1.0";
+  EXPECT_FALSE(fs::is_symlink(side));
+  EXPECT_TRUE(fs::exists(side / "index.json"));
+}
+
 TEST_F(BundlePack, RefusesAnExistingOut) {
   fs::create_directories(tmp_.path() / "out");
   auto r = PackBundle(Input(), tmp_.path() / "out");
