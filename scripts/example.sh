@@ -12,7 +12,8 @@ runtime=${PODVISOR_RUNTIME:-runc}
 
 if [[ $choice == all ]]; then
   examples=()
-  for d in examples/*/; do examples+=("$(basename "$d")"); done
+  # Pod examples only: examples/nomad/ holds Nomad jobs, no pod.yaml.
+  for d in examples/*/; do [[ -f $d/pod.yaml ]] && examples+=("$(basename "$d")"); done
 else
   [[ -f examples/$choice/pod.yaml ]] || {
     echo "example.sh: no example named $choice; choose one of: all $(ls examples | tr '\n' ' ')" >&2

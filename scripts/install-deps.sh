@@ -22,6 +22,8 @@ packages=(
   # pod networking (--network cni): the CNI plugins and the iptables that
   # portmap, firewall and bridge's ipMasq drive; iproute2 for the tests
   containernetworking-plugins iptables iproute2
+  # bundle images shipped and imported by real tools (tier 3, runc_pack_test)
+  skopeo containerd
   # tier 4: podvisor as init of a qemu VM (the kernel itself is fetched
   # with `apt-get download`, never installed)
   qemu-system-x86 cpio

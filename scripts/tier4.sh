@@ -10,7 +10,10 @@
 #     OOMKilled and restarted under OnFailure (S9.5, S3.2), orphans
 #     reparented to PID 1 all reaped, the final line, power-off;
 #   boot "order": tier-3 ordering with crun (S1.1, S1.3, S5.4), a Failed
-#     pod's final line, podvisor.exit=reboot.
+#     pod's final line, podvisor.exit=reboot;
+#   boot "nested": --cgroup-parent=self (podvisor.cgroup-parent=self): the
+#     supervisor in the leaf _supervisor of its own cgroup, the pod cgroup
+#     beside it with the controllers delegated, the leaf left cleanly.
 # Containers cannot write to the console themselves, so each pod has a
 # privileged sidecar, declared first and therefore stopped last (S5.4),
 # that copies the report the others wrote into a shared emptyDir to
@@ -64,7 +67,8 @@ skip_all() {
   for c in S10_4_PodCgroupLimits S10_4_ContainerLimitsAndOomGroup S10_3_OomScoreAdj \
            S9_5_OomKilledAndRestarted Pid1_OrphansReaped InitMode_FinalLineAndPowerOff \
            S1_Order_InitsAndSidecarsWithCrun S5_4_SidecarsStoppedInReverse \
-           InitMode_FailedPodAndReboot; do
+           InitMode_FailedPodAndReboot CgroupParentSelf_PodBesideSupervisorLeaf \
+           CgroupParentSelf_LeafLeftCleanly; do
     skip "$c" "$1"
   done
   write_xml
@@ -143,7 +147,7 @@ reporter='  - name: reporter
 self_report='cg=$(sed -n "s/^0:://p" /proc/self/cgroup); echo "T4 container=$NAME memory.max=$(cat /hostcg$cg/memory.max) oom.group=$(cat /hostcg$cg/memory.oom.group) oom_score_adj=$(cat /proc/self/oom_score_adj)" >> /t4/report'
 mounts='volumeMounts: [{name: t4, mountPath: /t4}, {name: hostcg, mountPath: /hostcg, readOnly: true}]'
 
-mkdir -p "$root/pods/limits" "$root/pods/order"
+mkdir -p "$root/pods/limits" "$root/pods/order" "$root/pods/nested"
 cat >"$root/pods/limits/pod.yaml" <<EOF
 apiVersion: v1
 kind: Pod
@@ -209,6 +213,30 @@ $reporter
   - {name: app-2, image: /images/busybox, command: $(log_cmd app-2 "exit 3"), volumeMounts: [{name: t4, mountPath: /t4}]}
 EOF
 
+# --cgroup-parent=self with podvisor as PID 1 in the root cgroup: the
+# container reports its own cgroup, the supervisor's (PID 1, hostPID) and
+# the controllers its pod cgroup got.
+cat >"$root/pods/nested/pod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: nested}
+spec:
+  restartPolicy: Never
+  hostPID: true
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: t4, emptyDir: {}}
+  - {name: hostcg, hostPath: {path: /sys/fs/cgroup}}
+  initContainers:
+$reporter
+  containers:
+  - name: check
+    image: /images/busybox
+    command: [/bin/sh, -c, 'cg=\$(sed -n "s/^0:://p" /proc/self/cgroup); echo "T4 nested container=\$cg supervisor=\$(sed -n "s/^0:://p" /proc/1/cgroup) pod_controllers=\$(tr " " _ < /hostcg/nested/cgroup.controllers)" >> /t4/report']
+    resources: {limits: {cpu: 100m, memory: 32Mi}}
+    $mounts
+EOF
+
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initrd"
 
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer
@@ -226,6 +254,7 @@ boot() {  # boot NAME APPEND: boots the VM, console to $build/tier4-NAME.console
 # The two VMs boot side by side: one TCG thread each.
 boot limits "podvisor.bundle=/pods/limits podvisor.runtime=crun" &
 boot order "podvisor.bundle=/pods/order podvisor.exit=reboot" &
+boot nested "podvisor.bundle=/pods/nested podvisor.runtime=crun podvisor.cgroup-parent=self" &
 wait
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
@@ -298,6 +327,20 @@ if grep -qx "podvisor: pod order ended: phase=Failed exit=1" "$c" && grep -q "re
   pass InitMode_FailedPodAndReboot
 else
   fail InitMode_FailedPodAndReboot "final line '$(grep 'podvisor: pod' "$c" || true)', qemu exit $qemu_status"
+fi
+
+# --- boot 3: --cgroup-parent=self -------------------------------------------------------
+c=$build/tier4-nested.console
+expect CgroupParentSelf_PodBesideSupervisorLeaf "$c" \
+  "^T4 nested container=/nested/nested_check_0_[0-9]+ supervisor=/_supervisor pod_controllers=.*memory"
+# Leave's failures are warnings naming the leaf; a clean end has none and
+# reaches the final line.
+if grep -q "supervisor moved into /sys/fs/cgroup/_supervisor" "$c" &&
+   ! grep -qE "warn.*_supervisor" "$c" &&
+   grep -qx "podvisor: pod nested ended: phase=Succeeded exit=0" "$c"; then
+  pass CgroupParentSelf_LeafLeftCleanly
+else
+  fail CgroupParentSelf_LeafLeftCleanly "$(grep -E '_supervisor|podvisor: pod' "$c" | tr '\n' ' ')"
 fi
 
 write_xml

@@ -73,6 +73,7 @@ int Main(int argc, char** argv) {
   AddPortForwardCommand(app, exit_code);
   AddRecordCommands(app, exit_code);
   AddValidateCommand(app, exit_code);
+  AddPackCommand(app, exit_code);
   AddVersionCommand(app, exit_code);
   AddOciConfigCommand(app, exit_code);
   AddSandboxInitCommand(app, exit_code);

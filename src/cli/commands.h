@@ -26,6 +26,7 @@ void AddExecCommand(CLI::App& app, int& exit_code, const std::vector<std::string
 void AddPortForwardCommand(CLI::App& app, int& exit_code);
 void AddRecordCommands(CLI::App& app, int& exit_code);  // rm, prune, images prune
 void AddValidateCommand(CLI::App& app, int& exit_code);
+void AddPackCommand(CLI::App& app, int& exit_code);
 void AddVersionCommand(CLI::App& app, int& exit_code);
 void AddOciConfigCommand(CLI::App& app, int& exit_code);
 void AddSandboxInitCommand(CLI::App& app, int& exit_code);  // internal

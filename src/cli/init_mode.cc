@@ -136,6 +136,7 @@ InitConfig ParseKernelCmdline(std::string_view cmdline) {
     std::string key = w.substr(0, eq), value = w.substr(eq + 1);
     if (key == "podvisor.bundle" && !value.empty()) config.bundle = value;
     if (key == "podvisor.runtime") config.runtime = value;
+    if (key == "podvisor.cgroup-parent") config.cgroup_parent = value;
     if (key == "podvisor.exit" && (value == "reboot" || value == "poweroff")) {
       config.reboot = value == "reboot";
     }
@@ -147,6 +148,9 @@ std::vector<std::string> InitRunArgs(const InitConfig& config, bool no_pivot) {
   std::vector<std::string> args = {"run"};
   if (no_pivot) args.emplace_back("--no-pivot");
   if (!config.runtime.empty()) args.insert(args.end(), {"--runtime", config.runtime});
+  if (!config.cgroup_parent.empty()) {
+    args.push_back("--cgroup-parent=" + config.cgroup_parent);
+  }
   args.push_back(config.bundle);
   return args;
 }

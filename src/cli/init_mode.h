@@ -4,8 +4,9 @@
 //
 //   1. mounts /proc, /sys, /dev (devtmpfs), /run, /tmp (tmpfs) and cgroup2
 //      at /sys/fs/cgroup where nothing is mounted yet;
-//   2. reads podvisor.bundle=PATH (default /pod), podvisor.runtime=NAME
-//      and podvisor.exit=reboot from /proc/cmdline;
+//   2. reads podvisor.bundle=PATH (default /pod), podvisor.runtime=NAME,
+//      podvisor.cgroup-parent=PATH|self and podvisor.exit=reboot from
+//      /proc/cmdline;
 //   3. runs the pod exactly as `podvisor run` would, adding --no-pivot when
 //      the root is the initramfs (pivot_root(2) cannot move the initial
 //      rootfs);
@@ -22,8 +23,9 @@ namespace podvisor::cli {
 
 struct InitConfig {
   std::string bundle = "/pod";
-  std::string runtime;  // "" = the first of crun, runc that works
-  bool reboot = false;  // podvisor.exit=reboot; else power off
+  std::string runtime;        // "" = the first of crun, runc that works
+  std::string cgroup_parent;  // "" = run's default
+  bool reboot = false;        // podvisor.exit=reboot; else power off
 };
 
 // The podvisor.* parameters of a kernel command line. Other parameters and

@@ -46,6 +46,13 @@ TEST(InitMode, RunArgumentsAddNoPivotForAnInitramfs) {
   EXPECT_EQ(InitRunArgs(InitConfig{}, false), plain);
 }
 
+TEST(InitMode, CgroupParentIsPassedOn) {
+  InitConfig c = ParseKernelCmdline("podvisor.cgroup-parent=self podvisor.bundle=/pods/x");
+  EXPECT_EQ(c.cgroup_parent, "self");
+  std::vector<std::string> want = {"run", "--cgroup-parent=self", "/pods/x"};
+  EXPECT_EQ(InitRunArgs(c, false), want);
+}
+
 TEST(InitMode, FinalLineNamesPhaseAndExitStatus) {
   EXPECT_EQ(FinalConsoleLine("web", 0), "podvisor: pod web ended: phase=Succeeded exit=0");
   EXPECT_EQ(FinalConsoleLine("web", 1), "podvisor: pod web ended: phase=Failed exit=1");

@@ -11,7 +11,9 @@
 #include <memory>
 #include <string>
 
+#include "cgroups/self_parent.h"
 #include "cli/commands.h"
+#include "oci/bundle_image.h"
 #include "oci/capabilities.h"
 #include "oci/devices.h"
 #include "oci/image.h"
@@ -48,6 +50,21 @@ std::string NodeHostname() {
 
 int RunOciConfig(const OciConfigOptions& opts) {
   std::filesystem::path bundle(opts.bundle);
+  // The config names paths in the bundle and the pod's cgroup; a bundle
+  // image is unpacked and `self` resolved only by the run that uses them.
+  if (oci::LooksLikeBundleImage(bundle)) {
+    std::fprintf(stderr,
+                 "podvisor: oci-config: %s is an OCI layout; give the bundle directory it was "
+                 "packed from (run and validate take the layout)\n",
+                 bundle.c_str());
+    return kExitUsage;
+  }
+  if (opts.cgroup_parent == cgroups::kSelfCgroupParent) {
+    std::fprintf(stderr,
+                 "podvisor: oci-config: --cgroup-parent=self is resolved by run from its own "
+                 "cgroup; give that cgroup's path\n");
+    return kExitUsage;
+  }
   auto parsed = pod::ParseManifestFile(bundle);
   if (!parsed) {
     std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());

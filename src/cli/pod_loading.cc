@@ -190,6 +190,25 @@ LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest,
   return Load(bundle, true, true, config_files);
 }
 
+OpenedBundle OpenBundle(const std::filesystem::path& path,
+                        const std::filesystem::path& unpack_parent) {
+  OpenedBundle opened;
+  opened.dir = path;
+  if (!oci::LooksLikeBundleImage(path)) return opened;
+  oci::SweepUnpackedBundles(unpack_parent);
+  auto unpacked = oci::UnpackBundleImage(path, unpack_parent);
+  if (!unpacked) {
+    std::fprintf(stderr, "podvisor: %s\n", unpacked.error().message().c_str());
+    // An ordinary image where a bundle was expected is the user's mistake;
+    // an unreadable or corrupt layout is the host's.
+    opened.exit_code = unpacked.error().code() == EINVAL ? kExitUsage : kExitHost;
+    return opened;
+  }
+  opened.dir = unpacked->dir();
+  opened.unpacked.emplace(std::move(*unpacked));
+  return opened;
+}
+
 void AddConfigFileOptions(CLI::App& cmd, ConfigFiles& files) {
   cmd.add_option("--configmap", files.config_maps,
                  "a YAML file of ConfigMaps the pod may use, besides the bundle's")

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "network/pod_network.h"
+#include "oci/bundle_image.h"
 #include "pod/model.h"
 
 namespace podvisor::cli {
@@ -57,6 +58,20 @@ LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest = false
 // (exit 2), or nothing.
 std::optional<std::string> CheckPodNetwork(const pod::Pod& pod, network::NetworkMode mode,
                                            bool sandbox);
+
+// BUNDLE given as a bundle image (an OCI layout `podvisor pack` wrote):
+// `dir` is where it was unpacked (under `unpack_parent`), removed when the
+// OpenedBundle goes. For a bundle directory or manifest, `dir` is `path`
+// and nothing is unpacked. exit_code: kExitUsage for an OCI layout that is
+// not a bundle, kExitHost for one that cannot be read; the error is
+// printed.
+struct OpenedBundle {
+  std::filesystem::path dir;
+  std::optional<oci::UnpackedBundle> unpacked;
+  int exit_code = 0;
+};
+OpenedBundle OpenBundle(const std::filesystem::path& path,
+                        const std::filesystem::path& unpack_parent);
 
 // --cni-bin-dir's default, whose existence makes cni the default mode.
 inline constexpr const char* kDefaultCniBinDirs = "/usr/lib/cni:/opt/cni/bin";

@@ -3,6 +3,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/mode.h"
+#include "cgroups/self_parent.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
 #include "common/signal_names.h"
@@ -125,6 +127,17 @@ int RunPod(RunOptions opts) {
     return kExitUsage;
   }
   const bool manifest = !opts.file.empty();
+  // A bundle image (`podvisor pack`'s OCI layout) is unpacked into the
+  // state directory, out of any pod's way (".bundles" is no DNS label),
+  // and removed when run returns, however it returns.
+  OpenedBundle opened =
+      manifest ? OpenedBundle{}
+               : OpenBundle(opts.bundle, std::filesystem::absolute(opts.state_dir) / ".bundles");
+  if (opened.exit_code != 0) return opened.exit_code;
+  if (opened.unpacked) {
+    spdlog::info("bundle image {} unpacked into {}", opts.bundle, opened.dir.string());
+    opts.bundle = opened.dir.string();
+  }
   auto loaded = LoadPodForRun(manifest ? opts.file : opts.bundle, manifest, opts.config_files);
   if (manifest) {
     opts.bundle = std::filesystem::path(opts.file).parent_path().string();
@@ -223,6 +236,38 @@ int RunPod(RunOptions opts) {
     }
   }
 
+  // --cgroup-parent=self (cgroups/self_parent.h): into a leaf of our own
+  // cgroup first, so the pod cgroup can sit beside it.
+  std::optional<cgroups::SupervisorLeaf> supervisor_leaf;
+  std::string cgroup_parent = opts.cgroup_parent;
+  if (opts.cgroup_parent == cgroups::kSelfCgroupParent) {
+    std::string refused;
+    if (cg.mode != cgroups::CgroupMode::kUnified) {
+      refused = "needs cgroup v2; this host's cgroups are " + cgroups::DescribeCgroups(cg);
+    } else if (!root) {
+      refused = "needs root: podvisor makes the pod cgroup itself";
+    }
+    if (!refused.empty()) {
+      std::fprintf(stderr, "podvisor: --cgroup-parent=self %s\n", refused.c_str());
+      return kExitHost;
+    }
+    auto leaf = cgroups::SupervisorLeaf::Enter(cg.v2_mount, "/proc/self/cgroup", ::getpid());
+    if (!leaf) {
+      std::fprintf(stderr, "podvisor: %s\n", leaf.error().message().c_str());
+      return kExitHost;
+    }
+    supervisor_leaf.emplace(std::move(*leaf));
+    cgroup_parent = supervisor_leaf->parent();
+    // What the engine did not delegate stays off: enabling it would write
+    // to the engine's cgroups above ours.
+    std::vector<std::string> delegated = supervisor_leaf->DelegatedControllers();
+    std::erase_if(cg.controllers, [&](const std::string& c) {
+      return std::find(delegated.begin(), delegated.end(), c) == delegated.end();
+    });
+    spdlog::info("--cgroup-parent=self: supervisor moved into {}, the pod cgroup goes beside it",
+                 supervisor_leaf->leaf().string());
+  }
+
   supervisor::ExecutorOptions ex;
   ex.bundle = std::filesystem::absolute(opts.bundle);
   ex.state_dir = std::filesystem::absolute(opts.state_dir) / pod.metadata.name;
@@ -230,7 +275,7 @@ int RunPod(RunOptions opts) {
   ex.runtime = *runtime;
   ex.no_pivot = opts.no_pivot;
   ex.lifecycle = lifecycle;
-  ex.cgroup_parent = opts.cgroup_parent;
+  ex.cgroup_parent = cgroup_parent;
   ex.cgroups = cg;
   ex.node_memory_bytes = NodeMemoryBytes();
   ex.node_hostname = NodeHostname();
@@ -252,6 +297,9 @@ int RunPod(RunOptions opts) {
   auto phase = (*executor)->Run();
   pod::PodStatus final_status = (*executor)->FinalStatus();
   executor->reset();
+  if (supervisor_leaf) {
+    if (auto s = supervisor_leaf->Leave(); !s) spdlog::warn("{}", s.error().message());
+  }
   if (!phase) {
     spdlog::critical("{}", phase.error().message());
     return kExitHost;
@@ -267,7 +315,9 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd =
       app.add_subcommand("run", "Run the pod in BUNDLE in the foreground until it ends");
-  cmd->add_option("BUNDLE", opts->bundle, "the bundle directory (pod.yaml or pod.json, images/)");
+  cmd->add_option("BUNDLE", opts->bundle,
+                  "the bundle directory (pod.yaml or pod.json, images/), or an OCI layout "
+                  "`podvisor pack` wrote");
   cmd->add_option("-f,--filename", opts->file,
                   "a manifest file instead of BUNDLE; its images are in images/ beside it");
   cmd->add_option("--runtime", opts->runtime,
@@ -276,7 +326,9 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--log-dir", opts->log_dir, "container logs: DIR/<pod>/<container>/<n>.log")
       ->capture_default_str();
-  cmd->add_option("--cgroup-parent", opts->cgroup_parent, "the pod cgroup is <parent>/<pod>")
+  cmd->add_option("--cgroup-parent", opts->cgroup_parent,
+                  "the pod cgroup is <parent>/<pod>; self: beside podvisor's own cgroup "
+                  "(cgroup v2), which moves into a leaf _supervisor")
       ->capture_default_str();
   cmd->add_option("--grace", opts->grace, "seconds; overrides terminationGracePeriodSeconds")
       ->check(CLI::NonNegativeNumber);

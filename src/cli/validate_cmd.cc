@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -24,8 +25,28 @@ std::string Plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// A scratch directory for unpacking a bundle image, removed with it.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/podvisor-validate-XXXXXX";
+    if (::mkdtemp(templ.data()) != nullptr) path = templ;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
 int RunValidate(const ValidateOptions& opts) {
-  LoadedPod loaded = LoadPod(opts.path, !opts.skip_images, opts.config_files);
+  // A bundle image is checked as `run` would run it: unpacked first.
+  ScratchDir scratch;
+  OpenedBundle opened = OpenBundle(opts.path, scratch.path / "bundle");
+  if (opened.exit_code != 0) return opened.exit_code;
+  LoadedPod loaded = LoadPod(opened.dir, !opts.skip_images, opts.config_files);
   if (!loaded.ok()) return loaded.exit_code;
   const pod::Pod& pod = loaded.pod;
   // What `run --network` would refuse; its default as `run` computes it
@@ -60,7 +81,8 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "validate", "Check a pod bundle or manifest without running it; print every problem");
   cmd->add_option("BUNDLE|MANIFEST", opts->path,
-                  "a bundle directory (with pod.yaml or pod.json) or a manifest file")
+                  "a bundle directory (with pod.yaml or pod.json), a bundle image (an OCI "
+                  "layout `podvisor pack` wrote) or a manifest file")
       ->required();
   cmd->add_flag("--no-images", opts->skip_images,
                 "do not check that each container's image directory exists");

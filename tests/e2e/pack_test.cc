@@ -1,0 +1,117 @@
+// Test tier 2 (docs/TESTING.md), issue 18 point 1: `podvisor pack` writes
+// a bundle as an OCI image layout, the same bundle packs to the same
+// digest, and `run` and `validate` take the layout as BUNDLE: unpacked
+// into STATE/.bundles, run from there, gone when the pod ends. An ordinary
+// image layout is refused as a bundle (exit 2). Also `--cgroup-parent=self`
+// on a host without cgroup v2: refused before anything starts.
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace podvisor::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+class Pack : public E2eTest {
+ protected:
+  TierConfig Tier() const override {
+    TierConfig t;
+    t.runtime = RequiredEnv("PODVISOR_FAKE_RUNTIME");
+    t.extra_run_args = {"--sandbox", "none"};
+    t.helper_in_container = RequiredEnv("PODVISOR_TEST_HELPER");
+    return t;
+  }
+
+  void WriteSimplePod() {
+    WritePod(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: packed}\nspec:\n  restartPolicy: Never\n"
+        "  containers:\n  - name: app\n    image: img\n    command: " +
+        ShCmd("echo \"$GREETING\" > {{DIR}}/out") +
+        "\n    env: [{name: GREETING, valueFrom: {configMapKeyRef: {name: cfg, key: "
+        "greeting}}}]\n");
+    fs::create_directories(bundle_ / "config");
+    std::ofstream(bundle_ / "config" / "cfg.yaml")
+        << "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {greeting: "
+           "from-config}\n";
+  }
+  testing::CommandResult Podvisor(std::vector<std::string> args) {
+    args.insert(args.begin(), RequiredEnv("PODVISOR"));
+    return testing::RunCommand(args);
+  }
+  // The manifest digest `pack` printed.
+  static std::string ManifestDigest(const std::string& out) {
+    auto at = out.find("manifest sha256:");
+    return at == std::string::npos ? "" : out.substr(at + 9, 71);
+  }
+};
+
+TEST_F(Pack, PackedBundleRunsFromTheLayoutAndLeavesNothing) {
+  WriteSimplePod();
+  auto first = Podvisor({"pack", bundle_.string(), (dir_ / "image").string()});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto second = Podvisor({"pack", bundle_.string(), (dir_ / "image2").string()});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  ASSERT_THAT(ManifestDigest(first.out), ::testing::StartsWith("sha256:"));
+  EXPECT_EQ(ManifestDigest(first.out), ManifestDigest(second.out));
+  // A second pack onto an existing OUT is refused.
+  auto again = Podvisor({"pack", bundle_.string(), (dir_ / "image").string()});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_THAT(again.err, HasSubstr("already exists"));
+
+  // The layout takes the bundle's place: `run BUNDLE` gets the image.
+  fs::rename(bundle_, dir_ / "source");
+  fs::rename(dir_ / "image", bundle_);
+  auto validated = Podvisor({"validate", bundle_.string()});
+  EXPECT_EQ(validated.exit_code, 0) << validated.err;
+  EXPECT_THAT(validated.out, HasSubstr("pod/packed is valid"));
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  EXPECT_EQ(ReadScratch("out"), "from-config");
+  EXPECT_THAT(RunStderr(), HasSubstr("unpacked into " + (state_dir_ / ".bundles").string()));
+  EXPECT_FALSE(fs::exists(state_dir_ / ".bundles")) << "the unpacked bundle outlived the pod";
+}
+
+TEST_F(Pack, AnOrdinaryImageIsNotABundle) {
+  fs::path layer = dir_ / "layer";
+  fs::create_directories(layer);
+  std::ofstream(layer / "file") << "x";
+  fs::remove_all(bundle_);
+  auto made = testing::RunCommand(
+      {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+       bundle_.string(), R"({"Cmd":["/bin/true"]})", layer.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto validated = Podvisor({"validate", bundle_.string()});
+  EXPECT_EQ(validated.exit_code, 2);
+  EXPECT_THAT(validated.err, HasSubstr("not a podvisor bundle"));
+  EXPECT_EQ(Run(), 2);
+  EXPECT_THAT(RunStderr(), HasSubstr("no label io.podvisor.bundle=1"));
+  EXPECT_FALSE(fs::exists(state_dir_ / ".bundles"));
+}
+
+TEST_F(Pack, PackRefusesAnImageOutsideTheBundle) {
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: abs}\nspec:\n  containers:\n"
+      "  - {name: app, image: \"" +
+      (bundle_ / "images" / "img").string() + "\", command: [\"/bin/true\"]}\n");
+  auto packed = Podvisor({"pack", bundle_.string(), (dir_ / "image").string()});
+  EXPECT_EQ(packed.exit_code, 2);
+  EXPECT_THAT(packed.err, HasSubstr("spec.containers[0].image"));
+  EXPECT_FALSE(fs::exists(dir_ / "image"));
+}
+
+TEST_F(Pack, CgroupParentSelfNeedsCgroupV2) {
+  std::error_code ec;
+  if (fs::exists("/sys/fs/cgroup/cgroup.controllers", ec)) {
+    GTEST_SKIP() << "this host has cgroup v2: tier 4 runs --cgroup-parent=self for real";
+  }
+  WriteSimplePod();
+  EXPECT_EQ(Run({"--cgroup-parent=self"}), 3);
+  EXPECT_THAT(RunStderr(), HasSubstr("--cgroup-parent=self needs cgroup v2"));
+  EXPECT_FALSE(fs::exists(scratch_ / "out")) << "the pod ran";
+}
+
+}  // namespace
+}  // namespace podvisor::e2e
