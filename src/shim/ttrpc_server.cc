@@ -46,8 +46,10 @@ void Reply::Send(const std::string& response_payload) const {
 }
 
 TtrpcServer::~TtrpcServer() {
-  for (auto& [fd, conn] : connections_) conn->Close();
+  // Close() calls Forget(), which must not find the map being walked.
+  auto connections = std::move(connections_);
   connections_.clear();
+  for (auto& [fd, conn] : connections) conn->Close();
   if (listener_.valid()) loop_.Remove(listener_.get());
 }
 
