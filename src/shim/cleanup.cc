@@ -44,6 +44,22 @@ bool KillSupervisor(int pid, const ShimPaths& paths) {
   return true;
 }
 
+// The shim's own parents /podvisor/containerd/NS/ID (run removes the pod's
+// directory, never its parent), in every hierarchy, deepest first; one that
+// is not empty (another task's) stays.
+void RemoveCgroupParents(const std::string& parent) {
+  std::vector<std::filesystem::path> roots = {"/sys/fs/cgroup"};
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup", ec)) {
+    if (e.is_directory(ec)) roots.push_back(e.path());
+  }
+  for (const auto& root : roots) {
+    for (std::filesystem::path p = parent; p != "/podvisor" && p != "/"; p = p.parent_path()) {
+      if (rmdir((root / p.relative_path()).c_str()) != 0) break;
+    }
+  }
+}
+
 }  // namespace
 
 std::string EffectiveCgroupParent(const ShimRecord& record) {
@@ -81,6 +97,9 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
     auto recovered = supervisor::RecoverLeftovers(input);
     if (!recovered) return recovered.take_error().Wrap("recovering pod " + record->pod);
     if (recovered->Any()) report.recovered = recovered->ToString();
+  }
+  if (record && record->cgroup_parent.rfind("/podvisor/containerd/", 0) == 0) {
+    RemoveCgroupParents(record->cgroup_parent);
   }
   if (auto unmounted = UnmountRootfs(paths.Rootfs()); !unmounted) {
     return unmounted.take_error();

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "podvisor_version.h"
@@ -182,6 +183,10 @@ int Delete(const ShimArgs& args, const std::filesystem::path& bundle) {
 }  // namespace
 
 int ShimMain(int argc, char** argv) {
+  // spdlog's default logger writes to stdout, which is the DeleteResponse
+  // containerd reads after `delete`, and /dev/null when serving (whose
+  // log fifo is stderr).
+  spdlog::set_default_logger(spdlog::stderr_logger_st("shim"));
   auto args = ParseShimArgs(std::vector<std::string>(argv + 1, argv + argc));
   if (!args) {
     std::fprintf(stderr, "containerd-shim-podvisor-v1: %s\n", args.error().message().c_str());

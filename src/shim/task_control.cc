@@ -155,6 +155,20 @@ void TaskService::Kill(const std::string& payload, const Reply& reply) {
     reply.Ok(google::protobuf::Empty());
     return;
   }
+  if (!control_ready_) {
+    // Start has not answered yet: the supervisor is setting up and does not
+    // handle signals before its loop exists. The stop waits for it.
+    pending_stop_ = signo;
+    reply.Ok(google::protobuf::Empty());
+    return;
+  }
+  StopPod(signo);
+  reply.Ok(google::protobuf::Empty());
+}
+
+void TaskService::StopPod(int signo) {
+  TaskProcess& init = processes_[""];
+  if (init.state != ProcessState::kRunning) return;
   nlohmann::json stop = {{"op", "stop"}, {"wait", false}};
   if (auto it = annotations_.find("podvisor.stop-reason"); it != annotations_.end()) {
     stop["reason"] = it->second;
@@ -162,15 +176,12 @@ void TaskService::Kill(const std::string& payload, const Reply& reply) {
   if (signo == SIGKILL) stop["grace"] = 0;
   auto stopped = AskPod(stop.dump());
   if (!stopped) {
-    // No control socket yet (the supervisor is still setting up): its
-    // signals mean the same, SIGTERM a stop and a second SIGINT grace 0.
-    spdlog::warn("task {}: stop through the control socket: {}; signalling the supervisor",
-                 args_.id, stopped.error().message());
-    int first = signo == SIGKILL ? SIGINT : signo;
-    syscall(SYS_pidfd_send_signal, p->pidfd.get(), first, nullptr, 0);
-    if (signo == SIGKILL) syscall(SYS_pidfd_send_signal, p->pidfd.get(), SIGINT, nullptr, 0);
+    // The control socket broke (the supervisor is ending, or hangs): its
+    // SIGTERM means the same stop, without the reason.
+    spdlog::warn("task {}: stop through the control socket: {}; sending SIGTERM", args_.id,
+                 stopped.error().message());
+    syscall(SYS_pidfd_send_signal, init.pidfd.get(), SIGTERM, nullptr, 0);
   }
-  reply.Ok(google::protobuf::Empty());
 }
 
 void TaskService::Delete(const std::string& payload, const Reply& reply) {
@@ -258,7 +269,8 @@ void TaskService::Exec(const std::string& payload, const Reply& reply) {
   reply.Ok(google::protobuf::Empty());
 }
 
-void TaskService::StartExec(TaskProcess& process, const Reply& reply) {
+void TaskService::StartExec(TaskProcess& process, const Reply& reply,
+                            std::chrono::steady_clock::time_point exec_deadline) {
   std::string container = ExecContainer();
   if (container.empty()) {
     reply.Fail(RpcCode::kFailedPrecondition, "exec: the pod's status names no container");
@@ -266,6 +278,24 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply) {
   }
   nlohmann::json request = {{"op", "exec"}, {"container", container}, {"args", process.args}};
   auto answer = AskPod(request.dump());
+  const bool not_yet = !answer && answer.error().message().find("is not running") !=
+                                      std::string::npos;
+  if (not_yet && processes_[""].state == ProcessState::kRunning &&
+      std::chrono::steady_clock::now() < exec_deadline) {
+    // The pod is up but the container not (yet): init containers first,
+    // or a restart's backoff. Retried on the loop's timer, 50 ms apart.
+    const std::string exec_id = process.exec_id;
+    loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::milliseconds(50),
+                   [this, exec_id, reply, exec_deadline] {
+                     auto it = processes_.find(exec_id);
+                     if (it == processes_.end() || it->second.state != ProcessState::kCreated) {
+                       reply.Fail(RpcCode::kNotFound, "exec " + exec_id + ": gone");
+                       return;
+                     }
+                     StartExec(it->second, reply, exec_deadline);
+                   });
+    return;
+  }
   if (!answer) {
     reply.Fail(RpcCode::kFailedPrecondition,
                "exec in container " + container + ": " + answer.error().message());

@@ -190,6 +190,10 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
   }
   annotations_ = ReadAnnotations(paths_.bundle / "config.json");
   record_.pod = loaded.pod.metadata.name;
+  // Each task its own cgroup parent: two tasks may run pods of one name,
+  // and recovery after a SIGKILLed shim kills whatever is in the pod's
+  // cgroup.
+  record_.cgroup_parent = "/podvisor/containerd/" + args_.ns + "/" + args_.id;
   if (auto it = annotations_.find("podvisor.cgroup-parent"); it != annotations_.end()) {
     record_.cgroup_parent = it->second;
   }
@@ -247,7 +251,7 @@ void TaskService::Start(const std::string& payload, const Reply& reply) {
   if (req.exec_id().empty()) {
     StartSupervisor(reply);
   } else {
-    StartExec(*process, reply);
+    StartExec(*process, reply, std::chrono::steady_clock::now() + std::chrono::seconds(30));
   }
 }
 
@@ -275,11 +279,33 @@ void TaskService::StartSupervisor(const Reply& reply) {
     spdlog::warn("{}", written.error().message());
   }
   Watch(init);
+  spdlog::info("task {}: podvisor run of pod {} started, pid {}", args_.id, record_.pod, init.pid);
+  AwaitControlSocket(reply);
+}
+
+// Start answers once the supervisor serves its control socket (it does
+// before any container is created), so that a Kill or an Exec right after
+// Start reaches the pod rather than a supervisor still setting up. Checked
+// on the loop's timer every 20 ms; a supervisor that ends first (an invalid
+// pod, exit 2 or 3) answers Start too, and its exit follows.
+void TaskService::AwaitControlSocket(const Reply& reply) {
+  TaskProcess& init = processes_[""];
+  std::error_code ec;
+  const bool listening =
+      std::filesystem::exists(paths_.StateDir() / record_.pod / "control.sock", ec) &&
+      AskPod(R"({"op":"summary"})").ok();
+  if (!listening && init.state == ProcessState::kRunning) {
+    loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::milliseconds(20),
+                   [this, reply] { AwaitControlSocket(reply); });
+    return;
+  }
+  control_ready_ = listening;
   events::TaskStart event;
   event.set_container_id(args_.id);
   event.set_pid(static_cast<uint32_t>(init.pid));
   publisher_.Publish("/tasks/start", event);
-  spdlog::info("task {}: podvisor run of pod {} started, pid {}", args_.id, record_.pod, init.pid);
+  if (pending_stop_ && listening) StopPod(*pending_stop_);
+  pending_stop_.reset();
   task::StartResponse response;
   response.set_pid(static_cast<uint32_t>(init.pid));
   reply.Ok(response);

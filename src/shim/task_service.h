@@ -14,6 +14,7 @@
 // docs/SHIM.md has the whole mapping, and what is NotImplemented and why.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -34,7 +35,7 @@ namespace podvisor::shim {
 struct ShimRecord {
   std::string pod;             // the pod's name (its directory under state/)
   int supervisor_pid = 0;      // podvisor run, once started
-  std::string cgroup_parent;   // what run was given ("" = its default)
+  std::string cgroup_parent;   // what run was given: /podvisor/containerd/NS/ID by default
 };
 
 // BUNDLE/podvisor/{state,log,shim.json}
@@ -78,7 +79,12 @@ class TaskService {
   void Create(const std::string& payload, const Reply& reply);
   void Start(const std::string& payload, const Reply& reply);
   void StartSupervisor(const Reply& reply);
-  void StartExec(TaskProcess& process, const Reply& reply);
+  void AwaitControlSocket(const Reply& reply);
+  // Waits up to `exec_deadline` for the container to run.
+  void StartExec(TaskProcess& process, const Reply& reply,
+                 std::chrono::steady_clock::time_point exec_deadline);
+  // Kill(SIGTERM|SIGINT|SIGKILL) of the pod, through the control socket.
+  void StopPod(int signo);
   void State(const std::string& payload, const Reply& reply);
   void Wait(const std::string& payload, const Reply& reply);
   void Kill(const std::string& payload, const Reply& reply);
@@ -110,6 +116,8 @@ class TaskService {
   Publisher publisher_;
   bool created_ = false;
   bool deleted_ = false;
+  bool control_ready_ = false;        // the supervisor answered on its control socket
+  std::optional<int> pending_stop_;  // a Kill that came before that
   ShimRecord record_;
   std::map<std::string, std::string> annotations_;  // of the task's OCI config.json
   std::map<std::string, TaskProcess> processes_;    // by exec id, "" = init
