@@ -69,8 +69,7 @@ void Publisher::Next() {
     return;
   }
   running_ = std::move(*child);
-  if (auto added = loop_.Add(running_.pidfd(), EPOLLIN, [this](uint32_t) { OnExit(); });
-      !added) {
+  if (auto added = loop_.Add(running_.pidfd(), EPOLLIN, [this](uint32_t) { OnExit(); }); !added) {
     spdlog::error("publishing {}: {}", item.topic, added.error().message());
     (void)running_.KillAndReap();
     queue_.pop_front();
@@ -80,8 +79,8 @@ void Publisher::Next() {
 void Publisher::OnExit() {
   loop_.Remove(running_.pidfd());
   siginfo_t info{};
-  int status = waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(running_.pidfd()), &info,
-                      WEXITED);
+  int status =
+      waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(running_.pidfd()), &info, WEXITED);
   bool ok = status == 0 && info.si_code == CLD_EXITED && info.si_status == 0;
   running_.Release();  // reaped above
   Item& item = queue_.front();

@@ -13,15 +13,24 @@ MountCall ParseMountOptions(const std::vector<std::string>& options) {
     unsigned long flag;
   };
   static const std::map<std::string, Flag> kFlags = {
-      {"ro", {false, MS_RDONLY}},          {"rw", {true, MS_RDONLY}},
-      {"nosuid", {false, MS_NOSUID}},      {"suid", {true, MS_NOSUID}},
-      {"nodev", {false, MS_NODEV}},        {"dev", {true, MS_NODEV}},
-      {"noexec", {false, MS_NOEXEC}},      {"exec", {true, MS_NOEXEC}},
-      {"noatime", {false, MS_NOATIME}},    {"atime", {true, MS_NOATIME}},
-      {"nodiratime", {false, MS_NODIRATIME}}, {"relatime", {false, MS_RELATIME}},
-      {"strictatime", {false, MS_STRICTATIME}}, {"sync", {false, MS_SYNCHRONOUS}},
-      {"async", {true, MS_SYNCHRONOUS}},   {"bind", {false, MS_BIND}},
-      {"rbind", {false, MS_BIND | MS_REC}}, {"defaults", {false, 0}},
+      {"ro", {false, MS_RDONLY}},
+      {"rw", {true, MS_RDONLY}},
+      {"nosuid", {false, MS_NOSUID}},
+      {"suid", {true, MS_NOSUID}},
+      {"nodev", {false, MS_NODEV}},
+      {"dev", {true, MS_NODEV}},
+      {"noexec", {false, MS_NOEXEC}},
+      {"exec", {true, MS_NOEXEC}},
+      {"noatime", {false, MS_NOATIME}},
+      {"atime", {true, MS_NOATIME}},
+      {"nodiratime", {false, MS_NODIRATIME}},
+      {"relatime", {false, MS_RELATIME}},
+      {"strictatime", {false, MS_STRICTATIME}},
+      {"sync", {false, MS_SYNCHRONOUS}},
+      {"async", {true, MS_SYNCHRONOUS}},
+      {"bind", {false, MS_BIND}},
+      {"rbind", {false, MS_BIND | MS_REC}},
+      {"defaults", {false, 0}},
   };
   MountCall call;
   for (const auto& option : options) {
@@ -65,8 +74,8 @@ Status MountRootfs(const std::vector<RootfsMount>& mounts, const std::filesystem
       }
     }
     if (rc != 0) {
-      Error err = Error::FromErrno("mounting " + m.type + " " + m.source + " at " +
-                                   target.string());
+      Error err =
+          Error::FromErrno("mounting " + m.type + " " + m.source + " at " + target.string());
       for (int i = 0; i < mounted; ++i) ::umount2(target.c_str(), MNT_DETACH);
       return err;
     }

@@ -11,9 +11,9 @@ Result<ShimArgs> ParseShimArgs(const std::vector<std::string>& args) {
   ShimArgs out;
   out.publish_binary = "containerd";
   std::map<std::string, std::string*> values = {
-      {"namespace", &out.ns},  {"id", &out.id},         {"address", &out.address},
-      {"publish-binary", &out.publish_binary},          {"bundle", &out.bundle},
-      {"socket", &out.socket},
+      {"namespace", &out.ns},    {"id", &out.id},
+      {"address", &out.address}, {"publish-binary", &out.publish_binary},
+      {"bundle", &out.bundle},   {"socket", &out.socket},
   };
   std::map<std::string, bool*> booleans = {{"debug", &out.debug}, {"v", &out.version}};
   std::size_t i = 0;

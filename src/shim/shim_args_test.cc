@@ -6,9 +6,9 @@ namespace podvisor::shim {
 namespace {
 
 TEST(ShimArgs, ContainerdStartCommandLine) {
-  auto args = ParseShimArgs({"-namespace", "default", "-address", "/run/containerd/containerd.sock",
-                             "-publish-binary", "/usr/bin/containerd", "-id", "web", "-debug",
-                             "start"});
+  auto args =
+      ParseShimArgs({"-namespace", "default", "-address", "/run/containerd/containerd.sock",
+                     "-publish-binary", "/usr/bin/containerd", "-id", "web", "-debug", "start"});
   ASSERT_TRUE(args) << args.error().message();
   EXPECT_EQ(args->ns, "default");
   EXPECT_EQ(args->address, "/run/containerd/containerd.sock");
@@ -29,10 +29,9 @@ TEST(ShimArgs, GoFlagForms) {
 }
 
 TEST(ShimArgs, Refusals) {
-  EXPECT_EQ(ParseShimArgs({"-namespace", "n", "-id", "i", "-bogus", "x", "start"})
-                .error()
-                .message(),
-            "flag provided but not defined: -bogus");
+  EXPECT_EQ(
+      ParseShimArgs({"-namespace", "n", "-id", "i", "-bogus", "x", "start"}).error().message(),
+      "flag provided but not defined: -bogus");
   EXPECT_FALSE(ParseShimArgs({"-namespace", "n", "-id"}));
   EXPECT_FALSE(ParseShimArgs({"-namespace", "n", "-id", "i", "run"}));
   EXPECT_FALSE(ParseShimArgs({"-namespace", "n", "-id", "i", "start", "extra"}));

@@ -197,8 +197,8 @@ int ShimMain(int argc, char** argv) {
     return 0;
   }
   std::error_code ec;
-  std::filesystem::path bundle =
-      args->bundle.empty() ? std::filesystem::current_path(ec) : std::filesystem::path(args->bundle);
+  std::filesystem::path bundle = args->bundle.empty() ? std::filesystem::current_path(ec)
+                                                      : std::filesystem::path(args->bundle);
   if (args->action == "start") return Start(*args, bundle);
   if (args->action == "delete") return Delete(*args, bundle);
   std::fputs("containerd-shim-podvisor-v1: serves only when started by `start`\n", stderr);

@@ -10,8 +10,8 @@
 #include <set>
 
 #include <google/protobuf/any.pb.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "cgroups/mode.h"
 #include "cgroups_v2_metrics.pb.h"
@@ -89,9 +89,9 @@ std::vector<int> Descendants(int root) {
 }  // namespace
 
 Result<std::string> TaskService::AskPod(const std::string& request_json) const {
-  auto reply = supervisor::ControlRequest(paths_.StateDir() / record_.pod / "control.sock",
-                                          nlohmann::json::parse(request_json),
-                                          std::chrono::seconds(5));
+  auto reply =
+      supervisor::ControlRequest(paths_.StateDir() / record_.pod / "control.sock",
+                                 nlohmann::json::parse(request_json), std::chrono::seconds(5));
   if (!reply) return reply.take_error();
   if (reply->is_object() && reply->contains("error")) {
     return Error(reply->value("error", std::string("error")));
@@ -190,10 +190,10 @@ void TaskService::Delete(const std::string& payload, const Reply& reply) {
   TaskProcess* p = Find(req.id(), req.exec_id(), reply);
   if (p == nullptr) return;
   if (p->state == ProcessState::kRunning) {
-    reply.Fail(RpcCode::kFailedPrecondition,
-               (req.exec_id().empty() ? "task " + req.id() + ": the pod"
-                                      : "exec " + req.exec_id()) +
-                   " is still running: kill it first");
+    reply.Fail(
+        RpcCode::kFailedPrecondition,
+        (req.exec_id().empty() ? "task " + req.id() + ": the pod" : "exec " + req.exec_id()) +
+            " is still running: kill it first");
     return;
   }
   task::DeleteResponse response;
@@ -278,8 +278,8 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
   }
   nlohmann::json request = {{"op", "exec"}, {"container", container}, {"args", process.args}};
   auto answer = AskPod(request.dump());
-  const bool not_yet = !answer && answer.error().message().find("is not running") !=
-                                      std::string::npos;
+  const bool not_yet =
+      !answer && answer.error().message().find("is not running") != std::string::npos;
   if (not_yet && processes_[""].state == ProcessState::kRunning &&
       std::chrono::steady_clock::now() < exec_deadline) {
     // The pod is up but the container not (yet): init containers first,
@@ -316,8 +316,7 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
   auto out = OpenStdout(process.stdout_path);
   auto err = OpenStdout(process.stderr_path);
   if (!in || !out || !err) {
-    reply.Fail(RpcCode::kInternal,
-               (!in ? in.error() : !out ? out.error() : err.error()).message());
+    reply.Fail(RpcCode::kInternal, (!in ? in.error() : !out ? out.error() : err.error()).message());
     return;
   }
   auto child = signals::Spawn({.argv = argv,

@@ -10,8 +10,8 @@
 #include <csignal>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/pod_loading.h"
 #include "events_task.pb.h"
@@ -75,8 +75,8 @@ Result<ShimRecord> ReadShimRecord(const ShimPaths& paths) {
   return record;
 }
 
-TaskService::TaskService(supervisor::EventLoop& loop, ShimArgs args,
-                         std::filesystem::path bundle, std::function<void()> on_shutdown)
+TaskService::TaskService(supervisor::EventLoop& loop, ShimArgs args, std::filesystem::path bundle,
+                         std::function<void()> on_shutdown)
     : loop_(loop),
       args_(std::move(args)),
       paths_{std::move(bundle)},
@@ -96,18 +96,19 @@ void TaskService::Handle(const RpcRequest& request, const Reply& reply) {
   }
   using Method = void (TaskService::*)(const std::string&, const Reply&);
   static const std::map<std::string, Method> kMethods = {
-      {"Create", &TaskService::Create},   {"Start", &TaskService::Start},
-      {"State", &TaskService::State},     {"Wait", &TaskService::Wait},
-      {"Kill", &TaskService::Kill},       {"Delete", &TaskService::Delete},
-      {"Exec", &TaskService::Exec},       {"Pids", &TaskService::Pids},
-      {"Stats", &TaskService::Stats},     {"Connect", &TaskService::Connect},
+      {"Create", &TaskService::Create},     {"Start", &TaskService::Start},
+      {"State", &TaskService::State},       {"Wait", &TaskService::Wait},
+      {"Kill", &TaskService::Kill},         {"Delete", &TaskService::Delete},
+      {"Exec", &TaskService::Exec},         {"Pids", &TaskService::Pids},
+      {"Stats", &TaskService::Stats},       {"Connect", &TaskService::Connect},
       {"Shutdown", &TaskService::Shutdown},
   };
   // What has no meaning for a pod, and why (containerd turns
   // UNIMPLEMENTED into its ErrNotImplemented).
   static const std::map<std::string, std::string> kNotImplemented = {
-      {"Pause", "a pod cannot be paused: podvisor supervises it, and a frozen pod "
-                "would fail its own probes"},
+      {"Pause",
+       "a pod cannot be paused: podvisor supervises it, and a frozen pod "
+       "would fail its own probes"},
       {"Resume", "a pod cannot be paused, so there is nothing to resume"},
       {"Checkpoint", "podvisor does not checkpoint pods"},
       {"Update", "a pod's resources are its manifest's (S10.4); they do not change while it runs"},
@@ -134,8 +135,8 @@ TaskProcess* TaskService::Find(const std::string& id, const std::string& exec_id
                                const Reply& reply) {
   auto it = processes_.find(exec_id);
   if (!created_ || id != args_.id || it == processes_.end()) {
-    reply.Fail(RpcCode::kNotFound, (exec_id.empty() ? "task " + id : "exec " + exec_id) +
-                                       ": not found");
+    reply.Fail(RpcCode::kNotFound,
+               (exec_id.empty() ? "task " + id : "exec " + exec_id) + ": not found");
     return nullptr;
   }
   return &it->second;
@@ -223,8 +224,9 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
 std::vector<std::string> TaskService::SupervisorArgv() const {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  std::vector<std::string> argv = {self, "run", "--state-dir", paths_.StateDir().string(),
-                                   "--log-dir", paths_.LogDir().string()};
+  std::vector<std::string> argv = {self,          "run",
+                                   "--state-dir", paths_.StateDir().string(),
+                                   "--log-dir",   paths_.LogDir().string()};
   if (auto it = annotations_.find("podvisor.network"); it != annotations_.end()) {
     argv.insert(argv.end(), {"--network", it->second});
   }
@@ -332,8 +334,8 @@ void TaskService::OnProcessExit(const std::string& exec_id) {
   }
   p.pidfd.Reset();
   // A signal death is 128 + signal, as containerd's shims and shells say.
-  p.exit_status = static_cast<uint32_t>(info.si_code == CLD_EXITED ? info.si_status
-                                                                   : 128 + info.si_status);
+  p.exit_status =
+      static_cast<uint32_t>(info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status);
   Finished(p);
 }
 

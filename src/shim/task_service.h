@@ -33,9 +33,9 @@ namespace podvisor::shim {
 // What the shim keeps about its pod in BUNDLE/podvisor/shim.json, so that
 // `delete` after a SIGKILLed shim finds the supervisor and the pod.
 struct ShimRecord {
-  std::string pod;             // the pod's name (its directory under state/)
-  int supervisor_pid = 0;      // podvisor run, once started
-  std::string cgroup_parent;   // what run was given: /podvisor/containerd/NS/ID by default
+  std::string pod;            // the pod's name (its directory under state/)
+  int supervisor_pid = 0;     // podvisor run, once started
+  std::string cgroup_parent;  // what run was given: /podvisor/containerd/NS/ID by default
 };
 
 // BUNDLE/podvisor/{state,log,shim.json}
@@ -116,7 +116,7 @@ class TaskService {
   Publisher publisher_;
   bool created_ = false;
   bool deleted_ = false;
-  bool control_ready_ = false;        // the supervisor answered on its control socket
+  bool control_ready_ = false;       // the supervisor answered on its control socket
   std::optional<int> pending_stop_;  // a Kill that came before that
   ShimRecord record_;
   std::map<std::string, std::string> annotations_;  // of the task's OCI config.json

@@ -81,8 +81,7 @@ void TtrpcServer::Forget(int fd) {
 }
 
 Status Connection::Start() {
-  return loop_.Add(fd_.get(), EPOLLIN | EPOLLRDHUP,
-                   [this](uint32_t events) { OnEvents(events); });
+  return loop_.Add(fd_.get(), EPOLLIN | EPOLLRDHUP, [this](uint32_t events) { OnEvents(events); });
 }
 
 void Connection::Close() {
@@ -139,10 +138,9 @@ void Connection::HandleFrame(const Frame& frame) {
     return;
   }
   if (stream % 2 != 1) {
-    Write(EncodeFrame(
-        stream, FrameType::kResponse,
-        ErrorResponse(RpcCode::kInvalidArgument,
-                      "StreamID must be odd for client initiated streams")));
+    Write(EncodeFrame(stream, FrameType::kResponse,
+                      ErrorResponse(RpcCode::kInvalidArgument,
+                                    "StreamID must be odd for client initiated streams")));
     return;
   }
   RpcRequest rpc{request.service(), request.method(), request.payload()};

@@ -24,17 +24,18 @@ class TtrpcServerTest : public ::testing::Test {
     auto loop = supervisor::EventLoop::Create();
     ASSERT_TRUE(loop);
     loop_.emplace(std::move(*loop));
-    server_ = std::make_unique<TtrpcServer>(*loop_, [this](const RpcRequest& r, const Reply& reply) {
-      last_ = r;
-      if (r.method == "Later") {
-        later_.push_back(reply);
-        return;
-      }
-      podvisor::ttrpc::KeyValue echo;
-      echo.set_key(r.method);
-      echo.set_value(r.payload);
-      reply.Ok(echo);
-    });
+    server_ =
+        std::make_unique<TtrpcServer>(*loop_, [this](const RpcRequest& r, const Reply& reply) {
+          last_ = r;
+          if (r.method == "Later") {
+            later_.push_back(reply);
+            return;
+          }
+          podvisor::ttrpc::KeyValue echo;
+          echo.set_key(r.method);
+          echo.set_value(r.payload);
+          reply.Ok(echo);
+        });
     Fd l(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;

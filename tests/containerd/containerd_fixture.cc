@@ -114,8 +114,9 @@ void ContainerdTest::TearDownTestSuite() {
   }
   // containerd leaves its snapshots' mounts behind only when a test failed
   // half way; they must go before the directory.
-  RunCommand({"/bin/sh", "-c", "grep -o ' " + root_.string() +
-                              "[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l"});
+  RunCommand({"/bin/sh", "-c",
+              "grep -o ' " + root_.string() +
+                  "[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l"});
   fs::remove_all(root_);
   // What ctr (fifo/) and the shims (s/) made under /run/containerd, when
   // the suite made the directory.
@@ -140,7 +141,8 @@ void ContainerdTest::TearDown() {
 }
 
 CommandResult ContainerdTest::Ctr(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/timeout", "60", "ctr", "-a", (root_ / "c.sock").string()};
+  std::vector<std::string> argv = {"/usr/bin/timeout", "60", "ctr", "-a",
+                                   (root_ / "c.sock").string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv);
 }
@@ -150,26 +152,27 @@ void ContainerdTest::ImportBundle(const std::string& name, const std::string& po
   const fs::path dir = root_ / "images" / name;
   fs::create_directories(dir / "bundle");
   std::ofstream(dir / "bundle" / "pod.yaml") << pod_yaml;
-  auto rootfs = RunCommand({(src / "scripts/make-rootfs.sh").string(),
-                            (dir / "bundle/images/busybox").string()});
+  auto rootfs = RunCommand(
+      {(src / "scripts/make-rootfs.sh").string(), (dir / "bundle/images/busybox").string()});
   ASSERT_EQ(rootfs.exit_code, 0) << rootfs.err;
   // A packed bundle (docs/SHIM.md): the bundle directory is the one layer.
-  auto layout = RunCommand({(src / "scripts/make-oci-layout.sh").string(),
-                            (dir / "layout").string(),
-                            R"({"Labels":{"io.podvisor.bundle":"1"}})", (dir / "bundle").string()});
+  auto layout =
+      RunCommand({(src / "scripts/make-oci-layout.sh").string(), (dir / "layout").string(),
+                  R"({"Labels":{"io.podvisor.bundle":"1"}})", (dir / "bundle").string()});
   ASSERT_EQ(layout.exit_code, 0) << layout.err;
-  auto tar = RunCommand({"/bin/tar", "-C", (dir / "layout").string(), "-cf",
-                         (dir / "image.tar").string(), "."});
+  auto tar = RunCommand(
+      {"/bin/tar", "-C", (dir / "layout").string(), "-cf", (dir / "image.tar").string(), "."});
   ASSERT_EQ(tar.exit_code, 0) << tar.err;
-  auto imported = Ctr({"image", "import", "--base-name", "podvisor.test/" + name,
-                       (dir / "image.tar").string()});
+  auto imported = Ctr(
+      {"image", "import", "--base-name", "podvisor.test/" + name, (dir / "image.tar").string()});
   ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
 }
 
 CommandResult ContainerdTest::RunDetached(const std::string& image, const std::string& id,
                                           const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"run", "-d", "--fifo-dir", (root_ / "fifo").string(),
-                                   "--runtime", "io.containerd.podvisor.v1",
+  std::vector<std::string> args = {"run",          "-d",
+                                   "--fifo-dir",   (root_ / "fifo").string(),
+                                   "--runtime",    "io.containerd.podvisor.v1",
                                    "--annotation", "podvisor.network=none"};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), {"podvisor.test/" + image + ":latest", id});
@@ -201,8 +204,7 @@ int ContainerdTest::TaskPid(const std::string& id) {
   return 0;
 }
 
-bool ContainerdTest::WaitForStatus(const std::string& id, const std::string& status,
-                                   int seconds) {
+bool ContainerdTest::WaitForStatus(const std::string& id, const std::string& status, int seconds) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     if (TaskStatus(id) == status) return true;
@@ -259,7 +261,8 @@ void ContainerdTest::ExpectNothingLeft(const std::string& id, const std::string&
   // /podvisor/containerd/default/ID and the pod's directory below it.
   auto cgroups = RunCommand({"/bin/sh", "-c",
                              "find /sys/fs/cgroup -maxdepth 6 -type d -path "
-                             "'*/podvisor/containerd/default/" + id + "*'"});
+                             "'*/podvisor/containerd/default/" +
+                                 id + "*'"});
   EXPECT_EQ(cgroups.out, "") << "cgroups of task " << id << " (pod " << pod << ") are left";
 }
 

@@ -93,8 +93,9 @@ class Shim : public ContainerdTest {
   // `ctr run --rm` attached: returns when the task ends, with its status.
   std::future<CommandResult> RunAttached(const std::string& image, const std::string& id) {
     return std::async(std::launch::async, [image, id] {
-      return Ctr({"run", "--rm", "--fifo-dir", (root_ / "fifo").string(), "--runtime", "io.containerd.podvisor.v1", "--annotation",
-                  "podvisor.network=none", "podvisor.test/" + image + ":latest", id});
+      return Ctr({"run", "--rm", "--fifo-dir", (root_ / "fifo").string(), "--runtime",
+                  "io.containerd.podvisor.v1", "--annotation", "podvisor.network=none",
+                  "podvisor.test/" + image + ":latest", id});
     });
   }
 };
@@ -103,7 +104,8 @@ TEST_F(Shim, ImportedBundleRunsWithItsSidecarAndStopsOnKill) {
   tasks_.emplace_back("long1", "ctrd-long");
   // Events of the whole life of the task, in containerd's own words.
   auto events = std::async(std::launch::async, [] {
-    return RunCommand({"/usr/bin/timeout", "12", "ctr", "-a", (root_ / "c.sock").string(), "events"});
+    return RunCommand(
+        {"/usr/bin/timeout", "12", "ctr", "-a", (root_ / "c.sock").string(), "events"});
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the subscription is up
   auto run = RunDetached("long", "long1", {"--annotation", "podvisor.stop-reason=rollout"});
@@ -178,7 +180,8 @@ TEST_F(Shim, ExecRunsInTheNamedContainer) {
   ASSERT_EQ(RunDetached("long", "long4").exit_code, 0);
   // The same pod name twice: each task has its own state dir, but the pod
   // cgroup (/podvisor/ctrd-long) would be shared; this test only execs.
-  auto exec2 = Ctr({"task", "exec", "--fifo-dir", fifo, "--exec-id", "e2", "long4", "/bin/sh", "-c", "echo $ROLE"});
+  auto exec2 = Ctr({"task", "exec", "--fifo-dir", fifo, "--exec-id", "e2", "long4", "/bin/sh", "-c",
+                    "echo $ROLE"});
   EXPECT_EQ(exec2.exit_code, 0) << exec2.err;
   EXPECT_EQ(exec2.out, "app\n");
 }
@@ -232,10 +235,10 @@ TEST_F(Shim, ImageWithoutAPodIsRefusedAtCreate) {
                         (dir / "image.tar").string(), "."})
                 .exit_code,
             0);
-  ASSERT_EQ(Ctr({"image", "import", "--base-name", "podvisor.test/plain",
-                 (dir / "image.tar").string()})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Ctr({"image", "import", "--base-name", "podvisor.test/plain", (dir / "image.tar").string()})
+          .exit_code,
+      0);
   auto run = RunDetached("plain", "plain1");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.err, HasSubstr("not a podvisor bundle"));
