@@ -119,7 +119,16 @@ TEST_F(Shim, ImportedBundleRunsWithItsSidecarAndStopsOnKill) {
   EXPECT_THAT(ps.out, HasSubstr(std::to_string(TaskPid("long1"))));
   EXPECT_GE(std::count(ps.out.begin(), ps.out.end(), '\n'), 4) << ps.out;
 
-  ASSERT_EQ(Ctr({"task", "kill", "long1"}).exit_code, 0);  // SIGTERM: a stop with a reason
+  // Stats: the pod cgroup's v2 metrics (the unified hierarchy, hybrid hosts too).
+  auto metrics = Ctr({"task", "metrics", "long1"});
+  EXPECT_EQ(metrics.exit_code, 0) << metrics.err;
+  EXPECT_THAT(metrics.out, HasSubstr("pids.current")) << metrics.out;
+  // Pause has no meaning for a pod: containerd's NotImplemented, with the reason.
+  auto pause = Ctr({"task", "pause", "long1"});
+  EXPECT_NE(pause.exit_code, 0);
+  EXPECT_THAT(pause.err, HasSubstr("a pod cannot be paused")) << pause.err;
+  EXPECT_EQ(TaskStatus("long1"), "RUNNING");
+    ASSERT_EQ(Ctr({"task", "kill", "long1"}).exit_code, 0);  // SIGTERM: a stop with a reason
   ASSERT_TRUE(WaitForStatus("long1", "STOPPED", 20));
   std::ifstream jsonl(state / "ctrd-long" / "events.jsonl");
   std::stringstream pod_events;
