@@ -147,7 +147,7 @@ void Connection::HandleFrame(const Frame& frame) {
   handler_(rpc, Reply(weak_from_this(), stream));
 }
 
-void Connection::Write(std::string bytes) {
+void Connection::Write(const std::string& bytes) {
   if (closed_) return;
   out_.append(bytes);
   Flush();

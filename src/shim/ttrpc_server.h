@@ -99,7 +99,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(TtrpcServer& server, supervisor::EventLoop& loop, Fd fd, const RpcHandler& handler)
       : server_(server), loop_(loop), fd_(std::move(fd)), handler_(handler) {}
   Status Start();
-  void Write(std::string bytes);
+  void Write(const std::string& bytes);
   void Close();
   int fd() const { return fd_.get(); }
 

@@ -128,7 +128,7 @@ TEST_F(Shim, ImportedBundleRunsWithItsSidecarAndStopsOnKill) {
   EXPECT_NE(pause.exit_code, 0);
   EXPECT_THAT(pause.err, HasSubstr("a pod cannot be paused")) << pause.err;
   EXPECT_EQ(TaskStatus("long1"), "RUNNING");
-    ASSERT_EQ(Ctr({"task", "kill", "long1"}).exit_code, 0);  // SIGTERM: a stop with a reason
+  ASSERT_EQ(Ctr({"task", "kill", "long1"}).exit_code, 0);  // SIGTERM: a stop with a reason
   ASSERT_TRUE(WaitForStatus("long1", "STOPPED", 20));
   std::ifstream jsonl(state / "ctrd-long" / "events.jsonl");
   std::stringstream pod_events;
