@@ -94,7 +94,8 @@ Result<std::string> TaskService::AskPod(const std::string& request_json) const {
                                  nlohmann::json::parse(request_json), std::chrono::seconds(5));
   if (!reply) return reply.take_error();
   if (reply->is_object() && reply->contains("error")) {
-    return Error(reply->value("error", std::string("error")));
+    const auto& error = (*reply)["error"];
+    return Error(error.is_string() ? error.get<std::string>() : error.dump());
   }
   return reply->dump();
 }
@@ -105,10 +106,15 @@ std::string TaskService::ExecContainer() const {
   }
   auto status = AskPod(R"({"op":"status"})");
   if (!status) return "";
+  // The first container of the pod's spec; anything else in the answer
+  // (it is the supervisor's, but still input) is no container.
   auto pod = nlohmann::json::parse(*status, nullptr, false);
-  if (pod.is_discarded()) return "";
-  auto containers = pod["spec"].value("containers", nlohmann::json::array());
-  return containers.empty() ? "" : containers[0].value("name", "");
+  const auto* spec = pod.is_object() && pod.contains("spec") ? &pod["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object() || !spec->contains("containers")) return "";
+  const auto& containers = (*spec)["containers"];
+  if (!containers.is_array() || containers.empty() || !containers[0].is_object()) return "";
+  auto name = containers[0].find("name");
+  return name != containers[0].end() && name->is_string() ? name->get<std::string>() : "";
 }
 
 bool TaskService::PodWasOomKilled() const {

@@ -69,9 +69,15 @@ Result<ShimRecord> ReadShimRecord(const ShimPaths& paths) {
     return Error(paths.RecordFile().string() + ": not a JSON object");
   }
   ShimRecord record;
-  record.pod = json.value("pod", "");
-  record.supervisor_pid = json.value("supervisorPid", 0);
-  record.cgroup_parent = json.value("cgroupParent", "");
+  // A record of the wrong types is an error, never an exception: `delete`
+  // must not die of a damaged file.
+  try {
+    record.pod = json.value("pod", "");
+    record.supervisor_pid = json.value("supervisorPid", 0);
+    record.cgroup_parent = json.value("cgroupParent", "");
+  } catch (const nlohmann::json::exception& e) {
+    return Error(paths.RecordFile().string() + ": " + e.what());
+  }
   return record;
 }
 
