@@ -29,6 +29,11 @@ packages=(
   qemu-system-x86 cpio
   # the Debian package (packaging/) and the man page check
   dpkg-dev debhelper fakeroot man-db groff-base
+  # containerd-shim-podvisor-v1: protoc and libprotobuf, containerd's and
+  # gogoproto's .proto files (compiled at build time, never committed), and
+  # containerd with ctr for its tier-3 tests
+  protobuf-compiler libprotobuf-dev golang-github-containerd-containerd-dev
+  golang-github-containerd-cgroups-dev golang-github-gogo-protobuf-dev containerd
   # benchmarks: the peers podvisor is compared with
   conmon hyperfine
 )

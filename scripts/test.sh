@@ -69,7 +69,8 @@ for t in json.load(sys.stdin):
   nice -n 19 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
   if ((have_clang)); then
     CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized
-    nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer
+    nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer \
+      $(ninja -C build-fuzz -t targets all 2>/dev/null | grep -o '^fuzz/ttrpc_frame_fuzzer' | head -1)
   fi
 ) >build-background.log 2>&1 &
 background_build=$!
@@ -132,6 +133,24 @@ if ((have_clang)); then
     tail -40 build-fuzz/fuzz.log
     echo "fuzz: FAILED (the crashing input is in $root/build-fuzz/)"
     status=1
+  fi
+  # The shim's ttrpc framing (built when the shim is, docs/SHIM.md).
+  if [[ -x build-fuzz/fuzz/ttrpc_frame_fuzzer ]]; then
+    log "fuzz: ttrpc framing, ${fuzz_runs} runs"
+    ttrpc_corpus=$(mktemp -d)
+    cp fuzz/seeds/ttrpc-* "$ttrpc_corpus"/ 2>/dev/null || true
+    if build-fuzz/fuzz/ttrpc_frame_fuzzer -runs="$fuzz_runs" -rss_limit_mb=2048 \
+        -artifact_prefix=build-fuzz/ -max_len=65536 -print_final_stats=1 \
+        "$ttrpc_corpus" >build-fuzz/fuzz-ttrpc.log 2>&1; then
+      echo "fuzz: ttrpc: no crash in ${fuzz_runs} runs ($(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' build-fuzz/fuzz-ttrpc.log))"
+    else
+      tail -40 build-fuzz/fuzz-ttrpc.log
+      echo "fuzz: ttrpc: FAILED (the crashing input is in $root/build-fuzz/)"
+      status=1
+    fi
+    rm -rf "$ttrpc_corpus"
+  else
+    echo "fuzz: ttrpc: SKIPPED (the shim is not in the build: see meson's message)"
   fi
 else
   echo "fuzz: SKIPPED (clang++ not installed)"

@@ -42,6 +42,10 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
        {"common", "pod", "signals", "cgroups", "oci", "network", "supervisor/lifecycle",
         "supervisor/loop", "supervisor/probes", "supervisor/logs", "supervisor/control",
         "supervisor/sandbox", "supervisor/executor"}},
+      // containerd's shim: a client of running pods, like the CLI.
+      {"shim",
+       {"common", "pod", "signals", "cgroups", "oci", "supervisor/loop", "supervisor/control",
+        "supervisor/executor", "cli"}},
   };
   return allowed;
 }

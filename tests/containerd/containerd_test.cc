@@ -1,0 +1,257 @@
+// Tier 3: containerd-shim-podvisor-v1 under Debian's containerd
+// (containerd_fixture.h). One containerd for the suite; each test imports
+// what it runs and leaves nothing behind.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "containerd_fixture.h"
+
+namespace podvisor::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A sidecar and an app that run until stopped, each with its own ROLE.
+constexpr const char* kLongPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: ctrd-long
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 10
+  initContainers:
+  - name: side
+    image: busybox
+    restartPolicy: Always
+    env: [{name: ROLE, value: sidecar}]
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+  containers:
+  - name: app
+    image: busybox
+    env: [{name: ROLE, value: app}]
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 1000 & wait"]
+)";
+
+constexpr const char* kSucceedingPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: ctrd-ok
+spec:
+  restartPolicy: Never
+  initContainers:
+  - name: side
+    image: busybox
+    restartPolicy: Always
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+  containers:
+  - name: app
+    image: busybox
+    command: ["/bin/sh", "-c", "echo done"]
+)";
+
+constexpr const char* kFailingPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: ctrd-fail
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: busybox
+    command: ["/bin/sh", "-c", "exit 3"]
+)";
+
+class Shim : public ContainerdTest {
+ protected:
+  // Until `podvisor status` of the task's pod shows its 2 containers ready
+  // (10 s at most).
+  static std::string WaitForPodReady(const std::string& id) {
+    const auto state = TaskBundle(id) / "podvisor" / "state";
+    CommandResult st;
+    for (int i = 0; i < 500; ++i) {
+      st = RunCommand({std::getenv("PODVISOR"), "status", "--state-dir", state.string()});
+      if (st.out.find("2/2") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return st.out;
+  }
+  static void SetUpTestSuite() {
+    ContainerdTest::SetUpTestSuite();
+    if (!skip_.empty() || ::testing::Test::HasFatalFailure()) return;
+    ImportBundle("long", kLongPod);
+    ImportBundle("ok", kSucceedingPod);
+    ImportBundle("fail", kFailingPod);
+  }
+  // `ctr run --rm` attached: returns when the task ends, with its status.
+  std::future<CommandResult> RunAttached(const std::string& image, const std::string& id) {
+    return std::async(std::launch::async, [image, id] {
+      return Ctr({"run", "--rm", "--fifo-dir", (root_ / "fifo").string(), "--runtime",
+                  "io.containerd.podvisor.v1", "--annotation", "podvisor.network=none",
+                  "podvisor.test/" + image + ":latest", id});
+    });
+  }
+};
+
+TEST_F(Shim, ImportedBundleRunsWithItsSidecarAndStopsOnKill) {
+  tasks_.emplace_back("long1", "ctrd-long");
+  // Events of the whole life of the task, in containerd's own words.
+  auto events = std::async(std::launch::async, [] {
+    return RunCommand(
+        {"/usr/bin/timeout", "12", "ctr", "-a", (root_ / "c.sock").string(), "events"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the subscription is up
+  auto run = RunDetached("long", "long1", {"--annotation", "podvisor.stop-reason=rollout"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(TaskStatus("long1"), "RUNNING");
+  // Both containers run: the pod's own status, from the state dir the shim gave run.
+  const auto state = TaskBundle("long1") / "podvisor" / "state";
+  EXPECT_THAT(WaitForPodReady("long1"), HasSubstr("ctrd-long   2/2     Running"));
+  // ps: the supervisor and, below it, both containers' processes.
+  auto ps = Ctr({"task", "ps", "long1"});
+  EXPECT_THAT(ps.out, HasSubstr(std::to_string(TaskPid("long1"))));
+  EXPECT_GE(std::count(ps.out.begin(), ps.out.end(), '\n'), 4) << ps.out;
+
+  // Stats: the pod cgroup's v2 metrics (the unified hierarchy, hybrid hosts too).
+  auto metrics = Ctr({"task", "metrics", "long1"});
+  EXPECT_EQ(metrics.exit_code, 0) << metrics.err;
+  EXPECT_THAT(metrics.out, HasSubstr("pids.current")) << metrics.out;
+  // Pause has no meaning for a pod: containerd's NotImplemented, with the reason.
+  auto pause = Ctr({"task", "pause", "long1"});
+  EXPECT_NE(pause.exit_code, 0);
+  EXPECT_THAT(pause.err, HasSubstr("a pod cannot be paused")) << pause.err;
+  EXPECT_EQ(TaskStatus("long1"), "RUNNING");
+  ASSERT_EQ(Ctr({"task", "kill", "long1"}).exit_code, 0);  // SIGTERM: a stop with a reason
+  ASSERT_TRUE(WaitForStatus("long1", "STOPPED", 20));
+  std::ifstream jsonl(state / "ctrd-long" / "events.jsonl");
+  std::stringstream pod_events;
+  pod_events << jsonl.rdbuf();
+  EXPECT_THAT(pod_events.str(), HasSubstr("Stopping pod (reason: rollout), grace period 10s"));
+  auto deleted = Ctr({"task", "delete", "long1"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_EQ(TaskStatus("long1"), "");
+  std::string log = events.get().out;
+  for (const char* topic : {"/tasks/create", "/tasks/start", "/tasks/exit", "/tasks/delete"}) {
+    EXPECT_THAT(log, HasSubstr(topic)) << log;
+  }
+  EXPECT_LT(log.find("/tasks/create"), log.find("/tasks/start"));
+  EXPECT_LT(log.find("/tasks/start"), log.find("/tasks/exit"));
+}
+
+TEST_F(Shim, ExitStatusIsRunsForSucceededAndFailedPods) {
+  tasks_.emplace_back("ok1", "ctrd-ok");
+  tasks_.emplace_back("fail1", "ctrd-fail");
+  auto ok = RunAttached("ok", "ok1").get();
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  // The task's stdout/stderr carry the supervisor's own log.
+  EXPECT_THAT(ok.out + ok.err, HasSubstr("pod ctrd-ok ended: phase Succeeded"));
+  auto failed = RunAttached("fail", "fail1").get();
+  EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  EXPECT_THAT(failed.out + failed.err, HasSubstr("container app failed: exit code 3"));
+}
+
+TEST_F(Shim, SigkillIsAStopWithGraceZero) {
+  tasks_.emplace_back("long2", "ctrd-long");
+  auto run = RunAttached("long", "long2");
+  ASSERT_TRUE(WaitForStatus("long2", "RUNNING", 20));
+  // Stopped before its containers run, a pod fails (S5); this test is about
+  // the running pod's grace.
+  ASSERT_THAT(WaitForPodReady("long2"), HasSubstr("2/2"));
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_EQ(Ctr({"task", "kill", "-s", "SIGKILL", "long2"}).exit_code, 0);
+  auto result = run.get();
+  auto took = std::chrono::steady_clock::now() - started;
+  // Both containers trap SIGTERM and exit 0, so the pod succeeds; the
+  // budget is the 1 s floor, not the pod's 10 s grace (S5.1, S5.5).
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_THAT(result.out + result.err, HasSubstr("grace period 1s"));
+  EXPECT_LT(took, std::chrono::seconds(8));
+}
+
+TEST_F(Shim, ExecRunsInTheNamedContainer) {
+  tasks_.emplace_back("long3", "ctrd-long");
+  auto run = RunDetached("long", "long3", {"--annotation", "podvisor.container=side"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string fifo = (root_ / "fifo").string();
+  auto exec = Ctr({"task", "exec", "--fifo-dir", fifo, "--exec-id", "e1", "long3", "/bin/sh", "-c",
+                   "echo role=$ROLE host=$(hostname); exit 7"});
+  EXPECT_EQ(exec.exit_code, 7) << exec.err;
+  EXPECT_THAT(exec.out, HasSubstr("role=sidecar host=ctrd-long"));
+  // Without the annotation, the pod's first container: app.
+  tasks_.emplace_back("long4", "ctrd-long");
+  ASSERT_EQ(RunDetached("long", "long4").exit_code, 0);
+  // The same pod name twice: each task has its own state dir, but the pod
+  // cgroup (/podvisor/ctrd-long) would be shared; this test only execs.
+  auto exec2 = Ctr({"task", "exec", "--fifo-dir", fifo, "--exec-id", "e2", "long4", "/bin/sh", "-c",
+                    "echo $ROLE"});
+  EXPECT_EQ(exec2.exit_code, 0) << exec2.err;
+  EXPECT_EQ(exec2.out, "app\n");
+}
+
+TEST_F(Shim, ContainerdRestartDoesNotTouchThePod) {
+  tasks_.emplace_back("long5", "ctrd-long");
+  ASSERT_EQ(RunDetached("long", "long5").exit_code, 0);
+  int pid = TaskPid("long5");
+  ASSERT_GT(pid, 0);
+  StopContainerd();
+  EXPECT_EQ(kill(pid, 0), 0) << "the supervisor died with containerd";
+  StartContainerd();
+  EXPECT_EQ(TaskStatus("long5"), "RUNNING");
+  EXPECT_EQ(TaskPid("long5"), pid);
+  ASSERT_EQ(Ctr({"task", "kill", "long5"}).exit_code, 0);
+  EXPECT_TRUE(WaitForStatus("long5", "STOPPED", 20));
+}
+
+TEST_F(Shim, SigkilledShimLeavesNothingAfterContainerdsDelete) {
+  tasks_.emplace_back("long6", "ctrd-long");
+  ASSERT_EQ(RunDetached("long", "long6").exit_code, 0);
+  int supervisor = TaskPid("long6");
+  pid_t shim = ShimPid("long6");
+  ASSERT_GT(shim, 0);
+  ASSERT_EQ(kill(shim, SIGKILL), 0);
+  // containerd notices the closed connection and runs `shim delete`, which
+  // kills the supervisor and recovers the pod as `run` would.
+  for (int i = 0; i < 1000 && !TaskStatus("long6").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(TaskStatus("long6"), "");
+  // The task leaves containerd's list when the connection closes, before
+  // the delete has run: the delete's work is awaited (10 s at most).
+  for (int i = 0; i < 1000 && kill(supervisor, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(kill(supervisor, 0), 0) << "the supervisor outlived containerd's delete";
+  // The fixture's check after the test: processes, mounts, bundle, socket, cgroups.
+}
+
+TEST_F(Shim, ImageWithoutAPodIsRefusedAtCreate) {
+  tasks_.emplace_back("plain1", "none");
+  const auto src = std::filesystem::path(std::getenv("PODVISOR_SOURCE_ROOT"));
+  const auto dir = root_ / "images" / "plain";
+  ASSERT_EQ(RunCommand({(src / "scripts/make-rootfs.sh").string(), dir.string()}).exit_code, 0);
+  ASSERT_EQ(RunCommand({(src / "scripts/make-oci-layout.sh").string(), (dir / "layout").string(),
+                        "{}", (dir / "rootfs").string()})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunCommand({"/bin/tar", "-C", (dir / "layout").string(), "-cf",
+                        (dir / "image.tar").string(), "."})
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      Ctr({"image", "import", "--base-name", "podvisor.test/plain", (dir / "image.tar").string()})
+          .exit_code,
+      0);
+  auto run = RunDetached("plain", "plain1");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("not a podvisor bundle"));
+}
+
+}  // namespace
+}  // namespace podvisor::testing
