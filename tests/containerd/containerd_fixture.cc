@@ -155,19 +155,10 @@ void ContainerdTest::ImportBundle(const std::string& name, const std::string& po
   auto rootfs = RunCommand(
       {(src / "scripts/make-rootfs.sh").string(), (dir / "bundle/images/busybox").string()});
   ASSERT_EQ(rootfs.exit_code, 0) << rootfs.err;
-  // A packed bundle (docs/SHIM.md): the bundle directory is the one layer.
-  // `podvisor pack` makes it where this podvisor has the command; else the
-  // layout is built here the same way (one layer, the label in the config).
-  const bool have_pack = RunCommand({Env("PODVISOR"), "pack", "--help"}).exit_code == 0;
+  // A packed bundle (docs/SHIM.md), as users make it: `podvisor pack`.
   auto layout =
-      have_pack
-          ? RunCommand(
-                {Env("PODVISOR"), "pack", (dir / "bundle").string(), (dir / "layout").string()})
-          : RunCommand({(src / "scripts/make-oci-layout.sh").string(), (dir / "layout").string(),
-                        R"({"Labels":{"io.podvisor.bundle":"1"}})", (dir / "bundle").string()});
+      RunCommand({Env("PODVISOR"), "pack", (dir / "bundle").string(), (dir / "layout").string()});
   ASSERT_EQ(layout.exit_code, 0) << layout.out << layout.err;
-  ::testing::Test::RecordProperty("packed_with",
-                                  have_pack ? "podvisor pack" : "make-oci-layout.sh");
   auto tar = RunCommand(
       {"/bin/tar", "-C", (dir / "layout").string(), "-cf", (dir / "image.tar").string(), "."});
   ASSERT_EQ(tar.exit_code, 0) << tar.err;
