@@ -8,7 +8,7 @@ packages=(
   # build
   meson ninja-build pkg-config g++ python3
   libseccomp-dev libcap-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
-  libyaml-cpp-dev libcurl4-openssl-dev libarchive-dev libnghttp2-dev
+  libyaml-cpp-dev libarchive-dev libnghttp2-dev
   # OCI image layouts (sha256 of blobs) and log gzip
   libssl-dev zlib1g-dev
   # tests
