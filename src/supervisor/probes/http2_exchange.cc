@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <vector>
 
 namespace podvisor::supervisor {
@@ -94,7 +93,8 @@ ssize_t Http2Exchange::ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_t 
                                 uint32_t* flags, nghttp2_data_source*, void* self) {
   auto* ex = static_cast<Http2Exchange*>(self);
   std::size_t n = std::min(length, ex->body_.size() - ex->body_sent_);
-  std::memcpy(buf, ex->body_.data() + ex->body_sent_, n);
+  // A byte range of the body, not a C string.
+  std::copy_n(ex->body_.data() + ex->body_sent_, n, buf);
   ex->body_sent_ += n;
   if (ex->body_sent_ == ex->body_.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<ssize_t>(n);

@@ -95,8 +95,6 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(EventLoop& loop) {
   return std::unique_ptr<HttpClient>(new HttpClient(loop));
 }
 
-HttpClient::~HttpClient() = default;  // transfers must be gone already
-
 std::unique_ptr<HttpTransfer> HttpClient::Start(HttpRequest request, HttpTransfer::Done done) {
   std::unique_ptr<HttpTransfer> transfer(
       new HttpTransfer(*this, std::move(request), std::move(done)));

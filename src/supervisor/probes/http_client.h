@@ -97,7 +97,7 @@ class HttpClient {
  public:
   // Cheap: nothing is set up until the first request.
   static Result<std::unique_ptr<HttpClient>> Create(EventLoop& loop);
-  ~HttpClient();
+  ~HttpClient() = default;  // its transfers must be gone already
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
