@@ -1,5 +1,6 @@
 #include "supervisor/executor/executor.h"
 
+#include <malloc.h>
 #include <signal.h>
 
 #include <sys/epoll.h>
@@ -211,6 +212,17 @@ void Executor::Drain() {
   draining_ = false;
   WriteRecord();
   NotifySystemd();
+  if (heap_churned_) {
+    heap_churned_ = false;
+    // Moved on by every burst: one trim when the starts (or restarts)
+    // have settled, not one per container.
+    if (trim_timer_) loop_.CancelTimer(trim_timer_);
+    trim_timer_ =
+        loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] {
+          trim_timer_ = 0;
+          ::malloc_trim(0);
+        });
+  }
   MaybeFinish();
 }
 
@@ -220,10 +232,12 @@ void Executor::Execute(const Action& action) {
       [this](const auto& a) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, CreateContainer>) {
+          heap_churned_ = true;
           CreateInstance(a);
         } else if constexpr (std::is_same_v<T, StartContainer>) {
           StartInstance(a);
         } else if constexpr (std::is_same_v<T, DeleteContainer>) {
+          heap_churned_ = true;
           DeleteInstance(a);
         } else if constexpr (std::is_same_v<T, SignalContainer>) {
           SignalInstance(a);

@@ -244,6 +244,11 @@ class Executor {
 
   std::deque<Event> queue_;
   bool draining_ = false;
+  // Creates and deletes (config generation, images, runtime output) leave
+  // freed heap behind; after a quiet second it goes back to the kernel
+  // (malloc_trim), so the supervisor's RSS is what the running pod needs.
+  bool heap_churned_ = false;
+  EventLoop::TimerId trim_timer_ = 0;
   int interrupts_ = 0;
   bool pod_ended_ = false;
   bool finished_ = false;
