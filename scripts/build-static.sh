@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fully static, stripped podvisor (README.md, "Static build")
 # into DIR (default build-static) and checks what the issue promised: no
-# dynamic section (ldd: "not a dynamic executable") and at most 8 MB.
+# dynamic section (ldd: "not a dynamic executable") and at most 8 MiB
+# (8388608 bytes; README.md, "Static build", says where the bytes go).
 #
 #   scripts/build-static.sh [DIR]
 #
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-static}
-max_bytes=$((8 * 1000 * 1000))
+max_bytes=$((8 * 1024 * 1024))
 
 if [[ -f "$dir/build.ninja" ]]; then
   meson setup --reconfigure "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false >/dev/null

@@ -113,7 +113,7 @@ fi
 log "package: the Debian package, installed into a scratch root and removed (~20 s)"
 scripts/test-deb.sh build || status=1
 
-log "static: one stripped, fully static podvisor (ldd, <= 8 MB, version, validate)"
+log "static: one stripped, fully static podvisor (ldd, <= 8 MiB, version, validate)"
 if wait "$static_job"; then
   tail -1 build-static.log
   # A smoke run of the binary itself: the CLI, and the manifest code
