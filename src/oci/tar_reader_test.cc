@@ -32,11 +32,12 @@ struct Read {
 std::vector<Read> ReadAll(const fs::path& archive, LayerCompression compression) {
   Fd fd(::open(archive.c_str(), O_RDONLY | O_CLOEXEC));
   EXPECT_TRUE(fd);
-  auto in = MakeDecompressor(compression, [&fd](char* buf, std::size_t size) -> Result<std::size_t> {
-    ssize_t n = ::read(fd.get(), buf, size);
-    if (n < 0) return Error::FromErrno("read");
-    return static_cast<std::size_t>(n);
-  });
+  auto in =
+      MakeDecompressor(compression, [&fd](char* buf, std::size_t size) -> Result<std::size_t> {
+        ssize_t n = ::read(fd.get(), buf, size);
+        if (n < 0) return Error::FromErrno("read");
+        return static_cast<std::size_t>(n);
+      });
   TarReader reader(*in);
   std::vector<Read> out;
   for (;;) {
@@ -85,7 +86,8 @@ class TarReaderTest : public ::testing::Test {
       } else if (e.path == "./small" || e.path == "./hard") {
         // Whichever comes second is the hard link to the first.
         if (e.type == TarHeader::Type::kFile) saw_small = e.data == std::string(1000, 's');
-        if (e.type == TarHeader::Type::kHardLink) saw_hard = e.link == "./small" || e.link == "./hard";
+        if (e.type == TarHeader::Type::kHardLink)
+          saw_hard = e.link == "./small" || e.link == "./hard";
       }
     }
     EXPECT_TRUE(saw_long) << "the 235-character name";
@@ -127,7 +129,8 @@ TEST_F(TarReaderTest, TruncatedAndCorruptStreamsAreErrors) {
   fs::resize_file(full, fs::file_size(full) / 2);
   Fd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC));
   auto in = MakeDecompressor(LayerCompression::kGzip, [&fd](char* buf, std::size_t size) {
-    return Result<std::size_t>(static_cast<std::size_t>(std::max<ssize_t>(0, ::read(fd.get(), buf, size))));
+    return Result<std::size_t>(
+        static_cast<std::size_t>(std::max<ssize_t>(0, ::read(fd.get(), buf, size))));
   });
   TarReader reader(*in);
   bool failed = false;
