@@ -20,6 +20,11 @@ comparison is a ratio against a baseline measured in the same run:
            `--network none`: the cost of the pod network
   scale    200 containers in one pod: start, run, stop; time per container
   podman   `podman kube play` / `down` of the start pod, when installed
+  static   the static build (scripts/build-static.sh): its size and ldd
+           against the default build, the supervisor's RSS and PSS with
+           10 and 100 containers, against the goals of 4 and 8 MiB
+  client   `podvisor kill`, `status NAME` and `stop --no-wait` (static
+           binary) against `runc kill`, medians of hyperfine in one run
 
 Containers run the static test helper in a busybox rootfs; its
 "<RFC3339 ms> NAME VERB" lines in a shared hostPath file give the times at
@@ -30,6 +35,7 @@ import argparse
 import datetime
 import json
 import os
+import shlex
 import shutil
 import signal
 import statistics
@@ -74,8 +80,9 @@ def median(xs):
 class Env:
     """Paths of one benchmark run: binaries, a busybox image, scratch dirs."""
 
-    def __init__(self, build, work):
+    def __init__(self, build, work, static_build=None):
         self.podvisor = os.path.join(build, "podvisor")
+        self.static_podvisor = os.path.join(static_build or build + "-static", "podvisor")
         self.helper = os.path.join(build, "tests", "podvisor-test-helper")
         self.work = work
         self.image = os.path.join(work, "image")
@@ -166,14 +173,15 @@ def wait_events(shared, keys, timeout=120):
 class Supervisor:
     """One `podvisor run` of a bundle, with its own state and log dirs."""
 
-    def __init__(self, env, d, bundle, extra=("--network", "none")):
+    def __init__(self, env, d, bundle, extra=("--network", "none"), binary=None):
         self.env, self.d = env, d
+        self.binary = binary or env.podvisor
         self.state = os.path.join(d, "state")
         self.logs = os.path.join(d, "logs")
         self.stderr = open(os.path.join(d, "run.stderr"), "w")
         self.t0 = now_ms()
         self.proc = subprocess.Popen(
-            [env.podvisor, "run", "--runtime", RUNC, "--state-dir", self.state, "--log-dir", self.logs,
+            [self.binary, "run", "--runtime", RUNC, "--state-dir", self.state, "--log-dir", self.logs,
              "--cgroup-parent", "/podvisor-bench", *extra, bundle],
             stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr)
 
@@ -615,6 +623,139 @@ def bench_scale(env, n, results):
                         and not left.stdout.split()}
 
 
+# ---------------------------------------------------------------- static build (issue 17, points 1-3)
+#
+# The static binary (scripts/build-static.sh): its size and linkage, the
+# supervisor's memory with it, and how long the client commands take,
+# each against its goal and, where there is one, a same-run baseline.
+
+STATIC_SIZE_GOAL = 8 * 1024 * 1024  # 8 MiB, as scripts/build-static.sh checks
+STATIC_RSS_GOAL_KIB = {10: 4 * 1024, 100: 8 * 1024}
+CLIENT_GOAL_MS = 1.0
+CLIENT_KILL_RATIO_GOAL = 0.2
+
+
+def shared_libraries(binary):
+    """The libraries ldd lists (None: not a dynamic executable)."""
+    r = subprocess.run(["ldd", binary], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return [l.split()[0] for l in r.stdout.splitlines() if l.strip() and "vdso" not in l]
+
+
+def bench_static_size(env, results):
+    libs = shared_libraries(env.static_podvisor)
+    size = os.path.getsize(env.static_podvisor)
+    dyn_libs = shared_libraries(env.podvisor)
+    results["static"] = {
+        "binary": env.static_podvisor, "size_bytes": size, "goal_bytes": STATIC_SIZE_GOAL,
+        "not_dynamic": libs is None, "libraries": libs or [],
+        "default_build_size_bytes": os.path.getsize(env.podvisor),
+        "default_build_libraries": len(dyn_libs or []),
+        "within_goal": libs is None and size <= STATIC_SIZE_GOAL}
+
+
+def bench_static_memory(env, results):
+    mem = {}
+    for n in (10, 100):
+        d = env.scratch(f"static-mem-{n}")
+        shared = os.path.join(d, "shared")
+        sv = Supervisor(env, d, write_bundle(env, d, many_pod(f"smem{n}", n, shared)),
+                        binary=env.static_podvisor)
+        try:
+            log(f"static: memory of a pod of {n} containers")
+            sv.wait_running(n)
+            time.sleep(1)
+            m = supervisor_memory(sv)
+            sv.stop()
+        finally:
+            sv.kill()
+        m["goal_rss_kib"] = STATIC_RSS_GOAL_KIB[n]
+        m["within_goal"] = m["rss_kib"] <= STATIC_RSS_GOAL_KIB[n]
+        mem[str(n)] = m
+    results.setdefault("static", {})["memory"] = mem
+
+
+def hyperfine_medians(commands, runs, out):
+    """Median wall time in ms of each command (argv lists), interleaved
+    by hyperfine in one run; -N: no shell in between."""
+    argv = ["hyperfine", "-N", "--style", "none", "--warmup", "3", "--runs", str(runs),
+            "--export-json", out] + [" ".join(shlex.quote(a) for a in c) for c in commands]
+    run(argv)
+    with open(out) as f:
+        return [r["median"] * 1000 for r in json.load(f)["results"]]
+
+
+def bench_client(env, reps, results):
+    """podvisor kill/status/stop (static binary) against runc kill, in the
+    same run: process start, one control-socket request, exit."""
+    if not shutil.which("hyperfine"):
+        results["client"] = {"skipped": "hyperfine is not installed"}
+        return
+    d = env.scratch("client")
+    shared = os.path.join(d, "shared")
+    # The container's init is PID 1 of its namespace: SIGTERM without a
+    # handler does nothing, so the pod keeps terminating through the
+    # repeated stop requests until the last one shortens the grace to 0.
+    manifest = pod_manifest("clientbench", [], [], [container("app", helper_cmd("app", "sleep", "100000000"))],
+                            shared, grace=300)
+    sv = Supervisor(env, d, write_bundle(env, d, manifest), binary=env.static_podvisor)
+    base_root = os.path.join(d, "runc")
+    bundles = baseline_bundles(env, d, manifest)
+    pv = env.static_podvisor
+    try:
+        sv.wait_running(1)
+        run_detached([RUNC, "--root", base_root, "run", "-d", "--bundle", os.path.join(bundles, "app"), "app"],
+                     os.path.join(d, "runc.err"))
+        log("client: podvisor kill/status vs runc kill")
+        kill, status, runc_kill = hyperfine_medians(
+            [[pv, "kill", "clientbench", "app", "WINCH", "--state-dir", sv.state],
+             [pv, "status", "clientbench", "--state-dir", sv.state],
+             [RUNC, "--root", base_root, "kill", "app", "WINCH"]], reps, os.path.join(d, "hf1.json"))
+        log("client: podvisor stop --no-wait")
+        (stop,) = hyperfine_medians(
+            [[pv, "stop", "clientbench", "--no-wait", "--state-dir", sv.state]], reps,
+            os.path.join(d, "hf2.json"))
+        run([pv, "stop", "clientbench", "--grace", "0", "--no-wait", "--state-dir", sv.state])
+        sv.proc.wait(120)
+        results["client"] = {
+            "kill_ms": kill, "status_ms": status, "stop_ms": stop, "runc_kill_ms": runc_kill,
+            "kill_ratio": kill / runc_kill, "runs": reps, "goal_ms": CLIENT_GOAL_MS,
+            "goal_kill_ratio": CLIENT_KILL_RATIO_GOAL,
+            "within_goal": max(kill, status, stop) <= CLIENT_GOAL_MS
+            and kill / runc_kill <= CLIENT_KILL_RATIO_GOAL}
+    finally:
+        sv.kill()
+        runc_cleanup(base_root)
+
+
+def static_rows(r):
+    """The table's rows of the static build (issue 17)."""
+    rows = []
+    s = r.get("static", {})
+    if "size_bytes" in s:
+        linkage = "not a dynamic executable" if s["not_dynamic"] else f"{len(s['libraries'])} libraries"
+        rows.append(("static binary size", fmt(s["size_bytes"] / 2**20, " MiB"),
+                     fmt(s["default_build_size_bytes"] / 2**20, " MiB"),
+                     fmt(s["size_bytes"] / s["default_build_size_bytes"]),
+                     f"ldd: {linkage}; default build: {s['default_build_libraries']} libraries; goal <= 8 MiB"))
+    for n, m in sorted(s.get("memory", {}).items(), key=lambda kv: int(kv[0])):
+        rows.append((f"static, {n} containers, RSS / PSS", fmt(m["rss_kib"] / 1024, " MiB"),
+                     fmt(m["pss_kib"] / 1024, " MiB"), "-",
+                     f"RSS goal <= {m['goal_rss_kib'] // 1024} MiB: {'met' if m['within_goal'] else 'MISSED'}"))
+    c = r.get("client", {})
+    if "skipped" in c:
+        rows.append(("client commands", "-", "-", "-", c["skipped"]))
+    elif c:
+        rows.append(("podvisor kill (client)", fmt(c["kill_ms"], " ms"), fmt(c["runc_kill_ms"], " ms"),
+                     fmt(c["kill_ratio"]), f"vs runc kill; goal <= 1 ms and <= 0.2x; {c['runs']} runs"))
+        rows.append(("podvisor status NAME (client)", fmt(c["status_ms"], " ms"), fmt(c["runc_kill_ms"], " ms"),
+                     fmt(c["status_ms"] / c["runc_kill_ms"]), "goal <= 1 ms"))
+        rows.append(("podvisor stop --no-wait (client)", fmt(c["stop_ms"], " ms"), fmt(c["runc_kill_ms"], " ms"),
+                     fmt(c["stop_ms"] / c["runc_kill_ms"]), "goal <= 1 ms"))
+    return rows
+
+
 # ---------------------------------------------------------------- report
 
 def fmt(v, unit=""):
@@ -671,6 +812,7 @@ def table(r):
                      "-", "-", f"total {fmt(e['start_ms'] / 1000, ' s')}; correct: {e['correct']}"))
         rows.append((f"scale: {e['containers']} containers, stop", fmt(e["stop_ms_per_container"], " ms/ctr"),
                      "-", "-", f"total {fmt(e['stop_ms'] / 1000, ' s')}"))
+    rows.extend(static_rows(r))
     p = r.get("podman", {})
     rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "")))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
@@ -686,8 +828,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, shorter windows, 50-container scale")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--static-build", default=os.path.join(ROOT, "build-static"),
+                    help="the -Dstatic=true build (scripts/build-static.sh)")
     ap.add_argument("--out", default=None, help="JSON file (default bench/results/<time>.json)")
-    ap.add_argument("--only", default="", help="comma list: start,network,kill,memory,scale")
+    ap.add_argument("--only", default="", help="comma list: start,network,kill,memory,scale,static,client")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (runc creates namespaces, mounts and cgroups)")
@@ -699,7 +843,7 @@ def main():
                "quick": args.quick, "time": datetime.datetime.utcnow().isoformat() + "Z"}
     work = tempfile.mkdtemp(prefix="podvisor-bench-")
     try:
-        env = Env(args.build, work)
+        env = Env(args.build, work, args.static_build)
         if not only or "start" in only:
             bench_start_stop(env, reps, results)
         if not only or "network" in only:
@@ -710,6 +854,11 @@ def main():
             bench_memory_cpu(env, args, results)
         if not only or "scale" in only:
             bench_scale(env, 50 if args.quick else 200, results)
+        if not only or "static" in only:
+            bench_static_size(env, results)
+            bench_static_memory(env, results)
+        if not only or "client" in only:
+            bench_client(env, 30 if args.quick else 100, results)
         # Where podman exists the comparison belongs here; it is not on this
         # machine (nor in Debian's mirror setup of the test hosts), so it
         # cannot be written and checked here, and is reported as skipped.

@@ -5,7 +5,8 @@
 #
 #   bench/run.sh            the full run (about 10 minutes on 2 cores)
 #   bench/run.sh --quick    fewer repetitions, a 50-container scale run (a few minutes)
-#   bench/run.sh --only start,kill   a subset: start, network, kill, memory, scale
+#   bench/run.sh --only start,kill   a subset: start, network, kill, memory, scale,
+#                                    static, client
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -f build/build.ninja ]]; then
@@ -13,4 +14,6 @@ if [[ ! -f build/build.ninja ]]; then
   meson setup build >/dev/null
 fi
 ninja -C build podvisor tests/podvisor-test-helper >/dev/null
+# The static binary of the "static" and "client" benchmarks.
+scripts/build-static.sh build-static >/dev/null
 exec python3 bench/bench.py "$@"

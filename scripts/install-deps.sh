@@ -8,11 +8,11 @@ packages=(
   # build
   meson ninja-build pkg-config g++ python3
   libseccomp-dev libcap-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
-  libyaml-cpp-dev libcurl4-openssl-dev libarchive-dev libnghttp2-dev
-  # OCI image layouts (sha256 of blobs) and log gzip
-  libssl-dev zlib1g-dev
-  # tests
-  libgtest-dev libgmock-dev
+  libyaml-cpp-dev libnghttp2-dev
+  # OCI image layouts (sha256 of blobs, gzip and zstd layers), log gzip, HTTPS probes
+  libssl-dev zlib1g-dev libzstd-dev
+  # tests (libarchive writes the layers the unit tests unpack)
+  libgtest-dev libgmock-dev libarchive-dev
   # status -o json loaded by the official Kubernetes client (tier 2)
   python3-kubernetes
   # the fuzzer and the sanitizer build's runtimes

@@ -80,6 +80,12 @@ background_build=$!
 nice -n 19 scripts/lint.sh --tidy-only build >build/lint-tidy.log 2>&1 &
 tidy_job=$!
 
+# The static build (README "Static build"): its own objects (-Os, no debug
+# info, every library from its static archive), podvisor only, at the
+# lowest priority like the builds above; checked near the end.
+nice -n 19 scripts/build-static.sh build-static >build-static.log 2>&1 &
+static_job=$!
+
 log "lint: clang-format (clang-tidy runs in the background)"
 scripts/lint.sh --format-only || status=1
 
@@ -107,6 +113,24 @@ fi
 
 log "package: the Debian package, installed into a scratch root and removed (~20 s)"
 scripts/test-deb.sh build || status=1
+
+log "static: one stripped, fully static podvisor (ldd, <= 8 MiB, version, validate)"
+if wait "$static_job"; then
+  tail -1 build-static.log
+  # A smoke run of the binary itself: the CLI, and the manifest code
+  # through YAML, the defaults and the validation.
+  if build-static/podvisor version >/dev/null &&
+    build-static/podvisor validate --no-images examples/web-behind-proxy >/dev/null; then
+    echo "static: version and validate run"
+  else
+    echo "static: the static binary FAILED its smoke run"
+    status=1
+  fi
+else
+  tail -40 build-static.log
+  echo "static: FAILED (whole log: $root/build-static.log)"
+  status=1
+fi
 
 log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
 if ! wait "$background_build"; then

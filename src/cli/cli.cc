@@ -1,8 +1,13 @@
 #include "cli/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -64,19 +69,53 @@ int Main(int argc, char** argv) {
       }
     }
   }
-  AddRunCommand(app, exit_code);
-  AddStatusCommand(app, exit_code);
-  AddControlCommands(app, exit_code);
-  AddLogCommands(app, exit_code);
-  AddDescribeCommand(app, exit_code);
-  AddExecCommand(app, exit_code, exec_command);
-  AddPortForwardCommand(app, exit_code);
-  AddRecordCommands(app, exit_code);
-  AddValidateCommand(app, exit_code);
-  AddPackCommand(app, exit_code);
-  AddVersionCommand(app, exit_code);
-  AddOciConfigCommand(app, exit_code);
-  AddSandboxInitCommand(app, exit_code);
+  // Each group of subcommands with the function that adds it. Only the
+  // group of the command being run is added: CLI11's options are most of
+  // what a client command (kill, status, stop) does before it talks to the
+  // supervisor (README.md, "Static build"). The top-level help, --help-all,
+  // a mistyped command and PID 1 (init mode) see every command.
+  struct Group {
+    std::string_view names[3];  // unused ones empty
+    void (*add)(CLI::App&, int&);
+  };
+  static constexpr Group kGroups[] = {
+      {{"run"}, &AddRunCommand},
+      {{"status"}, &AddStatusCommand},
+      {{"stop", "kill", "list"}, &AddControlCommands},
+      {{"logs", "events", "compress-log"}, &AddLogCommands},
+      {{"describe"}, &AddDescribeCommand},
+      {{"exec"}, nullptr},  // takes its command as well: below
+      {{"port-forward"}, &AddPortForwardCommand},
+      {{"rm", "prune", "images"}, &AddRecordCommands},
+      {{"validate"}, &AddValidateCommand},
+      {{"pack"}, &AddPackCommand},
+      {{"version"}, &AddVersionCommand},
+      {{"oci-config"}, &AddOciConfigCommand},
+      {{"sandbox-init"}, &AddSandboxInitCommand},
+  };
+  auto add = [&](const Group& g) {
+    if (g.add) {
+      g.add(app, exit_code);
+    } else {
+      AddExecCommand(app, exit_code, exec_command);
+    }
+  };
+  const Group* only = nullptr;
+  if (argc >= 2 && argv[1][0] != '\0' && ::getpid() != 1 &&
+      std::none_of(argv + 1, argv + argc,
+                   [](const char* a) { return std::strcmp(a, "--help-all") == 0; })) {
+    for (const Group& g : kGroups) {
+      if (std::find(std::begin(g.names), std::end(g.names), std::string_view(argv[1])) !=
+          std::end(g.names)) {
+        only = &g;
+      }
+    }
+  }
+  if (only) {
+    add(*only);
+  } else {
+    for (const Group& g : kGroups) add(g);
+  }
 
   // PID 1 without a subcommand: the init of a VM image (docs/INTERFACE.md).
   std::vector<std::string> subcommands;

@@ -3,6 +3,7 @@
 // kept records too. `status` is status_cmd.cc.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 
@@ -30,31 +31,40 @@ void AddCommon(CLI::App* cmd, Common& c, bool pod_positional = true) {
 }
 
 // stop and kill need a live supervisor: an ended pod is named as such.
-Result<std::string> SelectRunningPod(const Common& c, const std::string& name) {
+// The request itself finds out (one connection, not a probe first): no
+// socket, or one nobody listens on, is a pod that is not running.
+struct Asked {
+  std::string pod;
+  nlohmann::json reply;
+};
+Result<Asked> AskRunningPod(const Common& c, const std::string& name, const nlohmann::json& req,
+                            bool wait_forever = false) {
   auto pod = SelectPod(c.state_dir, name);
-  if (!pod) return pod;
-  if (!SupervisorAnswers(std::filesystem::path(c.state_dir) / *pod / "control.sock")) {
+  if (!pod) return pod.take_error();
+  auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever);
+  if (reply) return Asked{*pod, std::move(*reply)};
+  const std::filesystem::path sock = std::filesystem::path(c.state_dir) / *pod / "control.sock";
+  std::error_code ec;
+  if (reply.error().code() == ECONNREFUSED || !std::filesystem::exists(sock, ec)) {
     auto record = LoadPodRecord(c.state_dir, *pod);
     std::string phase = record ? (*record)["status"].value("phase", "Unknown") : "Unknown";
     return Error("pod " + *pod + " is not running (phase " + phase + ")");
   }
-  return pod;
+  return reply.take_error();
 }
 
 int Stop(const Common& c, const std::string& reason, std::optional<double> grace, bool no_wait) {
-  auto pod = SelectRunningPod(c, c.pod);
-  if (!pod) return Fail(pod.error());
   nlohmann::json req = {{"op", "stop"}, {"wait", !no_wait}};
   if (!reason.empty()) req["reason"] = reason;
   if (grace) req["grace"] = *grace;
-  auto reply = AskSupervisor(c.state_dir, *pod, req, /*wait_forever=*/!no_wait);
-  if (!reply) return Fail(reply.error());
+  auto asked = AskRunningPod(c, c.pod, req, /*wait_forever=*/!no_wait);
+  if (!asked) return Fail(asked.error());
   if (no_wait) {
-    std::printf("pod/%s stopping\n", pod->c_str());
+    std::printf("pod/%s stopping\n", asked->pod.c_str());
     return kExitSucceeded;
   }
-  std::string phase = (*reply)["status"].value("phase", "Unknown");
-  std::printf("pod/%s stopped: phase %s\n", pod->c_str(), phase.c_str());
+  std::string phase = asked->reply["status"].value("phase", "Unknown");
+  std::printf("pod/%s stopped: phase %s\n", asked->pod.c_str(), phase.c_str());
   return kExitSucceeded;
 }
 
@@ -84,13 +94,11 @@ int Kill(const Common& c, const std::vector<std::string>& args) {
     std::fprintf(stderr, "podvisor: kill takes [POD] CONTAINER [SIGNAL]\n");
     return kExitUsage;
   }
-  auto pod = SelectRunningPod(c, pod_name);
-  if (!pod) return Fail(pod.error());
-  auto reply = AskSupervisor(c.state_dir, *pod,
-                             {{"op", "kill"}, {"container", container}, {"signal", signal}});
-  if (!reply) return Fail(reply.error());
-  std::printf("%s delivered to %s/%s\n", (*reply)["signal"].get<std::string>().c_str(),
-              pod->c_str(), container.c_str());
+  auto asked =
+      AskRunningPod(c, pod_name, {{"op", "kill"}, {"container", container}, {"signal", signal}});
+  if (!asked) return Fail(asked.error());
+  std::printf("%s delivered to %s/%s\n", asked->reply["signal"].get<std::string>().c_str(),
+              asked->pod.c_str(), container.c_str());
   return kExitSucceeded;
 }
 

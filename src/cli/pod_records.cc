@@ -156,13 +156,20 @@ std::vector<PodEntry> FindPods(const fs::path& state_dir) {
 }
 
 Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name) {
-  std::vector<PodEntry> pods = FindPods(state_dir);
   if (!name.empty()) {
-    for (const auto& p : pods) {
-      if (p.name == name) return name;
+    // Only this pod's directory, as FindPods would judge it: the client
+    // commands (kill, status, stop) must not read every other pod's
+    // record or knock on its socket to find the one they were given.
+    const fs::path dir = state_dir / name;
+    std::error_code ec;
+    if (IsDnsLabel(name) && fs::is_directory(dir, ec) &&
+        (fs::exists(dir / "control.sock", ec) || fs::exists(dir / kRecordFile, ec) ||
+         fs::exists(dir / "events.jsonl", ec))) {
+      return name;
     }
     return Error("no pod named " + name + " under " + state_dir.string());
   }
+  std::vector<PodEntry> pods = FindPods(state_dir);
   std::vector<const PodEntry*> running;
   for (const auto& p : pods) {
     if (p.running) running.push_back(&p);

@@ -1,15 +1,17 @@
 #include "oci/layer_unpack.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "common/fd.h"
+#include "oci/tar_reader.h"
 
 namespace podvisor::oci {
 namespace {
@@ -19,46 +21,37 @@ namespace fs = std::filesystem;
 constexpr std::string_view kWhiteoutPrefix = ".wh.";
 constexpr std::string_view kOpaqueMarker = ".wh..wh..opq";
 
-// The blob as libarchive's read callback sees it, hashed on the way.
+// The blob as the decompressor reads it, hashed on the way.
 struct BlobSource {
   Fd fd;
   DigestHasher hasher;
   uint64_t bytes = 0;
   int read_errno = 0;
-  char buf[1 << 16];
 
-  static la_ssize_t Read(struct archive* a, void* self, const void** out) {
-    auto* src = static_cast<BlobSource*>(self);
+  Result<std::size_t> Read(char* buf, std::size_t size) {
     ssize_t n;
     do {
-      n = ::read(src->fd.get(), src->buf, sizeof src->buf);
+      n = ::read(fd.get(), buf, size);
     } while (n < 0 && errno == EINTR);
     if (n < 0) {
-      src->read_errno = errno;
-      if (a) archive_set_error(a, errno, "reading the blob");
-      return -1;
+      read_errno = errno;
+      return Error::FromErrno("reading the blob");
     }
-    src->hasher.Update(src->buf, static_cast<std::size_t>(n));
-    src->bytes += static_cast<uint64_t>(n);
-    *out = src->buf;
-    return n;
+    hasher.Update(buf, static_cast<std::size_t>(n));
+    bytes += static_cast<uint64_t>(n);
+    return static_cast<std::size_t>(n);
   }
 
   // The tar end-of-archive blocks and compressor trailers are part of the
-  // blob too: hash whatever libarchive did not need.
+  // blob too: hash whatever the reader did not need.
   void Drain() {
-    const void* ignored;
-    while (Read(nullptr, this, &ignored) > 0) {
+    std::vector<char> buf(1 << 16);
+    for (;;) {
+      auto n = Read(buf.data(), buf.size());
+      if (!n || *n == 0) return;
     }
   }
 };
-
-struct ArchiveDeleter {
-  void operator()(struct archive* a) const {
-    if (a) archive_free(a);  // archive_free dispatches on read/write
-  }
-};
-using ArchivePtr = std::unique_ptr<struct archive, ArchiveDeleter>;
 
 // "./a//b/" -> "a/b"; nullopt when a component is "..". Leading '/' and
 // "./" are dropped: layer names are relative to the image root whatever
@@ -84,10 +77,28 @@ class LayerApplier {
   LayerApplier(const fs::path& root, const LayerDescriptor& layer)
       : root_(root), name_("layer " + layer.blob.digest.ToString()) {}
 
-  Status Apply(struct archive* reader, struct archive* writer);
+  Status Apply(TarReader& reader);
 
  private:
-  Status ApplyEntry(struct archive* reader, struct archive* writer, struct archive_entry* e);
+  // A directory's mode, owner and times, set after everything in it was
+  // written: a read-only directory can still be filled, and writing into
+  // a directory does not undo its mtime.
+  struct DirFixup {
+    std::string rel;
+    mode_t mode;
+    uid_t uid;
+    gid_t gid;
+    timespec mtime;
+  };
+
+  Status ApplyEntry(TarReader& reader, const TarHeader& h);
+  // Writes the entry at `rel`, whose parent chain is real directories or
+  // missing, and where nothing of another type is left.
+  Status Write(TarReader& reader, const TarHeader& h, const std::string& rel);
+  Status WriteFile(TarReader& reader, const TarHeader& h, const std::string& rel);
+  Status MakeParents(const std::string& rel);
+  void SetOwnerTimesXattrs(const TarHeader& h, const std::string& rel);
+  Status FixDirectories();
   // Every directory from the root down to (and including) `rel` is a real
   // directory, not a symlink. Missing: false, `missing` set.
   bool RealDirChain(const std::string& rel, bool& missing) const;
@@ -106,6 +117,7 @@ class LayerApplier {
   // Paths this layer wrote: whiteouts apply to lower layers only (the
   // spec), whatever order the tar lists entries and whiteouts in.
   std::set<std::string> written_;
+  std::vector<DirFixup> dirs_;
   bool root_user_ = ::geteuid() == 0;
 };
 
@@ -169,10 +181,8 @@ Status LayerApplier::Opaque(const std::string& dir_rel) {
   return Ok();
 }
 
-Status LayerApplier::ApplyEntry(struct archive* reader, struct archive* writer,
-                                struct archive_entry* e) {
-  const char* raw_name = archive_entry_pathname(e);
-  std::string raw = raw_name ? raw_name : "";
+Status LayerApplier::ApplyEntry(TarReader& reader, const TarHeader& h) {
+  const std::string& raw = h.path;
   auto rel = CleanEntryPath(raw);
   if (!rel) return Error(name_ + ": entry \"" + raw + "\" escapes the image root");
   if (rel->empty()) return Ok();  // the root itself: ours, 0755
@@ -193,88 +203,166 @@ Status LayerApplier::ApplyEntry(struct archive* reader, struct archive* writer,
   if (!parent.empty() && !RealDirChain(parent, missing) && !missing) {
     return Error(name_ + ": entry \"" + raw + "\" would be written through a symlink");
   }
-  // A lower layer's entry of another type is replaced: a directory by a
-  // file takes its whole subtree, a file by a directory is unlinked
-  // (libarchive itself only replaces non-directories by non-directories).
-  bool entry_is_dir = archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e);
+  // A lower layer's entry is replaced: a directory by anything else takes
+  // its whole subtree, anything else is unlinked (a symlink included, so
+  // nothing is written through it); a directory by a directory stays.
+  bool entry_is_dir = h.type == TarHeader::Type::kDirectory;
   fs::path full = Full(*rel);
   struct stat st {};
-  if (::lstat(full.c_str(), &st) == 0) {
+  if (::lstat(full.c_str(), &st) == 0 && !(S_ISDIR(st.st_mode) && entry_is_dir)) {
     std::error_code ec;
-    if (S_ISDIR(st.st_mode) && !entry_is_dir) {
+    if (S_ISDIR(st.st_mode)) {
       fs::remove_all(full, ec);
-    } else if (!S_ISDIR(st.st_mode) && entry_is_dir) {
+    } else {
       fs::remove(full, ec);
     }
     if (ec) return Error(name_ + ": replacing " + *rel + ": " + ec.message(), ec.value());
   }
 
-  if (const char* link = archive_entry_hardlink(e)) {
-    auto target = CleanEntryPath(link);
-    if (!target || target->empty()) {
-      return Error(name_ + ": hard link \"" + raw + "\" -> \"" + link +
-                   "\" escapes the image root");
-    }
-    std::string target_parent = fs::path(*target).parent_path().string();
-    if (!target_parent.empty() && !RealDirChain(target_parent, missing)) {
-      return Error(name_ + ": hard link \"" + raw + "\" -> \"" + link +
-                   "\": the target is missing or behind a symlink");
-    }
-    archive_entry_set_hardlink(e, Full(*target).c_str());
-  }
-
   // Device nodes need CAP_MKNOD; without it they are left out, as rootless
   // podman does.
-  auto type = archive_entry_filetype(e);
-  if (!root_user_ && (type == AE_IFCHR || type == AE_IFBLK)) return Ok();
-
-  archive_entry_set_pathname(e, full.c_str());
-  int r = archive_write_header(writer, e);
-  if (r < ARCHIVE_WARN) {
-    return Error(name_ + ": writing \"" + raw + "\": " + archive_error_string(writer),
-                 archive_errno(writer));
+  if (!root_user_ &&
+      (h.type == TarHeader::Type::kCharDevice || h.type == TarHeader::Type::kBlockDevice)) {
+    return Ok();
   }
-  if (archive_entry_size(e) > 0 && r >= ARCHIVE_OK) {
-    const void* block;
-    size_t size;
-    la_int64_t offset;
-    for (;;) {
-      int rr = archive_read_data_block(reader, &block, &size, &offset);
-      if (rr == ARCHIVE_EOF) break;
-      if (rr < ARCHIVE_WARN) {
-        return Error(name_ + ": reading \"" + raw + "\": " + archive_error_string(reader),
-                     archive_errno(reader));
-      }
-      if (archive_write_data_block(writer, block, size, offset) < ARCHIVE_WARN) {
-        return Error(name_ + ": writing \"" + raw + "\": " + archive_error_string(writer),
-                     archive_errno(writer));
-      }
-    }
-  }
-  if (archive_write_finish_entry(writer) < ARCHIVE_WARN) {
-    return Error(name_ + ": finishing \"" + raw + "\": " + archive_error_string(writer),
-                 archive_errno(writer));
+  if (auto s = MakeParents(parent); !s) return s;
+  if (auto s = Write(reader, h, *rel); !s) {
+    return Error(name_ + ": writing \"" + raw + "\": " + s.error().message(), s.error().code());
   }
   written_.insert(*rel);
   return Ok();
 }
 
-Status LayerApplier::Apply(struct archive* reader, struct archive* writer) {
-  for (;;) {
-    struct archive_entry* e = nullptr;
-    int r = archive_read_next_header(reader, &e);
-    if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) {
-      return Error(name_ + ": " + archive_error_string(reader), archive_errno(reader));
+Status LayerApplier::MakeParents(const std::string& rel) {
+  fs::path at = root_;
+  for (const auto& part : fs::path(rel)) {
+    at /= part;
+    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Error::FromErrno(name_ + ": making " + at.string());
     }
-    if (auto s = ApplyEntry(reader, writer, e); !s) return s;
-  }
-  // Directory modes and times are set last (libarchive defers them so a
-  // read-only directory can still be filled).
-  if (archive_write_close(writer) < ARCHIVE_WARN) {
-    return Error(name_ + ": " + archive_error_string(writer), archive_errno(writer));
   }
   return Ok();
+}
+
+Status LayerApplier::Write(TarReader& reader, const TarHeader& h, const std::string& rel) {
+  fs::path full = Full(rel);
+  mode_t mode = root_user_ ? h.mode : (h.mode & 01777);  // setuid/setgid need root
+  switch (h.type) {
+    case TarHeader::Type::kFile:
+      return WriteFile(reader, h, rel);
+    case TarHeader::Type::kDirectory:
+      if (::mkdir(full.c_str(), 0700) != 0 && errno != EEXIST) return Error::FromErrno("mkdir");
+      dirs_.push_back({rel,
+                       mode,
+                       static_cast<uid_t>(h.uid),
+                       static_cast<gid_t>(h.gid),
+                       {h.mtime_sec, h.mtime_nsec}});
+      return Ok();
+    case TarHeader::Type::kSymlink:
+      // Created as it is: its target only means something in the container.
+      if (::symlink(h.link.c_str(), full.c_str()) != 0) return Error::FromErrno("symlink");
+      SetOwnerTimesXattrs(h, rel);
+      return Ok();
+    case TarHeader::Type::kHardLink: {
+      auto target = CleanEntryPath(h.link);
+      bool missing = false;
+      std::string target_parent = target ? fs::path(*target).parent_path().string() : std::string();
+      if (!target || target->empty()) return Error("the link target escapes the image root");
+      if (!target_parent.empty() && !RealDirChain(target_parent, missing)) {
+        return Error("the link target \"" + h.link + "\" is missing or behind a symlink");
+      }
+      // linkat without AT_SYMLINK_FOLLOW links a symlink itself, never
+      // what it points to.
+      if (::linkat(AT_FDCWD, Full(*target).c_str(), AT_FDCWD, full.c_str(), 0) != 0) {
+        return Error::FromErrno("link to \"" + h.link + "\"");
+      }
+      return Ok();
+    }
+    case TarHeader::Type::kCharDevice:
+    case TarHeader::Type::kBlockDevice:
+    case TarHeader::Type::kFifo: {
+      mode_t kind = h.type == TarHeader::Type::kFifo         ? S_IFIFO
+                    : h.type == TarHeader::Type::kCharDevice ? S_IFCHR
+                                                             : S_IFBLK;
+      if (::mknod(full.c_str(), kind | (mode & 0777), makedev(h.dev_major, h.dev_minor)) != 0) {
+        return Error::FromErrno("mknod");
+      }
+      SetOwnerTimesXattrs(h, rel);
+      if (::chmod(full.c_str(), mode) != 0) return Error::FromErrno("chmod");
+      return Ok();
+    }
+  }
+  return Ok();
+}
+
+Status LayerApplier::WriteFile(TarReader& reader, const TarHeader& h, const std::string& rel) {
+  fs::path full = Full(rel);
+  // O_EXCL|O_NOFOLLOW: whatever was there is gone (ApplyEntry), and a
+  // symlink appearing in between is refused, not followed.
+  Fd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return Error::FromErrno("open");
+  std::vector<char> buf(1 << 16);
+  for (;;) {
+    auto n = reader.ReadData(buf.data(), buf.size());
+    if (!n) return n.take_error();
+    if (*n == 0) break;
+    const char* at = buf.data();
+    std::size_t left = *n;
+    while (left > 0) {
+      ssize_t w = ::write(fd.get(), at, left);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return Error::FromErrno("write");
+      at += w;
+      left -= static_cast<std::size_t>(w);
+    }
+  }
+  SetOwnerTimesXattrs(h, rel);
+  // After the chown, which clears setuid and setgid.
+  mode_t mode = root_user_ ? h.mode : (h.mode & 01777);
+  if (::fchmod(fd.get(), mode) != 0) return Error::FromErrno("fchmod");
+  return Ok();
+}
+
+// Best effort, as libarchive's were: a file system without xattrs or a
+// uid outside our user namespace leaves the file as it is.
+void LayerApplier::SetOwnerTimesXattrs(const TarHeader& h, const std::string& rel) {
+  fs::path full = Full(rel);
+  if (root_user_) {
+    // Numeric ids, never looked up on the host.
+    (void)::lchown(full.c_str(), static_cast<uid_t>(h.uid), static_cast<gid_t>(h.gid));
+    for (const auto& [name, value] : h.xattrs) {
+      (void)::lsetxattr(full.c_str(), name.c_str(), value.data(), value.size(), 0);
+    }
+  }
+  timespec times[2] = {{h.mtime_sec, h.mtime_nsec}, {h.mtime_sec, h.mtime_nsec}};
+  (void)::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW);
+}
+
+Status LayerApplier::FixDirectories() {
+  // Deepest first, so a parent's mtime is set after its children's.
+  std::sort(dirs_.begin(), dirs_.end(),
+            [](const DirFixup& a, const DirFixup& b) { return a.rel > b.rel; });
+  for (const DirFixup& d : dirs_) {
+    fs::path full = Full(d.rel);
+    struct stat st {};
+    // A later entry of this layer may have replaced it.
+    if (::lstat(full.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (root_user_) (void)::lchown(full.c_str(), d.uid, d.gid);
+    if (::chmod(full.c_str(), d.mode) != 0) return Error::FromErrno(name_ + ": chmod " + d.rel);
+    timespec times[2] = {d.mtime, d.mtime};
+    (void)::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  }
+  return Ok();
+}
+
+Status LayerApplier::Apply(TarReader& reader) {
+  for (;;) {
+    auto header = reader.Next();
+    if (!header) return Error(name_ + ": " + header.error().message(), header.error().code());
+    if (!*header) break;
+    if (auto s = ApplyEntry(reader, **header); !s) return s;
+  }
+  return FixDirectories();
 }
 
 }  // namespace
@@ -284,46 +372,23 @@ Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, cons
   fs::path path = BlobPath(layout_dir, blob.digest);
   auto hasher = DigestHasher::Create(blob.digest.algorithm);
   if (!hasher) return hasher.take_error();
-  auto src = std::make_unique<BlobSource>(BlobSource{Fd(), std::move(*hasher), 0, 0, {}});
-  src->fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!src->fd)
+  BlobSource src{Fd(), std::move(*hasher), 0, 0};
+  src.fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!src.fd)
     return Error::FromErrno("blob " + blob.digest.ToString() + " is missing: " + path.string());
 
-  ArchivePtr reader(archive_read_new());
-  ArchivePtr writer(archive_write_disk_new());
-  if (!reader || !writer) return Error("libarchive: out of memory");
-  archive_read_support_format_tar(reader.get());
   // Only the compression the media type declares: a gzip blob labelled
   // plain tar is as wrong as a corrupt one.
-  switch (layer.compression) {
-    case LayerCompression::kNone:
-      archive_read_support_filter_none(reader.get());
-      break;
-    case LayerCompression::kGzip:
-      archive_read_support_filter_gzip(reader.get());
-      break;
-    case LayerCompression::kZstd:
-      archive_read_support_filter_zstd(reader.get());
-      break;
-  }
-  int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-              ARCHIVE_EXTRACT_SECURE_NODOTDOT;
-  if (::geteuid() == 0) flags |= ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_XATTR;
-  archive_write_disk_set_options(writer.get(), flags);
-
-  Status applied;
-  if (archive_read_open(reader.get(), src.get(), nullptr, &BlobSource::Read, nullptr) !=
-      ARCHIVE_OK) {
-    applied = Error("layer " + blob.digest.ToString() + ": " + archive_error_string(reader.get()));
-  } else {
-    applied = LayerApplier(root, layer).Apply(reader.get(), writer.get());
-  }
-  if (src->read_errno) {
+  auto decompressor = MakeDecompressor(
+      layer.compression, [&src](char* buf, std::size_t size) { return src.Read(buf, size); });
+  TarReader reader(*decompressor);
+  Status applied = LayerApplier(root, layer).Apply(reader);
+  if (src.read_errno) {
     return Error::FromErrno("layer " + blob.digest.ToString() + ": reading " + path.string(),
-                            src->read_errno);
+                            src.read_errno);
   }
-  src->Drain();
-  if (auto s = CheckBlob(blob.digest, blob.size, src->hasher.FinishHex(), src->bytes); !s) return s;
+  src.Drain();
+  if (auto s = CheckBlob(blob.digest, blob.size, src.hasher.FinishHex(), src.bytes); !s) return s;
   return applied;
 }
 

@@ -6,13 +6,14 @@
 // A layer is untrusted input. No entry, hard link target or whiteout may
 // reach outside the root: ".." components are refused, absolute names are
 // taken relative to the root, and nothing is written, linked or removed
-// through a symlink already on disk (libarchive's SECURE_SYMLINKS for what
-// it writes; our own lstat walk for what we remove). Symlinks themselves
+// through a symlink already on disk (an lstat walk of the parents, O_NOFOLLOW
+// and O_EXCL for the entry itself, which replaces what was there). Symlinks themselves
 // are created as they are: their targets only mean something inside the
 // container. Ownership (numeric uid/gid, never looked up on the host),
 // modes, times and xattrs are restored when we are root.
 //
-// The blob is hashed while libarchive reads it, so each layer is read
+// The tar stream is read by our own reader (tar_reader.h). The blob is
+// hashed while it is read, so each layer is read
 // once; a digest mismatch wins over whatever archive error the corruption
 // caused, so the user is told which blob is bad.
 #pragma once

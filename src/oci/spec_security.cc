@@ -28,16 +28,19 @@ Result<json> BuildCapabilitiesJson(const SpecContext& ctx) {
 
 Result<bool> NoNewPrivileges(const SpecContext& ctx) {
   const auto& sc = ctx.container.security_context;
-  std::optional<bool> allow = sc ? sc->allow_privilege_escalation : std::nullopt;
+  // Two plain bools, not a copied std::optional<bool>: g++ -Os (the static
+  // build) reports the copy's flag as maybe uninitialized.
+  const bool said_false = sc && sc->allow_privilege_escalation == false;
+  const bool said_true = sc && sc->allow_privilege_escalation == true;
   bool sys_admin = std::find(ctx.capabilities.begin(), ctx.capabilities.end(), "CAP_SYS_ADMIN") !=
                    ctx.capabilities.end();
   // The API server's rules: privilege escalation is implied by privileged
   // and by CAP_SYS_ADMIN, and saying false next to them is invalid.
-  if (allow && !*allow && ctx.privileged) {
+  if (said_false && ctx.privileged) {
     return Error(SecurityField(ctx, "allowPrivilegeEscalation") +
                  ": cannot be false when privileged is true");
   }
-  if (allow && !*allow && sys_admin) {
+  if (said_false && sys_admin) {
     return Error(SecurityField(ctx, "allowPrivilegeEscalation") +
                  ": cannot be false when capabilities include CAP_SYS_ADMIN");
   }
@@ -45,7 +48,7 @@ Result<bool> NoNewPrivileges(const SpecContext& ctx) {
   // podvisor's default is no_new_privs ON: Kubernetes leaves it off unless
   // allowPrivilegeEscalation is false, but nothing in a pod needs setuid
   // escalation unless it says so (and then it sets the field to true).
-  return !allow.value_or(false);
+  return !said_true;
 }
 
 // A Localhost AppArmor profile must be loaded, as the kubelet checks

@@ -15,7 +15,10 @@
 namespace podvisor::pod::internal {
 namespace {
 
-const std::vector<std::string> kEnvFieldPaths = {"metadata.name",
+// Function-local statics, built on first use: nothing of podvisor's own
+// runs before main (the client commands start in well under a millisecond).
+const std::vector<std::string>& EnvFieldPaths() {
+  static const std::vector<std::string> paths = {"metadata.name",
                                                  "metadata.namespace",
                                                  "metadata.uid",
                                                  "spec.nodeName",
@@ -24,12 +27,20 @@ const std::vector<std::string> kEnvFieldPaths = {"metadata.name",
                                                  "status.hostIPs",
                                                  "status.podIP",
                                                  "status.podIPs"};
-const std::vector<std::string> kVolumeFieldPaths = {"metadata.name", "metadata.namespace",
-                                                    "metadata.labels", "metadata.annotations",
-                                                    "metadata.uid"};
-const std::vector<std::string> kResources = {
-    "limits.cpu",   "limits.memory",   "limits.ephemeral-storage",
-    "requests.cpu", "requests.memory", "requests.ephemeral-storage"};
+  return paths;
+}
+const std::vector<std::string>& VolumeFieldPaths() {
+  static const std::vector<std::string> paths = {"metadata.name", "metadata.namespace",
+                                                 "metadata.labels", "metadata.annotations",
+                                                 "metadata.uid"};
+  return paths;
+}
+const std::vector<std::string>& Resources() {
+  static const std::vector<std::string> names = {
+      "limits.cpu",   "limits.memory",   "limits.ephemeral-storage",
+      "requests.cpu", "requests.memory", "requests.ephemeral-storage"};
+  return names;
+}
 
 std::string Optional(const std::optional<bool>& optional) {
   return optional.value_or(false) ? "" : " (or mark the reference optional: true)";
@@ -54,7 +65,7 @@ void Validator::CheckFieldRef(const ObjectFieldSelector& f, bool volume, const s
       return;
     }
   }
-  const auto& supported = volume ? kVolumeFieldPaths : kEnvFieldPaths;
+  const auto& supported = volume ? VolumeFieldPaths() : EnvFieldPaths();
   if (std::find(supported.begin(), supported.end(), f.field_path) == supported.end()) {
     Add(Unsupported(fp, Q(f.field_path), supported));
   }
@@ -72,8 +83,9 @@ void Validator::CheckResourceFieldRef(const ResourceFieldSelector& r, bool volum
   }
   if (r.resource.empty()) {
     Add(Required(path + ".resource"));
-  } else if (std::find(kResources.begin(), kResources.end(), r.resource) == kResources.end()) {
-    Add(Unsupported(path + ".resource", Q(r.resource), kResources));
+  } else if (const auto& resources = Resources();
+             std::find(resources.begin(), resources.end(), r.resource) == resources.end()) {
+    Add(Unsupported(path + ".resource", Q(r.resource), resources));
   } else if (r.divisor) {
     // The API server's lists of divisors that give whole numbers.
     bool cpu = r.resource.ends_with(".cpu");

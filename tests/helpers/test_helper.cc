@@ -259,7 +259,7 @@ std::string GrpcResponseHeaders() {
 }
 
 // A minimal gRPC server side of HTTP/2 (RFC 9113) for one connection:
-// enough for one unary Health/Check call from libcurl or grpc clients.
+// enough for one unary Health/Check call from our prober or grpc clients.
 void ServeGrpcConnection(int conn, long status, const char* only_service) {
   timeval tv{5, 0};
   setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

@@ -1,9 +1,14 @@
 #include "supervisor/executor/executor.h"
 
+#include <malloc.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <sys/epoll.h>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -20,6 +25,39 @@
 #include "supervisor/executor/recovery.h"
 
 namespace podvisor::supervisor {
+
+namespace {
+
+// Unmaps the pages of podvisor's own code (they stay in the page cache and
+// come back on their next use), so that code only setup ran (manifest
+// parsing, image unpacking, config generation) stops counting in the
+// supervisor's RSS. Only executable mappings: they are never written, so
+// dropping them loses nothing; read-only data may hold relocated (copied)
+// pages and is left alone.
+void DropCodePages() {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return;
+  exe[n] = '\0';
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (!maps) return;
+  char line[4096 + 128];
+  while (std::fgets(line, sizeof line, maps)) {
+    // %p: glibc reads the maps' bare hex addresses as pointers.
+    void* start = nullptr;
+    void* end = nullptr;
+    char perms[5] = {};
+    int path_at = 0;
+    if (std::sscanf(line, "%p-%p %4s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) continue;
+    std::string_view path(line + path_at);
+    if (!path.empty() && path.back() == '\n') path.remove_suffix(1);
+    if (std::string_view(perms) != "r-xp" || path != exe) continue;
+    ::madvise(start, static_cast<char*>(end) - static_cast<char*>(start), MADV_DONTNEED);
+  }
+  std::fclose(maps);
+}
+
+}  // namespace
 
 std::string InstanceKey(std::string_view container, int instance) {
   return std::string(container) + "#" + std::to_string(instance);
@@ -211,6 +249,18 @@ void Executor::Drain() {
   draining_ = false;
   WriteRecord();
   NotifySystemd();
+  if (heap_churned_) {
+    heap_churned_ = false;
+    // Moved on by every burst: one trim when the starts (or restarts)
+    // have settled, not one per container.
+    if (trim_timer_) loop_.CancelTimer(trim_timer_);
+    trim_timer_ =
+        loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] {
+          trim_timer_ = 0;
+          ::malloc_trim(0);
+          DropCodePages();
+        });
+  }
   MaybeFinish();
 }
 
@@ -220,10 +270,12 @@ void Executor::Execute(const Action& action) {
       [this](const auto& a) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, CreateContainer>) {
+          heap_churned_ = true;
           CreateInstance(a);
         } else if constexpr (std::is_same_v<T, StartContainer>) {
           StartInstance(a);
         } else if constexpr (std::is_same_v<T, DeleteContainer>) {
+          heap_churned_ = true;
           DeleteInstance(a);
         } else if constexpr (std::is_same_v<T, SignalContainer>) {
           SignalInstance(a);

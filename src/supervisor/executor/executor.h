@@ -10,8 +10,8 @@
 //                   through it (S5.9); its exit comes from waitid
 //   logs            stdout/stderr are pipes we own, written as CRI logs
 //   hooks, probes   exec through the runtime; tcpSocket by a non-blocking
-//                   connect, httpGet and gRPC through libcurl's multi
-//                   interface, both from the pod's network namespace
+//                   connect, httpGet and gRPC through our HttpClient
+//                   (probes/), both from the pod's network namespace
 //   timers          the Lifecycle's ArmTimer/CancelTimer on the loop
 //   control         the control socket: status, stop, kill
 //   signals         SIGTERM/SIGINT stop the pod; SIGCHLD drives the reaper
@@ -191,8 +191,9 @@ class Executor {
                         const std::function<void(bool ok, std::string output)>& done);
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
-  // The HTTP client of probes and hooks, created on first use; nullptr
-  // (with the reason in `why`) when libcurl cannot be set up.
+  // The HTTP client of probes and hooks, created on first use (a pod
+  // without HTTP probes or hooks never makes one); nullptr (with the
+  // reason in `why`) when it cannot be set up.
   HttpClient* Http(std::string& why);
 
   // control.cc: the control socket; status_json.cc: the v1 Pod.
@@ -243,6 +244,11 @@ class Executor {
 
   std::deque<Event> queue_;
   bool draining_ = false;
+  // Creates and deletes (config generation, images, runtime output) leave
+  // freed heap behind; after a quiet second it goes back to the kernel
+  // (malloc_trim), so the supervisor's RSS is what the running pod needs.
+  bool heap_churned_ = false;
+  EventLoop::TimerId trim_timer_ = 0;
   int interrupts_ = 0;
   bool pod_ended_ = false;
   bool finished_ = false;

@@ -2,33 +2,32 @@
 // and of gRPC health probes (S7.1), made by podvisor itself from inside
 // the pod's network namespace, non-blocking inside the EventLoop.
 //
-// It drives libcurl's multi interface from the loop: curl tells us which
-// sockets to watch (CURLMOPT_SOCKETFUNCTION) and when to wake it
-// (CURLMOPT_TIMERFUNCTION); every socket is created in the pod's network
-// namespace (CURLOPT_OPENSOCKETFUNCTION with SocketInNetns), so
-// "127.0.0.1" is the pod's loopback. No thread per request, and no DNS:
-// hosts are IP addresses or "localhost", as a lookup would block or need
-// curl's resolver thread.
+// Our own client, not libcurl: a request is one HttpConnection (a
+// non-blocking socket made in the pod's namespace with SocketInNetns, so
+// "127.0.0.1" is the pod's loopback), HTTP/1.1 from http1_wire, TLS from
+// OpenSSL and HTTP/2 cleartext for gRPC from nghttp2. libcurl could not be
+// linked statically from Debian's packages (its archive needs Kerberos and
+// LDAP, which Debian ships as shared libraries only), and it cost the
+// supervisor 40 shared libraries; README.md ("Static build") says more.
+// No thread per request, and no DNS: hosts are IP addresses or
+// "localhost", as a lookup would block the loop.
 //
-// Redirects are followed here, not by curl, because S7.2 follows only
-// same-host ones (the kubelet's rule): a redirect to another host ends the
-// request with that 3xx response as the answer, which the caller reports
-// as a success with a warning, as the kubelet does.
+// Redirects follow S7.2: only same-host ones (the kubelet's rule); a
+// redirect to another host ends the request with that 3xx response as the
+// answer, which the caller reports as a success with a warning, as the
+// kubelet does.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
 #include "supervisor/loop/event_loop.h"
-
-struct curl_slist;
 
 namespace podvisor::supervisor {
 
@@ -64,6 +63,8 @@ struct HttpResponse {
 };
 
 class HttpClient;
+class HttpConnection;
+struct HttpTarget;
 
 // One request in flight; destroying it cancels it (its callback never runs).
 class HttpTransfer {
@@ -76,30 +77,27 @@ class HttpTransfer {
  private:
   friend class HttpClient;
   HttpTransfer(HttpClient& client, HttpRequest request, Done done);
-  Status Begin(const std::string& url);
-  void OnCurlDone(int curl_code);
+  // Opens a connection for `target`; an error is reported from the loop.
+  void Begin(const HttpTarget& target);
+  void OnResponse(HttpResponse response, const HttpTarget& target);
   void Finish();
   void FailSoon(const std::string& message);
 
   HttpClient& client_;
   HttpRequest request_;
   Done done_;
-  void* easy_ = nullptr;  // CURL*
-  curl_slist* header_list_ = nullptr;
-  bool in_multi_ = false;
   MonoTime deadline_{};
+  EventLoop::TimerId deadline_timer_ = 0;
   EventLoop::TimerId fail_timer_ = 0;
+  std::unique_ptr<HttpConnection> connection_;
   HttpResponse response_;
-  std::string socket_error_;  // why our open-socket callback failed
-  char error_buffer_[256] = {};
-
-  friend struct CurlCallbacks;  // curl's C callbacks, in http_client.cc
 };
 
 class HttpClient {
  public:
+  // Cheap: nothing is set up until the first request.
   static Result<std::unique_ptr<HttpClient>> Create(EventLoop& loop);
-  ~HttpClient();
+  ~HttpClient() = default;  // its transfers must be gone already
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
@@ -107,27 +105,14 @@ class HttpClient {
   // inside Start). Keep the transfer alive until then.
   std::unique_ptr<HttpTransfer> Start(HttpRequest request, HttpTransfer::Done done);
 
-  std::size_t active_transfers() const { return active_.size(); }
+  std::size_t active_transfers() const { return active_; }
 
  private:
   friend class HttpTransfer;
-  HttpClient(EventLoop& loop, void* multi) : loop_(loop), multi_(multi) {}
-  void OnSocketReady(int fd, uint32_t epoll_events);
-  void OnTimeout();
-  void OnTimerRequest(long timeout_ms);
-  void ProcessCompleted();
-  // Easy handles are reused: curl_easy_init and cleanup are a good part of
-  // a probe's cost, and a pod probes every second.
-  void* AcquireEasy();
-  void ReleaseEasy(void* easy);
-
-  friend struct CurlCallbacks;
+  explicit HttpClient(EventLoop& loop) : loop_(loop) {}
 
   EventLoop& loop_;
-  void* multi_;                   // CURLM*
-  std::vector<void*> idle_easy_;  // CURL*, reset, not in the multi handle
-  EventLoop::TimerId timer_ = 0;
-  std::unordered_map<void*, HttpTransfer*> active_;  // by CURL*, in the multi handle
+  std::size_t active_ = 0;  // transfers started and not finished or destroyed
 };
 
 }  // namespace podvisor::supervisor

@@ -1,5 +1,5 @@
 // HttpClient and the httpGet verdicts (S7.2, S8.2): real requests through
-// libcurl driven by the EventLoop, against a tiny HTTP/1.1 server on a
+// our client driven by the EventLoop, against a tiny HTTP/1.1 server on a
 // test thread.
 #include "supervisor/probes/http_client.h"
 
