@@ -14,7 +14,6 @@
 #include "oci/image_cache.h"
 #include "oci/mounts.h"
 #include "oci/rootfs.h"
-#include "oci/rootfs_digest.h"
 #include "oci/volumes.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
@@ -88,18 +87,10 @@ Status Executor::Setup() {
           }
           image_locks_.push_back(std::move(**held));
         }
-        // imageID (status_json.cc): the manifest digest of a layout, a
-        // content digest of a plain rootfs, computed once per image.
-        std::string id = image->manifest_digest;
-        for (const auto& [other, seen] : images_) {
-          if (id.empty() && seen.dir == image->dir) id = image_ids_[other];
-        }
-        if (id.empty()) {
-          auto digest = oci::RootfsDigest(image->rootfs);
-          if (!digest) return digest.take_error().Wrap("container " + c.name);
-          id = *digest;
-        }
-        image_ids_[c.name] = id;
+        // imageID (status_json.cc): the manifest digest of a layout; a plain
+        // rootfs's content digest is computed when a status first asks for
+        // it, since hashing the whole tree here delayed every pod's start.
+        if (!image->manifest_digest.empty()) image_ids_[c.name] = image->manifest_digest;
         images_.emplace(c.name, std::move(*image));
         break;
       }
