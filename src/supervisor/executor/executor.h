@@ -212,8 +212,8 @@ class Executor {
   EventLoop loop_;
   Lifecycle lifecycle_;
   oci::PodLayout layout_;
-  std::map<std::string, oci::Image> images_;      // by container name
-  std::vector<Fd> image_locks_;                   // shared locks on the cache entries in use
+  std::map<std::string, oci::Image> images_;  // by container name
+  std::vector<Fd> image_locks_;               // shared locks on the cache entries in use
   // By container: the status' imageID, filled on demand (ImageId).
   mutable std::map<std::string, std::string> image_ids_;
   std::optional<Sandbox> sandbox_;
