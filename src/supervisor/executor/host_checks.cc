@@ -123,7 +123,6 @@ const std::vector<RequiredCapability>& RequiredCapabilities() {
       {CAP_NET_ADMIN, "CAP_NET_ADMIN", "the pod network namespace's loopback"},
       {CAP_SETPCAP, "CAP_SETPCAP", "the runtime dropping the containers' capabilities"},
       {CAP_MKNOD, "CAP_MKNOD", "the runtime making the containers' /dev nodes"},
-      {CAP_SYS_RESOURCE, "CAP_SYS_RESOURCE", "oom_score_adj below 0 (S10.3) and rlimits"},
       {CAP_SYS_CHROOT, "CAP_SYS_CHROOT", "the runtime's --no-pivot root"},
       {CAP_SETUID, "CAP_SETUID", "containers' runAsUser"},
       {CAP_SETGID, "CAP_SETGID", "containers' runAsGroup and supplementalGroups"},
