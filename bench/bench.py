@@ -19,7 +19,7 @@ comparison is a ratio against a baseline measured in the same run:
            portmap, firewall on a bridge of the benchmark's own) against
            `--network none`: the cost of the pod network
   scale    200 containers in one pod: start, run, stop; time per container
-  podman   `podman kube play` / `down` of the start pod, when installed
+  podman   `podman kube play` / `down` of the start and stop pods (bench/podman.py)
 
 Containers run the static test helper in a busybox rootfs; its
 "<RFC3339 ms> NAME VERB" lines in a shared hostPath file give the times at
@@ -37,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import podman
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNC = shutil.which("runc") or "/usr/sbin/runc"
@@ -71,6 +73,15 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def _is_tmpfs(path):
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == path and fields[fields.index("-") + 1] == "tmpfs":
+                return True
+    return False
+
+
 class Env:
     """Paths of one benchmark run: binaries, a busybox image, scratch dirs."""
 
@@ -82,6 +93,18 @@ class Env:
         run(["bash", os.path.join(ROOT, "scripts", "make-rootfs.sh"), self.image])
         shutil.copy(self.helper, os.path.join(self.image, "rootfs", "podvisor-test-helper"))
         self.counter = 0
+        # State directories (podvisor's --state-dir, runc's --root,
+        # podman's --runroot) go on tmpfs, where their defaults under /run
+        # are on an ordinary host; on these VMs /run is on the root disk,
+        # whose inode allocation (ext4, shared with busy builds) otherwise
+        # dominates podvisor's own CPU time. Logs and images stay on disk.
+        shm = "/dev/shm"
+        self.state_root = tempfile.mkdtemp(prefix="podvisor-bench-state-",
+                                           dir=shm if _is_tmpfs(shm) else work)
+
+    def state_path(self, d, name):
+        """A state directory for scratch dir `d`, on tmpfs."""
+        return os.path.join(self.state_root, os.path.basename(d), name)
 
     def scratch(self, name):
         self.counter += 1
@@ -109,11 +132,15 @@ def container(name, cmd, sidecar=False, probes=None):
     return c
 
 
-def pod_manifest(name, inits, sidecars, regulars, shared, grace=10):
-    """inits/sidecars/regulars: lists of container dicts."""
+def pod_manifest(name, inits, sidecars, regulars, shared, grace=10, seccomp=None):
+    """inits/sidecars/regulars: lists of container dicts; seccomp: the
+    pod's seccompProfile type (RuntimeDefault, Unconfined), None to leave
+    it out."""
+    security = {"seccompProfile": {"type": seccomp}} if seccomp else {}
     return {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
         "spec": {
+            "securityContext": security,
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": grace,
             "volumes": [{"name": "shared", "hostPath": {"path": shared, "type": "Directory"}}],
@@ -168,7 +195,7 @@ class Supervisor:
 
     def __init__(self, env, d, bundle, extra=("--network", "none")):
         self.env, self.d = env, d
-        self.state = os.path.join(d, "state")
+        self.state = env.state_path(d, "state")
         self.logs = os.path.join(d, "logs")
         self.stderr = open(os.path.join(d, "run.stderr"), "w")
         self.t0 = now_ms()
@@ -241,7 +268,9 @@ def baseline_bundles(env, d, manifest):
         cfg["root"] = {"path": os.path.join(env.image, "rootfs"), "readonly": True}
         cfg["mounts"] = [m for m in cfg["mounts"] if not m.get("source", "").startswith(fake_state)]
         cfg["linux"]["namespaces"] = [{"type": ns["type"]} for ns in cfg["linux"]["namespaces"]]
-        cfg["linux"].pop("cgroupsPath", None)  # runc's default /<id>, removed by delete
+        # One level, as runc's default /<id> (removed by delete), but named
+        # for this run: two benchmarks at once must not share cgroups.
+        cfg["linux"]["cgroupsPath"] = f"/podvisor-bench-{os.getpid()}-{name}"
         os.makedirs(os.path.join(bundles, name))
         with open(os.path.join(bundles, name, "config.json"), "w") as f:
             json.dump(cfg, f)
@@ -264,11 +293,12 @@ SIDECARS_STOP = ["side-1", "side-2", "side-3"]
 REGULARS = ["app-1", "app-2", "app-3"]
 
 
-def start_stop_pod(shared, sidecars):
+def start_stop_pod(shared, sidecars, seccomp="RuntimeDefault"):
     return pod_manifest(
         "bench", [container(n, helper_cmd(n, "exit", "0")) for n in INITS],
         [container(n, helper_cmd(n, "trap-sigterm", "0", "0"), sidecar=True) for n in sidecars],
-        [container(n, helper_cmd(n, "trap-sigterm", "0", "0")) for n in REGULARS], shared)
+        [container(n, helper_cmd(n, "trap-sigterm", "0", "0")) for n in REGULARS], shared,
+        seccomp=seccomp)
 
 
 def steps(ev, sidecars):
@@ -284,10 +314,10 @@ def steps(ev, sidecars):
     return out
 
 
-def bench_podvisor_start_stop(env, sidecars):
+def bench_podvisor_start_stop(env, sidecars, seccomp):
     d = env.scratch("podvisor")
     shared = os.path.join(d, "shared")
-    sv = Supervisor(env, d, write_bundle(env, d, start_stop_pod(shared, sidecars)))
+    sv = Supervisor(env, d, write_bundle(env, d, start_stop_pod(shared, sidecars, seccomp)))
     try:
         ev = wait_events(shared, [(n, "Started") for n in REGULARS])
         start = max(ev[(n, "Started")][0] for n in REGULARS) - sv.t0
@@ -299,11 +329,11 @@ def bench_podvisor_start_stop(env, sidecars):
         sv.kill()
 
 
-def bench_baseline_start_stop(env, sidecars):
+def bench_baseline_start_stop(env, sidecars, seccomp):
     d = env.scratch("baseline")
     shared = os.path.join(d, "shared")
-    root = os.path.join(d, "runc")
-    bundles = baseline_bundles(env, d, start_stop_pod(shared, sidecars))
+    root = env.state_path(d, "runc")
+    bundles = baseline_bundles(env, d, start_stop_pod(shared, sidecars, seccomp))
     script = os.path.join(ROOT, "bench", "baseline.sh")
     try:
         t0 = now_ms()
@@ -318,19 +348,28 @@ def bench_baseline_start_stop(env, sidecars):
         runc_cleanup(root)
 
 
+# The start is measured with the same seccomp setting on both sides, once
+# with the RuntimeDefault profile and once Unconfined (issue 17: each
+# must be <= 1.0x the baseline); the stop with RuntimeDefault.
+START_STOP_KINDS = (("start", SIDECARS_START, "RuntimeDefault"),
+                    ("start_unconfined", SIDECARS_START, "Unconfined"),
+                    ("stop", SIDECARS_STOP, "RuntimeDefault"))
+
+
 def bench_start_stop(env, reps, results):
-    for kind, sidecars in (("start", SIDECARS_START), ("stop", SIDECARS_STOP)):
+    for kind, sidecars, seccomp in START_STOP_KINDS:
         pv, base, pv_steps, base_steps = [], [], [], []
         for i in range(reps):
             log(f"{kind}: run {i + 1}/{reps}")
-            s, t, st = bench_podvisor_start_stop(env, sidecars)
-            pv.append(s if kind == "start" else t)
-            pv_steps += st
-            s, t, st = bench_baseline_start_stop(env, sidecars)
-            base.append(s if kind == "start" else t)
-            base_steps += st
+            # Alternating which goes first, so that neither always runs
+            # on a cache the other warmed.
+            order = (bench_podvisor_start_stop, bench_baseline_start_stop)
+            for f in (order if i % 2 == 0 else order[::-1]):
+                s, t, st = f(env, sidecars, seccomp)
+                (pv if f is bench_podvisor_start_stop else base).append(s if kind != "stop" else t)
+                (pv_steps if f is bench_podvisor_start_stop else base_steps).extend(st)
         entry = {"podvisor_ms": median(pv), "baseline_ms": median(base),
-                 "ratio": median(pv) / median(base), "runs": reps,
+                 "ratio": median(pv) / median(base), "runs": reps, "seccomp": seccomp,
                  "podvisor_all_ms": pv, "baseline_all_ms": base}
         if kind == "stop":
             entry["step_ms"] = {"podvisor": median(pv_steps), "baseline": median(base_steps),
@@ -409,7 +448,7 @@ def bench_kill(env, reps, results):
     manifest = pod_manifest("killbench", [], [], [container("app", helper_cmd("app", "sleep", "100000000"))],
                             shared)
     sv = Supervisor(env, d, write_bundle(env, d, manifest))
-    base_root = os.path.join(d, "runc")
+    base_root = env.state_path(d, "runc")
     bundles = baseline_bundles(env, d, manifest)
     try:
         sv.wait_running(1)
@@ -501,7 +540,7 @@ def conmon_memory(env, n):
         return None
     d = env.scratch(f"conmon-{n}")
     shared = os.path.join(d, "shared")
-    root = os.path.join(d, "runc")
+    root = env.state_path(d, "runc")
     regs = [container(f"c{i}", [HELPER_IN_CONTAINER, "sleep", "100000000"]) for i in range(n)]
     bundles = baseline_bundles(env, d, pod_manifest("conmon", [], [], regs, shared))
     pids = []
@@ -606,7 +645,7 @@ def bench_scale(env, n, results):
         started_once = sum(1 for i in range(n) if len(ev.get((f"c{i}", "Started"), [])) == 1)
     finally:
         sv.kill()
-    left = run([RUNC, "--root", os.path.join(d, "state", "scale", "runtime"), "list", "-q"], check=False)
+    left = run([RUNC, "--root", os.path.join(sv.state, "scale", "runtime"), "list", "-q"], check=False)
     results["scale"] = {"containers": n, "start_ms": start, "stop_ms": stop,
                         "start_ms_per_container": start / n, "stop_ms_per_container": stop / n,
                         "all_started_once": started_once == n, "all_exited_on_sigterm": exited == n,
@@ -627,10 +666,13 @@ def fmt(v, unit=""):
 
 def table(r):
     rows = [("benchmark", "podvisor", "baseline", "ratio", "notes")]
-    if "start" in r:
-        e = r["start"]
-        rows.append(("pod start (1 init, 2 sidecars, 3 regular)", fmt(e["podvisor_ms"], " ms"),
-                     fmt(e["baseline_ms"], " ms"), fmt(e["ratio"]), f"baseline.sh with runc; {e['runs']} runs"))
+    for kind, what in (("start", "RuntimeDefault"), ("start_unconfined", "Unconfined")):
+        if kind in r:
+            e = r[kind]
+            rows.append((f"pod start (1 init, 2 sidecars, 3 regular), seccomp {what}",
+                         fmt(e["podvisor_ms"], " ms"), fmt(e["baseline_ms"], " ms"), fmt(e["ratio"]),
+                         f"baseline.sh with runc, same seccomp; goal <= 1.0: "
+                         f"{'met' if e['ratio'] <= 1.0 else 'MISSED'}; {e['runs']} runs"))
     if "stop" in r:
         e = r["stop"]
         rows.append(("pod stop (3 sidecars, reverse order)", fmt(e["podvisor_ms"], " ms"),
@@ -672,7 +714,23 @@ def table(r):
         rows.append((f"scale: {e['containers']} containers, stop", fmt(e["stop_ms_per_container"], " ms/ctr"),
                      "-", "-", f"total {fmt(e['stop_ms'] / 1000, ' s')}"))
     p = r.get("podman", {})
-    rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "")))
+    if "skipped" in p or not p:
+        rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "not run")))
+    else:
+        # The ratio here is podman's time over podvisor's: how many times
+        # faster podvisor is (issue 17's goal for the start: >= 5).
+        if "start_ratio" in p:
+            rows.append(("pod start vs `podman kube play`", fmt(r["start"]["podvisor_ms"], " ms"),
+                         fmt(p["start_ms"], " ms"), fmt(p["start_ratio"]) + "x faster",
+                         f"podman {p['version'].split()[-1]}, runc, cgroupfs; helpers as plain "
+                         f"containers (podman has no sidecars); goal >= 5: "
+                         f"{'met' if p['start_ratio'] >= 5 else 'MISSED'}; {p['runs']} runs"))
+        if "stop_ratio" in p:
+            rows.append(("pod stop vs `podman kube down`", fmt(r["stop"]["podvisor_ms"], " ms"),
+                         fmt(p["stop_ms"], " ms"), fmt(p["stop_ratio"]) + "x faster",
+                         f"containers that logged their SIGTERM under podman, per run: "
+                         f"{p['stop_containers_exited_on_sigterm']} of {len(REGULARS + SIDECARS_STOP)} "
+                         f"(podvisor: all, in order)"))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = []
     for k, row in enumerate(rows):
@@ -687,7 +745,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, shorter windows, 50-container scale")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=None, help="JSON file (default bench/results/<time>.json)")
-    ap.add_argument("--only", default="", help="comma list: start,network,kill,memory,scale")
+    ap.add_argument("--only", default="", help="comma list: start,network,kill,memory,scale,podman")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (runc creates namespaces, mounts and cgroups)")
@@ -698,6 +756,7 @@ def main():
                            "runc": run([RUNC, "--version"]).stdout.splitlines()[0]},
                "quick": args.quick, "time": datetime.datetime.utcnow().isoformat() + "Z"}
     work = tempfile.mkdtemp(prefix="podvisor-bench-")
+    env = None
     try:
         env = Env(args.build, work)
         if not only or "start" in only:
@@ -710,12 +769,15 @@ def main():
             bench_memory_cpu(env, args, results)
         if not only or "scale" in only:
             bench_scale(env, 50 if args.quick else 200, results)
-        # Where podman exists the comparison belongs here; it is not on this
-        # machine (nor in Debian's mirror setup of the test hosts), so it
-        # cannot be written and checked here, and is reported as skipped.
-        results["podman"] = {"skipped": "podman is not installed" if not shutil.which("podman")
-                             else "podman found, but bench.py has no podman runner yet"}
+        if not only or "podman" in only:
+            podman.bench_podman(env, RUNC, reps, results,
+                                lambda shared, sc: start_stop_pod(shared, sc, "RuntimeDefault"),
+                                lambda shared, sc: start_stop_pod(shared, sc, "RuntimeDefault"),
+                                SIDECARS_START, SIDECARS_STOP, REGULARS, wait_events, read_events,
+                                log, now_ms, median)
     finally:
+        if env is not None:
+            shutil.rmtree(env.state_root, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     out = args.out or os.path.join(ROOT, "bench", "results",
                                    datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ") + ".json")
