@@ -25,6 +25,9 @@ Containers run the static test helper in a busybox rootfs; its
 "<RFC3339 ms> NAME VERB" lines in a shared hostPath file give the times at
 which containers started and received their stop signal, for podvisor and
 the baseline alike. Needs root and runc.
+
+pods.py holds what the benchmarks share (paths, pods, the supervisor, the
+baseline's bundles), report.py the table, podman.py the podman runner.
 """
 import argparse
 import datetime
@@ -32,265 +35,19 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 import podman
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNC = shutil.which("runc") or "/usr/sbin/runc"
-HELPER_IN_CONTAINER = "/podvisor-test-helper"
-
-
-def now_ms():
-    return time.time() * 1000.0
-
-
-def log(msg):
-    print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-def run(argv, check=True, **kw):
-    r = subprocess.run(argv, capture_output=True, text=True, **kw)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {r.returncode}: {r.stderr.strip()}")
-    return r
-
-
-def run_detached(argv, errfile):
-    """A command that leaves a process behind (runc run -d, conmon): its
-    stdio must not be our pipes, or waiting for their EOF never ends."""
-    with open(errfile, "a") as err:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {r.returncode}; see {errfile}")
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
-
-
-def _is_tmpfs(path):
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            if fields[4] == path and fields[fields.index("-") + 1] == "tmpfs":
-                return True
-    return False
-
-
-class Env:
-    """Paths of one benchmark run: binaries, a busybox image, scratch dirs."""
-
-    def __init__(self, build, work):
-        self.podvisor = os.path.join(build, "podvisor")
-        self.helper = os.path.join(build, "tests", "podvisor-test-helper")
-        self.work = work
-        self.image = os.path.join(work, "image")
-        run(["bash", os.path.join(ROOT, "scripts", "make-rootfs.sh"), self.image])
-        shutil.copy(self.helper, os.path.join(self.image, "rootfs", "podvisor-test-helper"))
-        self.counter = 0
-        # State directories (podvisor's --state-dir, runc's --root,
-        # podman's --runroot) go on tmpfs, where their defaults under /run
-        # are on an ordinary host; on these VMs /run is on the root disk,
-        # whose inode allocation (ext4, shared with busy builds) otherwise
-        # dominates podvisor's own CPU time. Logs and images stay on disk.
-        shm = "/dev/shm"
-        self.state_root = tempfile.mkdtemp(prefix="podvisor-bench-state-",
-                                           dir=shm if _is_tmpfs(shm) else work)
-
-    def state_path(self, d, name):
-        """A state directory for scratch dir `d`, on tmpfs."""
-        return os.path.join(self.state_root, os.path.basename(d), name)
-
-    def scratch(self, name):
-        self.counter += 1
-        d = os.path.join(self.work, f"{self.counter:03d}-{name}")
-        os.makedirs(d)
-        shared = os.path.join(d, "shared")
-        os.makedirs(shared)
-        os.chmod(shared, 0o777)
-        return d
-
-
-# ---------------------------------------------------------------- pods
-
-def helper_cmd(name, *args):
-    return [HELPER_IN_CONTAINER, "--log", name, "--log-file", "/shared/events.log", *args]
-
-
-def container(name, cmd, sidecar=False, probes=None):
-    c = {"name": name, "image": "bb", "command": cmd,
-         "volumeMounts": [{"name": "shared", "mountPath": "/shared"}]}
-    if sidecar:
-        c["restartPolicy"] = "Always"
-    if probes:
-        c.update(probes)
-    return c
-
-
-def pod_manifest(name, inits, sidecars, regulars, shared, grace=10, seccomp=None):
-    """inits/sidecars/regulars: lists of container dicts; seccomp: the
-    pod's seccompProfile type (RuntimeDefault, Unconfined), None to leave
-    it out."""
-    security = {"seccompProfile": {"type": seccomp}} if seccomp else {}
-    return {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-        "spec": {
-            "securityContext": security,
-            "restartPolicy": "Never",
-            "terminationGracePeriodSeconds": grace,
-            "volumes": [{"name": "shared", "hostPath": {"path": shared, "type": "Directory"}}],
-            "initContainers": inits + sidecars,
-            "containers": regulars,
-        },
-    }
-
-
-def write_bundle(env, d, manifest):
-    bundle = os.path.join(d, "bundle")
-    os.makedirs(os.path.join(bundle, "images"))
-    # A copy, not a symlink: an image resolving outside the bundle is
-    # rejected (docs/INTERFACE.md "Bundle layout").
-    shutil.copytree(env.image, os.path.join(bundle, "images", "bb"), symlinks=True)
-    with open(os.path.join(bundle, "pod.json"), "w") as f:
-        json.dump(manifest, f)
-    return bundle
-
-
-def read_events(shared):
-    """{(name, verb): [ms, ...]} from the helper's event log."""
-    out = {}
-    try:
-        with open(os.path.join(shared, "events.log")) as f:
-            lines = f.readlines()
-    except FileNotFoundError:
-        return out
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 3:
-            continue
-        t = datetime.datetime.strptime(parts[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-            tzinfo=datetime.timezone.utc).timestamp() * 1000.0
-        out.setdefault((parts[1], parts[2]), []).append(t)
-    return out
-
-
-def wait_events(shared, keys, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        ev = read_events(shared)
-        if all(k in ev for k in keys):
-            return ev
-        time.sleep(0.02)
-    missing = [k for k in keys if k not in read_events(shared)]
-    raise RuntimeError(f"timed out waiting for helper events {missing[:5]}")
-
-
-class Supervisor:
-    """One `podvisor run` of a bundle, with its own state and log dirs."""
-
-    def __init__(self, env, d, bundle, extra=("--network", "none")):
-        self.env, self.d = env, d
-        self.state = env.state_path(d, "state")
-        self.logs = os.path.join(d, "logs")
-        self.stderr = open(os.path.join(d, "run.stderr"), "w")
-        self.t0 = now_ms()
-        self.proc = subprocess.Popen(
-            [env.podvisor, "run", "--runtime", RUNC, "--state-dir", self.state, "--log-dir", self.logs,
-             "--cgroup-parent", "/podvisor-bench", *extra, bundle],
-            stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr)
-
-    def client(self, *args):
-        return run([self.env.podvisor, *args, "--state-dir", self.state])
-
-    def status(self):
-        r = run([self.env.podvisor, "status", "-o", "json", "--state-dir", self.state], check=False)
-        return json.loads(r.stdout) if r.returncode == 0 else None
-
-    def wait_running(self, n, timeout=300):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"podvisor run ended early; see {self.stderr.name}")
-            s = self.status()
-            if s:
-                cs = s.get("status", {}).get("containerStatuses", [])
-                if sum(1 for c in cs if "running" in c.get("state", {})) >= n:
-                    return s
-            time.sleep(0.1)
-        raise RuntimeError(f"fewer than {n} containers running after {timeout} s")
-
-    def stop(self, timeout=300):
-        """Stop request to process end, in ms."""
-        t0 = now_ms()
-        run([self.env.podvisor, "stop", "--no-wait", "--state-dir", self.state])
-        self.proc.wait(timeout)
-        took = now_ms() - t0
-        self.stderr.close()
-        return took
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(120)
-        self.stderr.close()
-
-
-# ---------------------------------------------------------------- baseline bundles
-
-def baseline_bundles(env, d, manifest):
-    """runc bundles for the baseline: the config podvisor itself generates
-    for each container (`podvisor oci-config`: same process, capabilities,
-    seccomp profile, masked paths, mounts), minus what only a pod has: the
-    rootfs is the image's, read-only, instead of a per-instance overlay,
-    each container gets fresh namespaces instead of joining the pod's, and
-    the pod's /etc files, /dev/shm and termination-log mounts are left out."""
-    src = os.path.join(d, "baseline-src")
-    os.makedirs(src)
-    bundle = write_bundle(env, src, manifest)
-    fake_state = os.path.join(d, "no-state")
-    bundles = os.path.join(d, "bundles")
-    spec = manifest["spec"]
-    names = [c["name"] for c in spec.get("initContainers", []) + spec["containers"]]
-    template = None
-    for i, name in enumerate(names):
-        if template is None or i < 8:
-            cfg = json.loads(run([env.podvisor, "oci-config", "--state-dir", fake_state, bundle, name]).stdout)
-            template = cfg
-        else:  # identical containers but for their command: reuse the last config
-            cfg = json.loads(json.dumps(template))
-            c = next(c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] == name)
-            cfg["process"]["args"] = c["command"]
-        cfg["root"] = {"path": os.path.join(env.image, "rootfs"), "readonly": True}
-        cfg["mounts"] = [m for m in cfg["mounts"] if not m.get("source", "").startswith(fake_state)]
-        cfg["linux"]["namespaces"] = [{"type": ns["type"]} for ns in cfg["linux"]["namespaces"]]
-        # One level, as runc's default /<id> (removed by delete), but named
-        # for this run: two benchmarks at once must not share cgroups.
-        cfg["linux"]["cgroupsPath"] = f"/podvisor-bench-{os.getpid()}-{name}"
-        os.makedirs(os.path.join(bundles, name))
-        with open(os.path.join(bundles, name, "config.json"), "w") as f:
-            json.dump(cfg, f)
-    return bundles
-
-
-def runc_cleanup(root):
-    if not os.path.isdir(root):
-        return
-    r = run([RUNC, "--root", root, "list", "-q"], check=False)
-    for cid in r.stdout.split():
-        run([RUNC, "--root", root, "delete", "--force", cid], check=False)
-
+from pods import (CPU_SCENARIOS, HELPER_IN_CONTAINER, INITS, REGULARS, ROOT, RUNC, SIDECARS_START,
+                  SIDECARS_STOP, Env, Supervisor, baseline_bundles, container, helper_cmd, log,
+                  median, now_ms, pod_manifest, read_events, run, run_detached, runc_cleanup,
+                  wait_events, write_bundle)
+from report import table
 
 # ---------------------------------------------------------------- start and stop
-
-INITS = ["init"]
-SIDECARS_START = ["side-1", "side-2"]
-SIDECARS_STOP = ["side-1", "side-2", "side-3"]
-REGULARS = ["app-1", "app-2", "app-3"]
 
 
 def start_stop_pod(shared, sidecars, seccomp="RuntimeDefault"):
@@ -498,15 +255,6 @@ def cpu_percent(pid, seconds):
     return 100.0 * (c1 - c0) / hz / (t1 - t0)
 
 
-# The CPU scenarios: the issue's goal is about 100 containers with a 1 s
-# tcpSocket or httpGet probe; "mixed" doubles the rate with a readiness and
-# a liveness probe per container, half of them of each kind.
-CPU_SCENARIOS = {
-    "tcpSocket": "100 containers, a 1 s tcpSocket probe each",
-    "httpGet": "100 containers, a 1 s httpGet probe each",
-    "mixed": "100 containers, 200 probes/s (readiness+liveness, tcp/http)",
-}
-
 
 def many_pod(name, n, shared, probes=None):
     regs = []
@@ -654,92 +402,6 @@ def bench_scale(env, n, results):
                         and not left.stdout.split()}
 
 
-# ---------------------------------------------------------------- report
-
-def fmt(v, unit=""):
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.1f}{unit}" if abs(v) >= 10 else f"{v:.2f}{unit}"
-    return f"{v}{unit}"
-
-
-def table(r):
-    rows = [("benchmark", "podvisor", "baseline", "ratio", "notes")]
-    for kind, what in (("start", "RuntimeDefault"), ("start_unconfined", "Unconfined")):
-        if kind in r:
-            e = r[kind]
-            rows.append((f"pod start (1 init, 2 sidecars, 3 regular), seccomp {what}",
-                         fmt(e["podvisor_ms"], " ms"), fmt(e["baseline_ms"], " ms"), fmt(e["ratio"]),
-                         f"baseline.sh with runc, same seccomp; goal <= 1.0: "
-                         f"{'met' if e['ratio'] <= 1.0 else 'MISSED'}; {e['runs']} runs"))
-    if "stop" in r:
-        e = r["stop"]
-        rows.append(("pod stop (3 sidecars, reverse order)", fmt(e["podvisor_ms"], " ms"),
-                     fmt(e["baseline_ms"], " ms"), fmt(e["ratio"]), f"{e['runs']} runs"))
-        s = e["step_ms"]
-        rows.append(("  one ordering step (exit -> next signal)", fmt(s["podvisor"], " ms"),
-                     fmt(s["baseline"], " ms"), fmt(s["podvisor"] / s["baseline"] if s["baseline"] else None),
-                     f"max {fmt(s['podvisor_max'])} / {fmt(s['baseline_max'])} ms"))
-    if "network" in r:
-        e = r["network"]
-        if "skipped" in e:
-            rows.append(("pod start, --network cni vs none", "-", "-", "-", e["skipped"]))
-        else:
-            rows.append(("pod start, --network cni vs none", fmt(e["cni_ms"], " ms"),
-                         fmt(e["none_ms"], " ms"), fmt(e["cni_ms"] / e["none_ms"]),
-                         f"the network costs {fmt(e['cost_ms'], ' ms')}; {e['runs']} runs"))
-    if "kill" in r:
-        e = r["kill"]
-        rows.append(("signal delivery", fmt(e["podvisor_ms"], " ms"), fmt(e["baseline_ms"], " ms"),
-                     fmt(e["ratio"]), f"podvisor kill vs runc kill; {e['runs']} runs"))
-    for n, e in sorted(r.get("memory", {}).items(), key=lambda kv: int(kv[0])):
-        c = e.get("conmon")
-        rows.append((f"memory, {n} containers (PSS)", fmt(e["podvisor"]["pss_kib"] / 1024, " MiB"),
-                     fmt(c["pss_kib"] / 1024, " MiB") if c else "-", fmt(e.get("pss_ratio")),
-                     f"vs {n} conmons" if c else e.get("conmon_skipped", "")))
-        rows.append((f"memory, {n} containers (RSS)", fmt(e["podvisor"]["rss_kib"] / 1024, " MiB"),
-                     fmt(c["rss_kib"] / 1024, " MiB") if c else "-", fmt(e.get("rss_ratio")), ""))
-    if "cpu" in r:
-        e = r["cpu"]
-        for kind, s in e["scenarios"].items():
-            goal = "" if kind == "mixed" else f"; goal < 2 %: {'met' if s['within_goal'] else 'MISSED'}"
-            rows.append((f"CPU, {CPU_SCENARIOS[kind]}", fmt(s["probed_percent"], " %"),
-                         fmt(e["baseline_percent"], " %"), fmt(s["ratio"]),
-                         f"of one core, {s['ready_containers']} ready{goal}"))
-    if "scale" in r:
-        e = r["scale"]
-        rows.append((f"scale: {e['containers']} containers, start", fmt(e["start_ms_per_container"], " ms/ctr"),
-                     "-", "-", f"total {fmt(e['start_ms'] / 1000, ' s')}; correct: {e['correct']}"))
-        rows.append((f"scale: {e['containers']} containers, stop", fmt(e["stop_ms_per_container"], " ms/ctr"),
-                     "-", "-", f"total {fmt(e['stop_ms'] / 1000, ' s')}"))
-    p = r.get("podman", {})
-    if "skipped" in p or not p:
-        rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "not run")))
-    else:
-        # The ratio here is podman's time over podvisor's: how many times
-        # faster podvisor is (issue 17's goal for the start: >= 5).
-        if "start_ratio" in p:
-            rows.append(("pod start vs `podman kube play`", fmt(r["start"]["podvisor_ms"], " ms"),
-                         fmt(p["start_ms"], " ms"), fmt(p["start_ratio"]) + "x faster",
-                         f"podman {p['version'].split()[-1]}, runc, cgroupfs; helpers as plain "
-                         f"containers (podman has no sidecars); goal >= 5: "
-                         f"{'met' if p['start_ratio'] >= 5 else 'MISSED'}; {p['runs']} runs"))
-        if "stop_ratio" in p:
-            rows.append(("pod stop vs `podman kube down`", fmt(r["stop"]["podvisor_ms"], " ms"),
-                         fmt(p["stop_ms"], " ms"), fmt(p["stop_ratio"]) + "x faster",
-                         f"containers that logged their SIGTERM under podman, per run: "
-                         f"{p['stop_containers_exited_on_sigterm']} of {len(REGULARS + SIDECARS_STOP)} "
-                         f"(podvisor: all, in order)"))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = []
-    for k, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, shorter windows, 50-container scale")
@@ -772,9 +434,7 @@ def main():
         if not only or "podman" in only:
             podman.bench_podman(env, RUNC, reps, results,
                                 lambda shared, sc: start_stop_pod(shared, sc, "RuntimeDefault"),
-                                lambda shared, sc: start_stop_pod(shared, sc, "RuntimeDefault"),
-                                SIDECARS_START, SIDECARS_STOP, REGULARS, wait_events, read_events,
-                                log, now_ms, median)
+                                SIDECARS_START, SIDECARS_STOP)
     finally:
         if env is not None:
             shutil.rmtree(env.state_root, ignore_errors=True)

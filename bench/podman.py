@@ -16,11 +16,13 @@ podman has no sidecars (restartPolicy: Always on an init container):
 the two or three helpers run as plain containers listed before the
 regular ones, which the table says.
 """
+import json
 import os
 import resource
 import shutil
 import subprocess
-import time
+
+from pods import REGULARS, log, median, now_ms, read_events, wait_events
 
 PODMAN = shutil.which("podman")
 IMAGE = "localhost/podvisor-bench-bb:latest"
@@ -152,16 +154,16 @@ def kube_pod(manifest):
     return out
 
 
-def bench_podman(env, runc, reps, results, start_pod, stop_pod, sidecars_start, sidecars_stop,
-                 regulars, wait_events, read_events, log, now_ms, median):
-    """results["podman"]: kube play of the start pod until every regular
-    container logged Started, and kube down of the stop pod until it
-    returns, with podvisor's numbers of the same run beside them."""
+def bench_podman(env, runc, reps, results, pod, sidecars_start, sidecars_stop):
+    """results["podman"]: kube play of the start pod (`pod(shared,
+    sidecars_start)`) until every regular container logged Started, and
+    kube down of the stop pod until it returns, with podvisor's numbers of
+    the same run beside them."""
     why = missing()
     if why:
         results["podman"] = {"skipped": why}
         return
-    import json
+    regulars = REGULARS
     pm = Podman(os.path.join(env.work, "podman"), os.path.join(env.state_root, "podman"), runc)
     try:
         pm.import_rootfs(os.path.join(env.image, "rootfs"))
@@ -170,10 +172,9 @@ def bench_podman(env, runc, reps, results, start_pod, stop_pod, sidecars_start, 
             for kind, sidecars in (("start", sidecars_start), ("stop", sidecars_stop)):
                 d = env.scratch(f"podman-{kind}")
                 shared = os.path.join(d, "shared")
-                make = start_pod if kind == "start" else stop_pod
                 pod_file = os.path.join(d, "pod.json")
                 with open(pod_file, "w") as f:
-                    json.dump(kube_pod(make(shared, sidecars)), f)
+                    json.dump(kube_pod(pod(shared, sidecars)), f)
                 if i == 0:
                     log(f"podman: warm-up (builds the infra image) {kind}")
                 else:
