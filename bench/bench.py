@@ -78,6 +78,11 @@ def bench_podvisor_start_stop(env, sidecars, seccomp):
     try:
         ev = wait_events(shared, [(n, "Started") for n in REGULARS])
         start = max(ev[(n, "Started")][0] for n in REGULARS) - sv.t0
+        # A container's process may run its first line well after its
+        # `start` returned on a loaded host, and a SIGTERM before its
+        # handler is installed is lost (PID 1 of a pid namespace): the
+        # stop waits for every container, sidecars included.
+        wait_events(shared, [(n, "Started") for n in sidecars])
         sv.wait_running(len(REGULARS))
         stop = sv.stop()
         ev = read_events(shared)
@@ -97,8 +102,9 @@ def bench_baseline_start_stop(env, sidecars, seccomp):
         run([script, "start", root, bundles, " ".join(INITS), " ".join(sidecars), " ".join(REGULARS)])
         ev = wait_events(shared, [(n, "Started") for n in REGULARS])
         start = max(ev[(n, "Started")][0] for n in REGULARS) - t0
+        wait_events(shared, [(n, "Started") for n in sidecars])  # as for podvisor, above
         t0 = now_ms()
-        run([script, "stop", root, " ".join(sidecars), " ".join(REGULARS)])
+        run([script, "stop", root, " ".join(sidecars), " ".join(REGULARS)], timeout=120)
         stop = now_ms() - t0
         return start, stop, steps(read_events(shared), sidecars)
     finally:

@@ -183,6 +183,7 @@ def bench_podman(env, runc, reps, results, pod, sidecars_start, sidecars_stop):
                 pm.run("kube", "play", "--network", "none", pod_file)
                 ev = wait_events(shared, [(n, "Started") for n in regulars])
                 start = max(ev[(n, "Started")][0] for n in regulars) - t0
+                wait_events(shared, [(n, "Started") for n in sidecars])  # as bench.py does
                 t0 = now_ms()
                 pm.run("kube", "down", pod_file)
                 stop = now_ms() - t0
