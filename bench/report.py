@@ -14,7 +14,9 @@ def fmt(v, unit=""):
     return f"{v}{unit}"
 
 
-def table(r):
+def rows_of(r):
+    """The table's rows, a header first: (benchmark, podvisor, baseline,
+    ratio, notes)."""
     rows = [("benchmark", "podvisor", "baseline", "ratio", "notes")]
     for kind, what in (("start", "RuntimeDefault"), ("start_unconfined", "Unconfined")):
         if kind in r:
@@ -81,6 +83,12 @@ def table(r):
                          f"containers that logged their SIGTERM under podman, per run: "
                          f"{p['stop_containers_exited_on_sigterm']} of {len(REGULARS + SIDECARS_STOP)} "
                          f"(podvisor: all, in order)"))
+    return rows
+
+
+def table(r):
+    """The table bench.py prints."""
+    rows = rows_of(r)
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = []
     for k, row in enumerate(rows):
@@ -88,3 +96,19 @@ def table(r):
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def markdown(r):
+    """The same rows as a Markdown table, for the README."""
+    rows = rows_of(r)
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    # python3 bench/report.py RESULTS.json: the README's table of a run.
+    import json
+    import sys
+    with open(sys.argv[1]) as f:
+        print(markdown(json.load(f)))
