@@ -21,6 +21,7 @@ import os
 import resource
 import shutil
 import subprocess
+import tempfile
 
 from pods import REGULARS, log, median, now_ms, read_events, wait_events
 
@@ -164,7 +165,9 @@ def bench_podman(env, runc, reps, results, pod, sidecars_start, sidecars_stop):
         results["podman"] = {"skipped": why}
         return
     regulars = REGULARS
-    pm = Podman(os.path.join(env.work, "podman"), os.path.join(env.state_root, "podman"), runc)
+    # podman refuses a runroot path longer than 50 characters.
+    pm = Podman(os.path.join(env.work, "podman"),
+                tempfile.mkdtemp(prefix="pvb-podman-", dir=os.path.dirname(env.state_root)), runc)
     try:
         pm.import_rootfs(os.path.join(env.image, "rootfs"))
         times = {"start": [], "stop": [], "stop_sigterm_exits": []}
