@@ -19,7 +19,7 @@ comparison is a ratio against a baseline measured in the same run:
            portmap, firewall on a bridge of the benchmark's own) against
            `--network none`: the cost of the pod network
   scale    200 containers in one pod: start, run, stop; time per container
-  podman   `podman kube play` / `down` of the start pod, when installed
+  podman   `podman kube play` / `down` of the start and stop pods (bench/podman.py)
   static   the static build (scripts/build-static.sh): its size and ldd
            against the default build, the supervisor's RSS and PSS with
            10 and 100 containers, against the goals of 4 and 8 MiB
@@ -30,253 +30,38 @@ Containers run the static test helper in a busybox rootfs; its
 "<RFC3339 ms> NAME VERB" lines in a shared hostPath file give the times at
 which containers started and received their stop signal, for podvisor and
 the baseline alike. Needs root and runc.
+
+pods.py holds what the benchmarks share (paths, pods, the supervisor, the
+baseline's bundles), report.py the table, podman.py the podman runner.
 """
 import argparse
 import datetime
 import json
 import os
-import shlex
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNC = shutil.which("runc") or "/usr/sbin/runc"
-HELPER_IN_CONTAINER = "/podvisor-test-helper"
-
-
-def now_ms():
-    return time.time() * 1000.0
-
-
-def log(msg):
-    print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-def run(argv, check=True, **kw):
-    r = subprocess.run(argv, capture_output=True, text=True, **kw)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {r.returncode}: {r.stderr.strip()}")
-    return r
-
-
-def run_detached(argv, errfile):
-    """A command that leaves a process behind (runc run -d, conmon): its
-    stdio must not be our pipes, or waiting for their EOF never ends."""
-    with open(errfile, "a") as err:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {r.returncode}; see {errfile}")
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
-
-
-class Env:
-    """Paths of one benchmark run: binaries, a busybox image, scratch dirs."""
-
-    def __init__(self, build, work, static_build=None):
-        self.podvisor = os.path.join(build, "podvisor")
-        self.static_podvisor = os.path.join(static_build or build + "-static", "podvisor")
-        self.helper = os.path.join(build, "tests", "podvisor-test-helper")
-        self.work = work
-        self.image = os.path.join(work, "image")
-        run(["bash", os.path.join(ROOT, "scripts", "make-rootfs.sh"), self.image])
-        shutil.copy(self.helper, os.path.join(self.image, "rootfs", "podvisor-test-helper"))
-        self.counter = 0
-
-    def scratch(self, name):
-        self.counter += 1
-        d = os.path.join(self.work, f"{self.counter:03d}-{name}")
-        os.makedirs(d)
-        shared = os.path.join(d, "shared")
-        os.makedirs(shared)
-        os.chmod(shared, 0o777)
-        return d
-
-
-# ---------------------------------------------------------------- pods
-
-def helper_cmd(name, *args):
-    return [HELPER_IN_CONTAINER, "--log", name, "--log-file", "/shared/events.log", *args]
-
-
-def container(name, cmd, sidecar=False, probes=None):
-    c = {"name": name, "image": "bb", "command": cmd,
-         "volumeMounts": [{"name": "shared", "mountPath": "/shared"}]}
-    if sidecar:
-        c["restartPolicy"] = "Always"
-    if probes:
-        c.update(probes)
-    return c
-
-
-def pod_manifest(name, inits, sidecars, regulars, shared, grace=10):
-    """inits/sidecars/regulars: lists of container dicts."""
-    return {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-        "spec": {
-            "restartPolicy": "Never",
-            "terminationGracePeriodSeconds": grace,
-            "volumes": [{"name": "shared", "hostPath": {"path": shared, "type": "Directory"}}],
-            "initContainers": inits + sidecars,
-            "containers": regulars,
-        },
-    }
-
-
-def write_bundle(env, d, manifest):
-    bundle = os.path.join(d, "bundle")
-    os.makedirs(os.path.join(bundle, "images"))
-    # A copy, not a symlink: an image resolving outside the bundle is
-    # rejected (docs/INTERFACE.md "Bundle layout").
-    shutil.copytree(env.image, os.path.join(bundle, "images", "bb"), symlinks=True)
-    with open(os.path.join(bundle, "pod.json"), "w") as f:
-        json.dump(manifest, f)
-    return bundle
-
-
-def read_events(shared):
-    """{(name, verb): [ms, ...]} from the helper's event log."""
-    out = {}
-    try:
-        with open(os.path.join(shared, "events.log")) as f:
-            lines = f.readlines()
-    except FileNotFoundError:
-        return out
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 3:
-            continue
-        t = datetime.datetime.strptime(parts[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-            tzinfo=datetime.timezone.utc).timestamp() * 1000.0
-        out.setdefault((parts[1], parts[2]), []).append(t)
-    return out
-
-
-def wait_events(shared, keys, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        ev = read_events(shared)
-        if all(k in ev for k in keys):
-            return ev
-        time.sleep(0.02)
-    missing = [k for k in keys if k not in read_events(shared)]
-    raise RuntimeError(f"timed out waiting for helper events {missing[:5]}")
-
-
-class Supervisor:
-    """One `podvisor run` of a bundle, with its own state and log dirs."""
-
-    def __init__(self, env, d, bundle, extra=("--network", "none"), binary=None):
-        self.env, self.d = env, d
-        self.binary = binary or env.podvisor
-        self.state = os.path.join(d, "state")
-        self.logs = os.path.join(d, "logs")
-        self.stderr = open(os.path.join(d, "run.stderr"), "w")
-        self.t0 = now_ms()
-        self.proc = subprocess.Popen(
-            [self.binary, "run", "--runtime", RUNC, "--state-dir", self.state, "--log-dir", self.logs,
-             "--cgroup-parent", "/podvisor-bench", *extra, bundle],
-            stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr)
-
-    def client(self, *args):
-        return run([self.env.podvisor, *args, "--state-dir", self.state])
-
-    def status(self):
-        r = run([self.env.podvisor, "status", "-o", "json", "--state-dir", self.state], check=False)
-        return json.loads(r.stdout) if r.returncode == 0 else None
-
-    def wait_running(self, n, timeout=300):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"podvisor run ended early; see {self.stderr.name}")
-            s = self.status()
-            if s:
-                cs = s.get("status", {}).get("containerStatuses", [])
-                if sum(1 for c in cs if "running" in c.get("state", {})) >= n:
-                    return s
-            time.sleep(0.1)
-        raise RuntimeError(f"fewer than {n} containers running after {timeout} s")
-
-    def stop(self, timeout=300):
-        """Stop request to process end, in ms."""
-        t0 = now_ms()
-        run([self.env.podvisor, "stop", "--no-wait", "--state-dir", self.state])
-        self.proc.wait(timeout)
-        took = now_ms() - t0
-        self.stderr.close()
-        return took
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(120)
-        self.stderr.close()
-
-
-# ---------------------------------------------------------------- baseline bundles
-
-def baseline_bundles(env, d, manifest):
-    """runc bundles for the baseline: the config podvisor itself generates
-    for each container (`podvisor oci-config`: same process, capabilities,
-    seccomp profile, masked paths, mounts), minus what only a pod has: the
-    rootfs is the image's, read-only, instead of a per-instance overlay,
-    each container gets fresh namespaces instead of joining the pod's, and
-    the pod's /etc files, /dev/shm and termination-log mounts are left out."""
-    src = os.path.join(d, "baseline-src")
-    os.makedirs(src)
-    bundle = write_bundle(env, src, manifest)
-    fake_state = os.path.join(d, "no-state")
-    bundles = os.path.join(d, "bundles")
-    spec = manifest["spec"]
-    names = [c["name"] for c in spec.get("initContainers", []) + spec["containers"]]
-    template = None
-    for i, name in enumerate(names):
-        if template is None or i < 8:
-            cfg = json.loads(run([env.podvisor, "oci-config", "--state-dir", fake_state, bundle, name]).stdout)
-            template = cfg
-        else:  # identical containers but for their command: reuse the last config
-            cfg = json.loads(json.dumps(template))
-            c = next(c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] == name)
-            cfg["process"]["args"] = c["command"]
-        cfg["root"] = {"path": os.path.join(env.image, "rootfs"), "readonly": True}
-        cfg["mounts"] = [m for m in cfg["mounts"] if not m.get("source", "").startswith(fake_state)]
-        cfg["linux"]["namespaces"] = [{"type": ns["type"]} for ns in cfg["linux"]["namespaces"]]
-        cfg["linux"].pop("cgroupsPath", None)  # runc's default /<id>, removed by delete
-        os.makedirs(os.path.join(bundles, name))
-        with open(os.path.join(bundles, name, "config.json"), "w") as f:
-            json.dump(cfg, f)
-    return bundles
-
-
-def runc_cleanup(root):
-    if not os.path.isdir(root):
-        return
-    r = run([RUNC, "--root", root, "list", "-q"], check=False)
-    for cid in r.stdout.split():
-        run([RUNC, "--root", root, "delete", "--force", cid], check=False)
-
+import podman
+import static_client
+from pods import (CPU_SCENARIOS, HELPER_IN_CONTAINER, INITS, REGULARS, ROOT, RUNC, SIDECARS_START,
+                  SIDECARS_STOP, Env, Supervisor, baseline_bundles, container, helper_cmd, log,
+                  median, now_ms, pod_manifest, read_events, run, run_detached, runc_cleanup,
+                  wait_events, write_bundle)
+from report import table
 
 # ---------------------------------------------------------------- start and stop
 
-INITS = ["init"]
-SIDECARS_START = ["side-1", "side-2"]
-SIDECARS_STOP = ["side-1", "side-2", "side-3"]
-REGULARS = ["app-1", "app-2", "app-3"]
 
-
-def start_stop_pod(shared, sidecars):
+def start_stop_pod(shared, sidecars, seccomp="RuntimeDefault"):
     return pod_manifest(
         "bench", [container(n, helper_cmd(n, "exit", "0")) for n in INITS],
         [container(n, helper_cmd(n, "trap-sigterm", "0", "0"), sidecar=True) for n in sidecars],
-        [container(n, helper_cmd(n, "trap-sigterm", "0", "0")) for n in REGULARS], shared)
+        [container(n, helper_cmd(n, "trap-sigterm", "0", "0")) for n in REGULARS], shared,
+        seccomp=seccomp)
 
 
 def steps(ev, sidecars):
@@ -292,13 +77,18 @@ def steps(ev, sidecars):
     return out
 
 
-def bench_podvisor_start_stop(env, sidecars):
+def bench_podvisor_start_stop(env, sidecars, seccomp):
     d = env.scratch("podvisor")
     shared = os.path.join(d, "shared")
-    sv = Supervisor(env, d, write_bundle(env, d, start_stop_pod(shared, sidecars)))
+    sv = Supervisor(env, d, write_bundle(env, d, start_stop_pod(shared, sidecars, seccomp)))
     try:
         ev = wait_events(shared, [(n, "Started") for n in REGULARS])
         start = max(ev[(n, "Started")][0] for n in REGULARS) - sv.t0
+        # A container's process may run its first line well after its
+        # `start` returned on a loaded host, and a SIGTERM before its
+        # handler is installed is lost (PID 1 of a pid namespace): the
+        # stop waits for every container, sidecars included.
+        wait_events(shared, [(n, "Started") for n in sidecars])
         sv.wait_running(len(REGULARS))
         stop = sv.stop()
         ev = read_events(shared)
@@ -307,38 +97,48 @@ def bench_podvisor_start_stop(env, sidecars):
         sv.kill()
 
 
-def bench_baseline_start_stop(env, sidecars):
+def bench_baseline_start_stop(env, sidecars, seccomp):
     d = env.scratch("baseline")
     shared = os.path.join(d, "shared")
-    root = os.path.join(d, "runc")
-    bundles = baseline_bundles(env, d, start_stop_pod(shared, sidecars))
+    root = env.state_path(d, "runc")
+    bundles = baseline_bundles(env, d, start_stop_pod(shared, sidecars, seccomp))
     script = os.path.join(ROOT, "bench", "baseline.sh")
     try:
         t0 = now_ms()
         run([script, "start", root, bundles, " ".join(INITS), " ".join(sidecars), " ".join(REGULARS)])
         ev = wait_events(shared, [(n, "Started") for n in REGULARS])
         start = max(ev[(n, "Started")][0] for n in REGULARS) - t0
+        wait_events(shared, [(n, "Started") for n in sidecars])  # as for podvisor, above
         t0 = now_ms()
-        run([script, "stop", root, " ".join(sidecars), " ".join(REGULARS)])
+        run([script, "stop", root, " ".join(sidecars), " ".join(REGULARS)], timeout=120)
         stop = now_ms() - t0
         return start, stop, steps(read_events(shared), sidecars)
     finally:
         runc_cleanup(root)
 
 
+# The start is measured with the same seccomp setting on both sides, once
+# with the RuntimeDefault profile and once Unconfined (issue 17: each
+# must be <= 1.0x the baseline); the stop with RuntimeDefault.
+START_STOP_KINDS = (("start", SIDECARS_START, "RuntimeDefault"),
+                    ("start_unconfined", SIDECARS_START, "Unconfined"),
+                    ("stop", SIDECARS_STOP, "RuntimeDefault"))
+
+
 def bench_start_stop(env, reps, results):
-    for kind, sidecars in (("start", SIDECARS_START), ("stop", SIDECARS_STOP)):
+    for kind, sidecars, seccomp in START_STOP_KINDS:
         pv, base, pv_steps, base_steps = [], [], [], []
         for i in range(reps):
             log(f"{kind}: run {i + 1}/{reps}")
-            s, t, st = bench_podvisor_start_stop(env, sidecars)
-            pv.append(s if kind == "start" else t)
-            pv_steps += st
-            s, t, st = bench_baseline_start_stop(env, sidecars)
-            base.append(s if kind == "start" else t)
-            base_steps += st
+            # Alternating which goes first, so that neither always runs
+            # on a cache the other warmed.
+            order = (bench_podvisor_start_stop, bench_baseline_start_stop)
+            for f in (order if i % 2 == 0 else order[::-1]):
+                s, t, st = f(env, sidecars, seccomp)
+                (pv if f is bench_podvisor_start_stop else base).append(s if kind != "stop" else t)
+                (pv_steps if f is bench_podvisor_start_stop else base_steps).extend(st)
         entry = {"podvisor_ms": median(pv), "baseline_ms": median(base),
-                 "ratio": median(pv) / median(base), "runs": reps,
+                 "ratio": median(pv) / median(base), "runs": reps, "seccomp": seccomp,
                  "podvisor_all_ms": pv, "baseline_all_ms": base}
         if kind == "stop":
             entry["step_ms"] = {"podvisor": median(pv_steps), "baseline": median(base_steps),
@@ -417,7 +217,7 @@ def bench_kill(env, reps, results):
     manifest = pod_manifest("killbench", [], [], [container("app", helper_cmd("app", "sleep", "100000000"))],
                             shared)
     sv = Supervisor(env, d, write_bundle(env, d, manifest))
-    base_root = os.path.join(d, "runc")
+    base_root = env.state_path(d, "runc")
     bundles = baseline_bundles(env, d, manifest)
     try:
         sv.wait_running(1)
@@ -467,15 +267,6 @@ def cpu_percent(pid, seconds):
     return 100.0 * (c1 - c0) / hz / (t1 - t0)
 
 
-# The CPU scenarios: the issue's goal is about 100 containers with a 1 s
-# tcpSocket or httpGet probe; "mixed" doubles the rate with a readiness and
-# a liveness probe per container, half of them of each kind.
-CPU_SCENARIOS = {
-    "tcpSocket": "100 containers, a 1 s tcpSocket probe each",
-    "httpGet": "100 containers, a 1 s httpGet probe each",
-    "mixed": "100 containers, 200 probes/s (readiness+liveness, tcp/http)",
-}
-
 
 def many_pod(name, n, shared, probes=None):
     regs = []
@@ -509,7 +300,7 @@ def conmon_memory(env, n):
         return None
     d = env.scratch(f"conmon-{n}")
     shared = os.path.join(d, "shared")
-    root = os.path.join(d, "runc")
+    root = env.state_path(d, "runc")
     regs = [container(f"c{i}", [HELPER_IN_CONTAINER, "sleep", "100000000"]) for i in range(n)]
     bundles = baseline_bundles(env, d, pod_manifest("conmon", [], [], regs, shared))
     pids = []
@@ -614,7 +405,7 @@ def bench_scale(env, n, results):
         started_once = sum(1 for i in range(n) if len(ev.get((f"c{i}", "Started"), [])) == 1)
     finally:
         sv.kill()
-    left = run([RUNC, "--root", os.path.join(d, "state", "scale", "runtime"), "list", "-q"], check=False)
+    left = run([RUNC, "--root", os.path.join(sv.state, "scale", "runtime"), "list", "-q"], check=False)
     results["scale"] = {"containers": n, "start_ms": start, "stop_ms": stop,
                         "start_ms_per_container": start / n, "stop_ms_per_container": stop / n,
                         "all_started_once": started_once == n, "all_exited_on_sigterm": exited == n,
@@ -623,215 +414,15 @@ def bench_scale(env, n, results):
                         and not left.stdout.split()}
 
 
-# ---------------------------------------------------------------- static build (issue 17, points 1-3)
-#
-# The static binary (scripts/build-static.sh): its size and linkage, the
-# supervisor's memory with it, and how long the client commands take,
-# each against its goal and, where there is one, a same-run baseline.
-
-STATIC_SIZE_GOAL = 8 * 1024 * 1024  # 8 MiB, as scripts/build-static.sh checks
-STATIC_RSS_GOAL_KIB = {10: 4 * 1024, 100: 8 * 1024}
-CLIENT_GOAL_MS = 1.0
-CLIENT_KILL_RATIO_GOAL = 0.2
-
-
-def shared_libraries(binary):
-    """The libraries ldd lists (None: not a dynamic executable)."""
-    r = subprocess.run(["ldd", binary], capture_output=True, text=True)
-    if r.returncode != 0:
-        return None
-    return [l.split()[0] for l in r.stdout.splitlines() if l.strip() and "vdso" not in l]
-
-
-def bench_static_size(env, results):
-    libs = shared_libraries(env.static_podvisor)
-    size = os.path.getsize(env.static_podvisor)
-    dyn_libs = shared_libraries(env.podvisor)
-    results["static"] = {
-        "binary": env.static_podvisor, "size_bytes": size, "goal_bytes": STATIC_SIZE_GOAL,
-        "not_dynamic": libs is None, "libraries": libs or [],
-        "default_build_size_bytes": os.path.getsize(env.podvisor),
-        "default_build_libraries": len(dyn_libs or []),
-        "within_goal": libs is None and size <= STATIC_SIZE_GOAL}
-
-
-def bench_static_memory(env, results):
-    mem = {}
-    for n in (10, 100):
-        d = env.scratch(f"static-mem-{n}")
-        shared = os.path.join(d, "shared")
-        sv = Supervisor(env, d, write_bundle(env, d, many_pod(f"smem{n}", n, shared)),
-                        binary=env.static_podvisor)
-        try:
-            log(f"static: memory of a pod of {n} containers")
-            sv.wait_running(n)
-            time.sleep(1)
-            m = supervisor_memory(sv)
-            sv.stop()
-        finally:
-            sv.kill()
-        m["goal_rss_kib"] = STATIC_RSS_GOAL_KIB[n]
-        m["within_goal"] = m["rss_kib"] <= STATIC_RSS_GOAL_KIB[n]
-        mem[str(n)] = m
-    results.setdefault("static", {})["memory"] = mem
-
-
-def hyperfine_medians(commands, runs, out):
-    """Median wall time in ms of each command (argv lists), interleaved
-    by hyperfine in one run; -N: no shell in between."""
-    argv = ["hyperfine", "-N", "--style", "none", "--warmup", "3", "--runs", str(runs),
-            "--export-json", out] + [" ".join(shlex.quote(a) for a in c) for c in commands]
-    run(argv)
-    with open(out) as f:
-        return [r["median"] * 1000 for r in json.load(f)["results"]]
-
-
-def bench_client(env, reps, results):
-    """podvisor kill/status/stop (static binary) against runc kill, in the
-    same run: process start, one control-socket request, exit."""
-    if not shutil.which("hyperfine"):
-        results["client"] = {"skipped": "hyperfine is not installed"}
-        return
-    d = env.scratch("client")
-    shared = os.path.join(d, "shared")
-    # The container's init is PID 1 of its namespace: SIGTERM without a
-    # handler does nothing, so the pod keeps terminating through the
-    # repeated stop requests until the last one shortens the grace to 0.
-    manifest = pod_manifest("clientbench", [], [], [container("app", helper_cmd("app", "sleep", "100000000"))],
-                            shared, grace=300)
-    sv = Supervisor(env, d, write_bundle(env, d, manifest), binary=env.static_podvisor)
-    base_root = os.path.join(d, "runc")
-    bundles = baseline_bundles(env, d, manifest)
-    pv = env.static_podvisor
-    try:
-        sv.wait_running(1)
-        run_detached([RUNC, "--root", base_root, "run", "-d", "--bundle", os.path.join(bundles, "app"), "app"],
-                     os.path.join(d, "runc.err"))
-        log("client: podvisor kill/status vs runc kill")
-        kill, status, runc_kill = hyperfine_medians(
-            [[pv, "kill", "clientbench", "app", "WINCH", "--state-dir", sv.state],
-             [pv, "status", "clientbench", "--state-dir", sv.state],
-             [RUNC, "--root", base_root, "kill", "app", "WINCH"]], reps, os.path.join(d, "hf1.json"))
-        log("client: podvisor stop --no-wait")
-        (stop,) = hyperfine_medians(
-            [[pv, "stop", "clientbench", "--no-wait", "--state-dir", sv.state]], reps,
-            os.path.join(d, "hf2.json"))
-        run([pv, "stop", "clientbench", "--grace", "0", "--no-wait", "--state-dir", sv.state])
-        sv.proc.wait(120)
-        results["client"] = {
-            "kill_ms": kill, "status_ms": status, "stop_ms": stop, "runc_kill_ms": runc_kill,
-            "kill_ratio": kill / runc_kill, "runs": reps, "goal_ms": CLIENT_GOAL_MS,
-            "goal_kill_ratio": CLIENT_KILL_RATIO_GOAL,
-            "within_goal": max(kill, status, stop) <= CLIENT_GOAL_MS
-            and kill / runc_kill <= CLIENT_KILL_RATIO_GOAL}
-    finally:
-        sv.kill()
-        runc_cleanup(base_root)
-
-
-def static_rows(r):
-    """The table's rows of the static build (issue 17)."""
-    rows = []
-    s = r.get("static", {})
-    if "size_bytes" in s:
-        linkage = "not a dynamic executable" if s["not_dynamic"] else f"{len(s['libraries'])} libraries"
-        rows.append(("static binary size", fmt(s["size_bytes"] / 2**20, " MiB"),
-                     fmt(s["default_build_size_bytes"] / 2**20, " MiB"),
-                     fmt(s["size_bytes"] / s["default_build_size_bytes"]),
-                     f"ldd: {linkage}; default build: {s['default_build_libraries']} libraries; goal <= 8 MiB"))
-    for n, m in sorted(s.get("memory", {}).items(), key=lambda kv: int(kv[0])):
-        rows.append((f"static, {n} containers, RSS / PSS", fmt(m["rss_kib"] / 1024, " MiB"),
-                     fmt(m["pss_kib"] / 1024, " MiB"), "-",
-                     f"RSS goal <= {m['goal_rss_kib'] // 1024} MiB: {'met' if m['within_goal'] else 'MISSED'}"))
-    c = r.get("client", {})
-    if "skipped" in c:
-        rows.append(("client commands", "-", "-", "-", c["skipped"]))
-    elif c:
-        rows.append(("podvisor kill (client)", fmt(c["kill_ms"], " ms"), fmt(c["runc_kill_ms"], " ms"),
-                     fmt(c["kill_ratio"]), f"vs runc kill; goal <= 1 ms and <= 0.2x; {c['runs']} runs"))
-        rows.append(("podvisor status NAME (client)", fmt(c["status_ms"], " ms"), fmt(c["runc_kill_ms"], " ms"),
-                     fmt(c["status_ms"] / c["runc_kill_ms"]), "goal <= 1 ms"))
-        rows.append(("podvisor stop --no-wait (client)", fmt(c["stop_ms"], " ms"), fmt(c["runc_kill_ms"], " ms"),
-                     fmt(c["stop_ms"] / c["runc_kill_ms"]), "goal <= 1 ms"))
-    return rows
-
-
-# ---------------------------------------------------------------- report
-
-def fmt(v, unit=""):
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.1f}{unit}" if abs(v) >= 10 else f"{v:.2f}{unit}"
-    return f"{v}{unit}"
-
-
-def table(r):
-    rows = [("benchmark", "podvisor", "baseline", "ratio", "notes")]
-    if "start" in r:
-        e = r["start"]
-        rows.append(("pod start (1 init, 2 sidecars, 3 regular)", fmt(e["podvisor_ms"], " ms"),
-                     fmt(e["baseline_ms"], " ms"), fmt(e["ratio"]), f"baseline.sh with runc; {e['runs']} runs"))
-    if "stop" in r:
-        e = r["stop"]
-        rows.append(("pod stop (3 sidecars, reverse order)", fmt(e["podvisor_ms"], " ms"),
-                     fmt(e["baseline_ms"], " ms"), fmt(e["ratio"]), f"{e['runs']} runs"))
-        s = e["step_ms"]
-        rows.append(("  one ordering step (exit -> next signal)", fmt(s["podvisor"], " ms"),
-                     fmt(s["baseline"], " ms"), fmt(s["podvisor"] / s["baseline"] if s["baseline"] else None),
-                     f"max {fmt(s['podvisor_max'])} / {fmt(s['baseline_max'])} ms"))
-    if "network" in r:
-        e = r["network"]
-        if "skipped" in e:
-            rows.append(("pod start, --network cni vs none", "-", "-", "-", e["skipped"]))
-        else:
-            rows.append(("pod start, --network cni vs none", fmt(e["cni_ms"], " ms"),
-                         fmt(e["none_ms"], " ms"), fmt(e["cni_ms"] / e["none_ms"]),
-                         f"the network costs {fmt(e['cost_ms'], ' ms')}; {e['runs']} runs"))
-    if "kill" in r:
-        e = r["kill"]
-        rows.append(("signal delivery", fmt(e["podvisor_ms"], " ms"), fmt(e["baseline_ms"], " ms"),
-                     fmt(e["ratio"]), f"podvisor kill vs runc kill; {e['runs']} runs"))
-    for n, e in sorted(r.get("memory", {}).items(), key=lambda kv: int(kv[0])):
-        c = e.get("conmon")
-        rows.append((f"memory, {n} containers (PSS)", fmt(e["podvisor"]["pss_kib"] / 1024, " MiB"),
-                     fmt(c["pss_kib"] / 1024, " MiB") if c else "-", fmt(e.get("pss_ratio")),
-                     f"vs {n} conmons" if c else e.get("conmon_skipped", "")))
-        rows.append((f"memory, {n} containers (RSS)", fmt(e["podvisor"]["rss_kib"] / 1024, " MiB"),
-                     fmt(c["rss_kib"] / 1024, " MiB") if c else "-", fmt(e.get("rss_ratio")), ""))
-    if "cpu" in r:
-        e = r["cpu"]
-        for kind, s in e["scenarios"].items():
-            goal = "" if kind == "mixed" else f"; goal < 2 %: {'met' if s['within_goal'] else 'MISSED'}"
-            rows.append((f"CPU, {CPU_SCENARIOS[kind]}", fmt(s["probed_percent"], " %"),
-                         fmt(e["baseline_percent"], " %"), fmt(s["ratio"]),
-                         f"of one core, {s['ready_containers']} ready{goal}"))
-    if "scale" in r:
-        e = r["scale"]
-        rows.append((f"scale: {e['containers']} containers, start", fmt(e["start_ms_per_container"], " ms/ctr"),
-                     "-", "-", f"total {fmt(e['start_ms'] / 1000, ' s')}; correct: {e['correct']}"))
-        rows.append((f"scale: {e['containers']} containers, stop", fmt(e["stop_ms_per_container"], " ms/ctr"),
-                     "-", "-", f"total {fmt(e['stop_ms'] / 1000, ' s')}"))
-    rows.extend(static_rows(r))
-    p = r.get("podman", {})
-    rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "")))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = []
-    for k, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, shorter windows, 50-container scale")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=None, help="JSON file (default bench/results/<time>.json)")
     ap.add_argument("--static-build", default=os.path.join(ROOT, "build-static"),
                     help="the -Dstatic=true build (scripts/build-static.sh)")
-    ap.add_argument("--out", default=None, help="JSON file (default bench/results/<time>.json)")
-    ap.add_argument("--only", default="", help="comma list: start,network,kill,memory,scale,static,client")
+    ap.add_argument("--only", default="",
+                    help="comma list: start,network,kill,memory,scale,podman,static,client")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (runc creates namespaces, mounts and cgroups)")
@@ -842,6 +433,7 @@ def main():
                            "runc": run([RUNC, "--version"]).stdout.splitlines()[0]},
                "quick": args.quick, "time": datetime.datetime.utcnow().isoformat() + "Z"}
     work = tempfile.mkdtemp(prefix="podvisor-bench-")
+    env = None
     try:
         env = Env(args.build, work, args.static_build)
         if not only or "start" in only:
@@ -855,16 +447,22 @@ def main():
         if not only or "scale" in only:
             bench_scale(env, 50 if args.quick else 200, results)
         if not only or "static" in only:
-            bench_static_size(env, results)
-            bench_static_memory(env, results)
+            static_client.bench_static_size(env, results)
+            static_client.bench_static_memory(env, results, many_pod, supervisor_memory)
         if not only or "client" in only:
-            bench_client(env, 30 if args.quick else 100, results)
-        # Where podman exists the comparison belongs here; it is not on this
-        # machine (nor in Debian's mirror setup of the test hosts), so it
-        # cannot be written and checked here, and is reported as skipped.
-        results["podman"] = {"skipped": "podman is not installed" if not shutil.which("podman")
-                             else "podman found, but bench.py has no podman runner yet"}
+            static_client.bench_client(env, 30 if args.quick else 100, results)
+        if not only or "podman" in only:
+            # Last, and never the end of the run: a podman failure is a row
+            # of the table, not the loss of everything measured before.
+            try:
+                podman.bench_podman(env, RUNC, reps, results,
+                                    lambda shared, sc: start_stop_pod(shared, sc, "RuntimeDefault"),
+                                    SIDECARS_START, SIDECARS_STOP)
+            except (RuntimeError, subprocess.SubprocessError) as e:
+                results["podman"] = {"skipped": f"podman failed: {e}"}
     finally:
+        if env is not None:
+            shutil.rmtree(env.state_root, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     out = args.out or os.path.join(ROOT, "bench", "results",
                                    datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ") + ".json")

@@ -13,7 +13,16 @@
 #     pod's final line, podvisor.exit=reboot;
 #   boot "nested": --cgroup-parent=self (podvisor.cgroup-parent=self): the
 #     supervisor in the leaf _supervisor of its own cgroup, the pod cgroup
-#     beside it with the controllers delegated, the leaf left cleanly.
+#     beside it with the controllers delegated, the leaf left cleanly;
+#   boot "shell": a shell as /init (rdinit=/shell-init) running
+#     `podvisor run` itself: first with the kernel unable to load the
+#     overlay module (one error naming `modprobe overlay`, exit 3, no
+#     crash loop), then as usual (the initramfs root detected, the
+#     runtime run with --no-pivot).
+# podvisor is BUILD_DIR/podvisor (TIER4_PODVISOR overrides it): a static
+# build (meson setup -Dstatic=true) is one file in the initramfs, a
+# dynamic one is copied with every library ldd names; the case
+# Initramfs_StaticPodvisorIsOneFile says which it was.
 # Containers cannot write to the console themselves, so each pod has a
 # privileged sidecar, declared first and therefore stopped last (S5.4),
 # that copies the report the others wrote into a shared emptyDir to
@@ -32,7 +41,7 @@ build=${1:-build}
 build=$(cd "$build" && pwd)
 cache=$build/tier4-cache
 xml=$build/tier4.xml
-podvisor=$build/podvisor
+podvisor=${TIER4_PODVISOR:-$build/podvisor}
 helper=$build/tests/podvisor-test-helper
 boot_timeout=${TIER4_BOOT_TIMEOUT:-300}
 
@@ -68,7 +77,8 @@ skip_all() {
            S9_5_OomKilledAndRestarted Pid1_OrphansReaped InitMode_FinalLineAndPowerOff \
            S1_Order_InitsAndSidecarsWithCrun S5_4_SidecarsStoppedInReverse \
            InitMode_FailedPodAndReboot CgroupParentSelf_PodBesideSupervisorLeaf \
-           CgroupParentSelf_LeafLeftCleanly; do
+           CgroupParentSelf_LeafLeftCleanly Initramfs_StaticPodvisorIsOneFile \
+           NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected; do
     skip "$c" "$1"
   done
   write_xml
@@ -118,6 +128,7 @@ copy_with_libs() {  # copy_with_libs BINARY DEST: the binary and every library l
 }
 mkdir -p "$root"/{dev,proc,sys,run,tmp,sbin,bin,var/log,etc}
 copy_with_libs "$podvisor" /init
+podvisor_libs=$(ldd "$podvisor" 2>/dev/null | grep -c '/' || true)
 copy_with_libs "$(command -v crun)" /usr/bin/crun
 install -m 0755 /bin/busybox "$root/bin/busybox"
 ln -s ../bin/busybox "$root/sbin/modprobe"
@@ -237,6 +248,33 @@ $reporter
     $mounts
 EOF
 
+# The shell boot's init: a shell that runs `podvisor run` the way a user of an
+# initramfs shell would, twice (see the top of this file).
+mkdir -p "$root/pods/shell"
+cat >"$root/pods/shell/pod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: shell}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: hello, image: /images/busybox, command: [$H, exit, "0"]}
+EOF
+cat >"$root/shell-init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /run; mount -t tmpfs tmpfs /tmp; mount -t cgroup2 cgroup2 /sys/fs/cgroup
+echo /nonexistent >/proc/sys/kernel/modprobe
+/init run --runtime crun /pods/shell
+echo "T4S no-overlay exit=$?"
+echo /sbin/modprobe >/proc/sys/kernel/modprobe
+/init run --runtime crun /pods/shell
+echo "T4S run exit=$?"
+poweroff -f
+EOF
+chmod 0755 "$root/shell-init"
+
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initrd"
 
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer
@@ -255,7 +293,30 @@ boot() {  # boot NAME APPEND: boots the VM, console to $build/tier4-NAME.console
 boot limits "podvisor.bundle=/pods/limits podvisor.runtime=crun" &
 boot order "podvisor.bundle=/pods/order podvisor.exit=reboot" &
 boot nested "podvisor.bundle=/pods/nested podvisor.runtime=crun podvisor.cgroup-parent=self" &
+boot shell "rdinit=/shell-init" &
 wait
+
+# --- the initramfs itself -----------------------------------------------------------
+if ((podvisor_libs == 0)); then
+  pass Initramfs_StaticPodvisorIsOneFile
+else
+  skip Initramfs_StaticPodvisorIsOneFile "$podvisor is dynamically linked: /init came with $podvisor_libs libraries (build with meson setup -Dstatic=true)"
+fi
+
+# --- boot "shell": podvisor run from an initramfs shell ------------------------------------
+c=$build/tier4-shell.console
+if grep -qx "T4S no-overlay exit=3" "$c" && grep -q "overlayfs is not available.*modprobe overlay" "$c" &&
+   (($(grep -c "overlayfs is not available" "$c") == 1)); then
+  pass NoOverlayfs_OneErrorNamingModprobe
+else
+  fail NoOverlayfs_OneErrorNamingModprobe "'$(grep -E 'T4S no-overlay|overlayfs' "$c" | head -3 | tr '\n' '|' || true)'"
+fi
+if grep -qx "T4S run exit=0" "$c" && grep -q "initramfs: running the runtime with --no-pivot" "$c" &&
+   ! grep -q "pivot_root" "$c"; then
+  pass RunFromInitramfsShell_NoPivotDetected
+else
+  fail RunFromInitramfsShell_NoPivotDetected "'$(grep -E 'T4S run|pivot' "$c" | head -3 | tr '\n' '|' || true)'"
+fi
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "pod/parse.h"
 #include "signals/reaper.h"
+#include "supervisor/executor/host_checks.h"
 
 namespace podvisor::cli {
 namespace {
@@ -78,21 +79,6 @@ void EnsureConsole() {
     if (::fcntl(fd, F_GETFD) < 0) ::dup2(console, fd);
   }
   if (console > 2) ::close(console);
-}
-
-// The initial rootfs (an initramfs) shows as fstype "rootfs" at "/".
-bool RootIsInitramfs() {
-  std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, mountpoint, field, fstype;
-    fields >> id >> parent >> dev >> root >> mountpoint;
-    while (fields >> field && field != "-") {
-    }
-    fields >> fstype;
-    if (mountpoint == "/" && fstype == "rootfs") return true;
-  }
-  return false;
 }
 
 std::string ReadAll(const char* path) {
@@ -190,7 +176,7 @@ int RunAsInit() {
   // expect a PATH.
   ::setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 0);
   InitConfig config = ParseKernelCmdline(ReadAll("/proc/cmdline"));
-  std::vector<std::string> args = InitRunArgs(config, RootIsInitramfs());
+  std::vector<std::string> args = InitRunArgs(config, supervisor::RootIsInitramfs());
   args.insert(args.begin(), "podvisor");
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);

@@ -25,6 +25,7 @@
 #include "pod/resources.h"
 #include "signals/reaper.h"
 #include "supervisor/executor/executor.h"
+#include "supervisor/executor/host_checks.h"
 #include "supervisor/sandbox/sandbox.h"
 
 namespace podvisor::cli {
@@ -219,6 +220,22 @@ int RunPod(RunOptions opts) {
     std::fprintf(stderr, "podvisor: %s\n", refused->c_str());
     return kExitUsage;
   }
+  // Before anything is made: a host that cannot run the pod fails once,
+  // naming why, rather than in every create, retried forever (S2.3).
+  supervisor::HostCheckOptions checks;
+  checks.privileged = root;
+  checks.overlay = sandbox;
+  checks.scratch_dir = std::filesystem::absolute(opts.state_dir);
+  if (auto s = supervisor::CheckHostForPod(checks); !s) {
+    std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+    return kExitHost;
+  }
+  // pivot_root(2) cannot move an initramfs, whichever way podvisor was
+  // started there (init mode or a shell's `podvisor run`).
+  if (!opts.no_pivot && supervisor::RootIsInitramfs()) {
+    spdlog::info("the root filesystem is an initramfs: running the runtime with --no-pivot");
+    opts.no_pivot = true;
+  }
   // --network host is hostNetwork: true for every pod (the host's network
   // and UTS namespaces, the host's /etc/hosts, podIP = hostIP).
   if (network.mode == network::NetworkMode::kHost) pod.spec.host_network = true;
@@ -360,7 +377,8 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   AddConfigFileOptions(*cmd, opts->config_files);
   cmd->add_flag("--no-pivot", opts->no_pivot,
-                "pass --no-pivot to the runtime (an initramfs root cannot pivot_root)");
+                "pass --no-pivot to the runtime (an initramfs root cannot pivot_root; "
+                "detected and set by itself)");
   cmd->add_option("--sandbox", opts->sandbox,
                   "auto (own namespaces when root), namespaces, or none (the host's)")
       ->check(CLI::IsMember({"auto", "namespaces", "none"}))

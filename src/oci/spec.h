@@ -102,7 +102,8 @@ Result<nlohmann::json> GenerateConfig(const pod::Pod& pod, const pod::Container&
 bool IsPrivileged(const pod::Container& container);
 bool HasReadOnlyRoot(const pod::Container& container);
 
-// Writes `config` to `file` atomically (temp file + rename), 0600.
+// Writes `config` to `file` atomically (temp file + rename), 0600; not
+// synced to disk (a config outlives no crash, see spec.cc).
 Status WriteConfigFile(const nlohmann::json& config, const std::filesystem::path& file);
 
 }  // namespace podvisor::oci

@@ -19,7 +19,6 @@
 #include "oci/image_cache.h"
 #include "oci/mounts.h"
 #include "oci/rootfs.h"
-#include "oci/rootfs_digest.h"
 #include "oci/volumes.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
@@ -106,6 +105,23 @@ Status Executor::Setup() {
   // rely on one being there.
   uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
   pod_.metadata.uid = uid_;  // the downward API's metadata.uid
+  // The sandbox's holder starts first and finishes starting while the
+  // images, recovery and directories below are done; it is waited for
+  // where its namespaces are first needed. Should set-up fail, the
+  // pending holder is killed with it.
+  std::optional<PendingSandbox> pending_sandbox;
+  if (options_.sandbox) {
+    SandboxOptions sb;
+    sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
+    sb.new_network = !pod_.spec.host_network;
+    sb.new_ipc = !pod_.spec.host_ipc;
+    sb.new_uts = !pod_.spec.host_network;
+    sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
+    sb.podvisor_exe = options_.podvisor_exe;
+    auto started = Sandbox::Start(sb);
+    if (!started) return started.take_error();
+    pending_sandbox.emplace(std::move(*started));
+  }
   // Images first: a missing image is the user's problem and must leave
   // nothing behind.
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
@@ -126,18 +142,10 @@ Status Executor::Setup() {
           }
           image_locks_.push_back(std::move(**held));
         }
-        // imageID (status_json.cc): the manifest digest of a layout, a
-        // content digest of a plain rootfs, computed once per image.
-        std::string id = image->manifest_digest;
-        for (const auto& [other, seen] : images_) {
-          if (id.empty() && seen.dir == image->dir) id = image_ids_[other];
-        }
-        if (id.empty()) {
-          auto digest = oci::RootfsDigest(image->rootfs);
-          if (!digest) return digest.take_error().Wrap("container " + c.name);
-          id = *digest;
-        }
-        image_ids_[c.name] = id;
+        // imageID (status_json.cc): the manifest digest of a layout; a plain
+        // rootfs's content digest is computed when a status first asks for
+        // it, since hashing the whole tree here delayed every pod's start.
+        if (!image->manifest_digest.empty()) image_ids_[c.name] = image->manifest_digest;
         images_.emplace(c.name, std::move(*image));
         break;
       }
@@ -164,15 +172,8 @@ Status Executor::Setup() {
   signal_fd_ = std::move(*sfd);
   if (auto s = loop_.Add(signal_fd_->fd(), EPOLLIN, [this](uint32_t) { OnSignal(); }); !s) return s;
 
-  if (options_.sandbox) {
-    SandboxOptions sb;
-    sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
-    sb.new_network = !pod_.spec.host_network;
-    sb.new_ipc = !pod_.spec.host_ipc;
-    sb.new_uts = !pod_.spec.host_network;
-    sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
-    sb.podvisor_exe = options_.podvisor_exe;
-    auto sandbox = Sandbox::Create(sb);
+  if (pending_sandbox) {
+    auto sandbox = pending_sandbox->WaitReady();
     if (!sandbox) return sandbox.take_error();
     sandbox_.emplace(std::move(*sandbox));
   }

@@ -199,6 +199,9 @@ class Executor {
   // control.cc: the control socket; status_json.cc: the v1 Pod.
   void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
   nlohmann::json StatusJson() const;
+  // The imageID of a container's image: its layout's manifest digest, or
+  // the content digest of its plain rootfs, computed once per image dir.
+  std::string ImageId(const std::string& container) const;
   nlohmann::json SummaryJson() const;
   nlohmann::json ExecCommand(const nlohmann::json& request);
 
@@ -210,9 +213,10 @@ class Executor {
   EventLoop loop_;
   Lifecycle lifecycle_;
   oci::PodLayout layout_;
-  std::map<std::string, oci::Image> images_;      // by container name
-  std::vector<Fd> image_locks_;                   // shared locks on the cache entries in use
-  std::map<std::string, std::string> image_ids_;  // by container: the status' imageID
+  std::map<std::string, oci::Image> images_;  // by container name
+  std::vector<Fd> image_locks_;               // shared locks on the cache entries in use
+  // By container: the status' imageID, filled on demand (ImageId).
+  mutable std::map<std::string, std::string> image_ids_;
   std::optional<Sandbox> sandbox_;
   std::optional<network::Attachment> network_;    // attached through CNI
   std::vector<std::string> pod_ips_;              // status.podIPs

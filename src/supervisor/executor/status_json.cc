@@ -21,6 +21,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include <spdlog/spdlog.h>
+
+#include "oci/rootfs_digest.h"
 #include "pod/serialize.h"
 
 namespace podvisor::supervisor {
@@ -90,6 +93,25 @@ void ApiServerDefaults(nlohmann::json& pod) {
 
 }  // namespace
 
+std::string Executor::ImageId(const std::string& container) const {
+  if (auto id = image_ids_.find(container); id != image_ids_.end()) return id->second;
+  auto image = images_.find(container);
+  if (image == images_.end()) return "";
+  for (const auto& [other, seen] : images_) {
+    if (auto id = image_ids_.find(other); id != image_ids_.end() && seen.dir == image->second.dir) {
+      return image_ids_[container] = id->second;
+    }
+  }
+  auto digest = oci::RootfsDigest(image->second.rootfs);
+  if (!digest) {
+    // The rootfs is in use by running containers; an unreadable entry
+    // costs the status its imageID, not the pod.
+    spdlog::warn("container {}: no imageID: {}", container, digest.error().message());
+    return image_ids_[container] = "";
+  }
+  return image_ids_[container] = *digest;
+}
+
 nlohmann::json Executor::StatusJson() const {
   nlohmann::json pod = pod::ToJson(pod_);
   pod["metadata"]["uid"] = uid_;
@@ -116,11 +138,7 @@ nlohmann::json Executor::StatusJson() const {
     auto it = pod["status"].find(list);
     if (it == pod["status"].end()) continue;
     for (auto& c : *it) {
-      if (auto id = image_ids_.find(c.value("name", "")); id != image_ids_.end()) {
-        c["imageID"] = id->second;
-      } else {
-        c["imageID"] = "";
-      }
+      c["imageID"] = ImageId(c.value("name", ""));
       if (auto cid = c.find("containerID");
           cid != c.end() && cid->is_string() && !cid->get<std::string>().empty()) {
         *cid = options_.runtime.name + "://" + cid->get<std::string>();

@@ -101,6 +101,12 @@ int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid) {
 }
 
 Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
+  auto pending = Start(options);
+  if (!pending) return pending.take_error();
+  return pending->WaitReady();
+}
+
+Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Error::FromErrno("pipe2");
   Fd read_end(fds[0]), write_end(fds[1]);
@@ -127,7 +133,12 @@ Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
   auto holder = signals::Spawn(spawn);
   if (!holder) return holder.take_error().Wrap("starting the pod sandbox");
   write_end.Reset();
+  return PendingSandbox(options, std::move(holder).value(), std::move(read_end));
+}
 
+Result<Sandbox> PendingSandbox::WaitReady() {
+  const SandboxOptions& options = options_;
+  Fd read_end = std::move(ready_);
   std::string line;
   char buf[64];
   for (;;) {
@@ -146,7 +157,7 @@ Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
     return Error("the pod sandbox failed to start (see its message above)");
   }
   if (options.new_pid && reaper <= 0) return Error("the pod sandbox has no pid namespace reaper");
-  return Sandbox(options, std::move(holder).value(), reaper);
+  return Sandbox(std::move(options_), std::move(holder_), reaper);
 }
 
 std::filesystem::path Sandbox::NsPath(pid_t pid, const char* ns) const {

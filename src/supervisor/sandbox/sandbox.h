@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "signals/child_process.h"
 
@@ -33,11 +34,34 @@ struct SandboxOptions {
   std::filesystem::path podvisor_exe = "/proc/self/exe";
 };
 
+class Sandbox;
+
+// A holder that was started and has not reported ready yet: its
+// namespaces exist (they are made before it execs), its hostname and
+// loopback may not. Destroying it kills the holder.
+class PendingSandbox {
+ public:
+  // Waits (bounded) for the holder's ready line.
+  Result<Sandbox> WaitReady();
+
+ private:
+  friend class Sandbox;
+  PendingSandbox(SandboxOptions options, signals::ChildProcess holder, Fd ready)
+      : options_(std::move(options)), holder_(std::move(holder)), ready_(std::move(ready)) {}
+  SandboxOptions options_;
+  signals::ChildProcess holder_;
+  Fd ready_;
+};
+
 class Sandbox {
  public:
   // Starts the holder and waits (bounded) for it to report ready. Needs
   // CAP_SYS_ADMIN; the caller decides what to do without it.
   static Result<Sandbox> Create(const SandboxOptions& options);
+  // Start without the wait, so that the caller can do other set-up while
+  // the holder (a fresh podvisor process) starts: it was a wait of tens
+  // of milliseconds before the pod's first container on a loaded host.
+  static Result<PendingSandbox> Start(const SandboxOptions& options);
 
   // Namespace paths for the OCI config; nullopt = the host's.
   std::optional<std::filesystem::path> network_ns() const;
@@ -54,6 +78,7 @@ class Sandbox {
   ~Sandbox() { Destroy(); }
 
  private:
+  friend class PendingSandbox;
   Sandbox(SandboxOptions options, signals::ChildProcess holder, pid_t pid_ns_init)
       : options_(std::move(options)), holder_(std::move(holder)), pid_ns_init_(pid_ns_init) {}
   std::filesystem::path NsPath(pid_t pid, const char* ns) const;
