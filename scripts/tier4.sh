@@ -121,7 +121,8 @@ root=$work/root
 copy_with_libs() {  # copy_with_libs BINARY DEST: the binary and every library ldd names
   install -D -m 0755 "$1" "$root$2"
   strip --strip-debug "$root$2" 2>/dev/null || true
-  ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' |
+  # ldd fails on a static binary ("not a dynamic executable"): no libraries.
+  { ldd "$1" 2>/dev/null || true; } | awk '/=> \// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' |
     while read -r lib; do
       [[ -e $root$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
     done
