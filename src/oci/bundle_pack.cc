@@ -50,7 +50,7 @@ class TreeWriter {
          slash = name.find('/', slash + 1)) {
       std::string dir = name.substr(0, slash);
       if (!written_.insert(dir).second) continue;
-      TarHeader h;
+      TarWriteHeader h;
       h.type = TarEntryType::kDirectory;
       h.name = dir;
       h.mode = 0755;
@@ -62,7 +62,7 @@ class TreeWriter {
   Status Bytes(const std::string& name, std::string_view data) {
     if (auto s = Parents(name); !s) return s;
     if (!written_.insert(name).second) return Error("pack: " + name + " would be written twice");
-    TarHeader h;
+    TarWriteHeader h;
     h.name = name;
     h.size = data.size();
     if (auto s = tar_.Begin(h); !s) return s;
@@ -101,7 +101,7 @@ class TreeWriter {
 
  private:
   Status Entry(const fs::path& src, const std::string& name, const struct stat& st) {
-    TarHeader h;
+    TarWriteHeader h;
     h.name = name;
     if (keep_owner_) {
       h.mode = st.st_mode & 07777;

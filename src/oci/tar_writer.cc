@@ -63,7 +63,7 @@ std::string Padding(uint64_t size) {
 
 }  // namespace
 
-std::string UstarBlock(const TarHeader& header, std::string_view name, std::string_view prefix,
+std::string UstarBlock(const TarWriteHeader& header, std::string_view name, std::string_view prefix,
                        std::string_view linkname) {
   std::string block(kBlock, '\0');
   PutString(block, 0, name.substr(0, kNameLen));
@@ -97,7 +97,7 @@ std::string UstarBlock(const TarHeader& header, std::string_view name, std::stri
   return block;
 }
 
-Status TarWriter::Begin(const TarHeader& header) {
+Status TarWriter::Begin(const TarWriteHeader& header) {
   if (finished_) return Error("tar: entry after the end of the archive");
   if (auto s = EndEntry(); !s) return s;
   if (header.name.empty()) return Error("tar: an entry without a name");
@@ -121,7 +121,7 @@ Status TarWriter::Begin(const TarHeader& header) {
   if (!pax.empty()) {
     // The extended header's own name is fixed, so it adds nothing that
     // depends on the machine (GNU tar puts a pid in it by default).
-    TarHeader x;
+    TarWriteHeader x;
     x.type = kPaxHeader;
     x.mode = 0644;
     x.size = pax.size();

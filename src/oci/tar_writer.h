@@ -28,7 +28,7 @@ enum class TarEntryType : char {
   kFifo = '6',
 };
 
-struct TarHeader {
+struct TarWriteHeader {
   TarEntryType type = TarEntryType::kFile;
   std::string name;      // relative, '/'-separated; directories without the trailing '/'
   std::string linkname;  // symlink target, or the earlier entry a hard link names
@@ -49,7 +49,7 @@ class TarWriter {
 
   // A header, then for a regular file exactly header.size bytes through
   // Write; the padding to the next 512-byte block is the writer's.
-  Status Begin(const TarHeader& header);
+  Status Begin(const TarWriteHeader& header);
   Status Write(std::string_view data);
   // The two zero blocks that end an archive. Fails if a file's bytes are
   // short of its header's size.
@@ -67,7 +67,7 @@ class TarWriter {
 // The ustar header block of `header` (512 bytes), with `name` already
 // fitting (ustar's 100-byte name or 155+100 prefix split); exposed for the
 // unit tests' byte-level checks.
-std::string UstarBlock(const TarHeader& header, std::string_view name, std::string_view prefix,
+std::string UstarBlock(const TarWriteHeader& header, std::string_view name, std::string_view prefix,
                        std::string_view linkname);
 
 }  // namespace podvisor::oci

@@ -45,7 +45,7 @@ std::vector<ReadEntry> ReadBack(const std::string& tar) {
   return entries;
 }
 
-std::string Write(const std::vector<std::pair<TarHeader, std::string>>& entries) {
+std::string Write(const std::vector<std::pair<TarWriteHeader, std::string>>& entries) {
   std::string out;
   TarWriter tar([&out](std::string_view d) {
     out.append(d);
@@ -61,8 +61,8 @@ std::string Write(const std::vector<std::pair<TarHeader, std::string>>& entries)
   return out;
 }
 
-TarHeader H(TarEntryType type, std::string name, uint64_t size = 0) {
-  TarHeader h;
+TarWriteHeader H(TarEntryType type, std::string name, uint64_t size = 0) {
+  TarWriteHeader h;
   h.type = type;
   h.name = std::move(name);
   h.size = size;
@@ -70,14 +70,14 @@ TarHeader H(TarEntryType type, std::string name, uint64_t size = 0) {
 }
 
 TEST(TarWriter, EntriesReadBackAsWritten) {
-  TarHeader file = H(TarEntryType::kFile, "dir/file", 5);
+  TarWriteHeader file = H(TarEntryType::kFile, "dir/file", 5);
   file.mode = 0640;
   file.uid = 1000;
   file.gid = 100;
-  TarHeader link = H(TarEntryType::kSymlink, "dir/link");
+  TarWriteHeader link = H(TarEntryType::kSymlink, "dir/link");
   link.linkname = "../etc/passwd";
   link.mode = 0777;
-  TarHeader hard = H(TarEntryType::kHardlink, "dir/again");
+  TarWriteHeader hard = H(TarEntryType::kHardlink, "dir/again");
   hard.linkname = "dir/file";
   std::string tar =
       Write({{H(TarEntryType::kDirectory, "dir"), ""}, {file, "hello"}, {link, ""}, {hard, ""}});
@@ -101,7 +101,7 @@ TEST(TarWriter, EntriesReadBackAsWritten) {
 TEST(TarWriter, LongNamesUseThePrefixFieldOrPax) {
   std::string split = std::string(120, 'a') + "/" + std::string(90, 'b');  // fits prefix + name
   std::string pax = std::string(300, 'c');                                 // no '/' to split at
-  TarHeader long_link = H(TarEntryType::kSymlink, "l");
+  TarWriteHeader long_link = H(TarEntryType::kSymlink, "l");
   long_link.linkname = std::string(150, 'd');
   std::string tar = Write({{H(TarEntryType::kFile, split, 1), "x"},
                            {H(TarEntryType::kFile, pax, 1), "y"},
@@ -117,7 +117,7 @@ TEST(TarWriter, LongNamesUseThePrefixFieldOrPax) {
 }
 
 TEST(TarWriter, HeaderChecksumIsUstars) {
-  TarHeader h = H(TarEntryType::kFile, "f", 3);
+  TarWriteHeader h = H(TarEntryType::kFile, "f", 3);
   std::string block = UstarBlock(h, "f", "", "");
   ASSERT_EQ(block.size(), 512u);
   unsigned sum = 0;
