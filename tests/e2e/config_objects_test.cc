@@ -212,7 +212,7 @@ spec:
       image: img
       volumeMounts: [{name: cfg, mountPath: /etc/app}]
       command: )" +
-           HelperCmd("app", "sleep 100") + "\n");
+           HelperCmd("app", "sleep 100000") + "\n");
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("app Started")) << RunStderr();
   fs::path volume = state_dir_ / "vol" / "volumes" / "cfg";
