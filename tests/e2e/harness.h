@@ -15,6 +15,8 @@
 //            volume mounted at /shared)
 #pragma once
 
+#include <unistd.h>
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -156,5 +158,29 @@ std::string StateOf(const nlohmann::json& pod,
                     const std::string& container);  // waiting|running|terminated|""
 std::string Phase(const nlohmann::json& pod);
 std::string ConditionStatus(const nlohmann::json& pod, const std::string& type);
+
+// Tier 3's fixture: runc, the static helper inside a busybox rootfs, runc's
+// own state checked for leftovers, and a cgroup parent of the test
+// process's own (the leftovers check looks for the pod's cgroup under it in
+// every hierarchy, and no other test process shares it). Skips without
+// root or runc.
+class RuncE2eTest : public E2eTest {
+ protected:
+  TierConfig Tier() const override {
+    TierConfig t;
+    t.runtime = FindInPath("runc");
+    t.helper_in_container = "/podvisor-test-helper";
+    t.helper_log_in_shared_volume = true;
+    t.busybox_rootfs = true;
+    t.check_runc_state = true;
+    t.cgroup_parent = "/podvisor-e2e-" + std::to_string(::getpid());
+    return t;
+  }
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
+    E2eTest::SetUp();
+  }
+};
 
 }  // namespace podvisor::e2e

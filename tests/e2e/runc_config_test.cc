@@ -24,24 +24,7 @@ testing::CommandResult Validate(std::vector<std::string> args) {
 
 using ::testing::HasSubstr;
 
-class RuncConfig : public E2eTest {
- protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-" + std::to_string(getpid());
-    return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
-  }
-};
+using RuncConfig = RuncE2eTest;
 
 TEST_F(RuncConfig, VolumesModesOwnersTmpfsReadOnlySubPathsAndSysctls) {
   // Each line of /shared/out is one check: "name value".

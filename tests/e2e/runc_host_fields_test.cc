@@ -18,24 +18,7 @@
 namespace podvisor::e2e {
 namespace {
 
-class RuncHostFields : public E2eTest {
- protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-" + std::to_string(getpid());
-    return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
-  }
-};
+using RuncHostFields = RuncE2eTest;
 
 bool WaitForFile(const fs::path& path, std::chrono::seconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;

@@ -23,24 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class RuncPack : public E2eTest {
+class RuncPack : public RuncE2eTest {
  protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-pack-" + std::to_string(getpid());
-    return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
-  }
-
   // A pod writing a line into the shared directory, packed into `out`.
   void PackPod(const fs::path& out) {
     WritePod(
