@@ -43,9 +43,21 @@ std::string Entry(const std::string& name, const std::string& command,
                   const std::string& extra = "") {
   return "  - {name: " + name + ", image: img, command: " + command + extra + "}\n";
 }
+// A sidecar is started, and the next entry may start, once its runtime
+// start returns (S1.3); whether its process has run by then is up to the
+// scheduler. Tests assert on what the helper logs, so unless a test brings
+// its own, each sidecar gets a startup probe that passes once the helper has
+// logged "Started" (for trap-sigterm: once its handler is in place). On a
+// loaded machine a sidecar could otherwise be stopped before it ever ran.
 std::string Sidecar(const std::string& name, const std::string& command,
                     const std::string& extra = "") {
-  return Entry(name, command, ", restartPolicy: Always" + extra);
+  std::string probe;
+  if (extra.find("startupProbe") == std::string::npos) {
+    probe = ", startupProbe: {exec: {command: " +
+            ShCmd("grep -q ' " + name + " Started$' {{LOG}}") +
+            "}, periodSeconds: 1, failureThreshold: 60}";
+  }
+  return Entry(name, command, ", restartPolicy: Always" + extra + probe);
 }
 
 // Asserts that `keys` occur in this order in the sorted event log.

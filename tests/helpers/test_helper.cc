@@ -366,7 +366,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[i];
   char** args = argv + i + 1;
   int nargs = argc - i - 1;
-  if (g_log_name) AppendLog(g_log_name, "Started");
+  // A container that traps or ignores SIGTERM logs "Started" only once its
+  // handler is in place: a test that waits for the line may then signal it.
+  bool sets_handler = cmd == "ignore-sigterm" || cmd == "trap-sigterm";
+  if (g_log_name && !sets_handler) AppendLog(g_log_name, "Started");
 
   if (cmd == "exit" && nargs == 1) Exit(static_cast<int>(Number(args[0], "exit code")));
   if (cmd == "sleep" && nargs == 1) {
@@ -375,6 +378,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "ignore-sigterm" && nargs == 0) {
     signal(SIGTERM, SIG_IGN);
+    if (g_log_name) AppendLog(g_log_name, "Started");
     std::puts("ignoring SIGTERM");
     std::fflush(stdout);
     SleepForever();
@@ -385,6 +389,7 @@ int main(int argc, char** argv) {
     struct sigaction sa {};
     sa.sa_handler = OnTrappedSigterm;
     sigaction(SIGTERM, &sa, nullptr);
+    if (g_log_name) AppendLog(g_log_name, "Started");
     std::puts("trapping SIGTERM");
     std::fflush(stdout);
     SleepForever();
