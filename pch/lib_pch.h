@@ -24,5 +24,5 @@
 #include <variant>
 #include <vector>
 
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>

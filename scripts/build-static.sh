@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Builds the fully static, stripped podvisor (README.md, "Static build")
 # into DIR (default build-static) and checks what the issue promised: no
-# dynamic section (ldd: "not a dynamic executable") and at most 8 MiB
-# (8388608 bytes; README.md, "Static build", says where the bytes go).
+# dynamic section (ldd: "not a dynamic executable") and at most 8 MB
+# (8,000,000 bytes; README.md, "Static build", says where the bytes go).
 #
 #   scripts/build-static.sh [DIR]
 #
 # Only podvisor is built: the tests link the libraries of the default
 # build. -Os: the supervisor waits on epoll, its size matters more than
-# its speed.
+# its speed. Link-time optimisation (-Db_lto=true) inlines and drops across
+# our libraries: 200 KB less, for a link of about 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-static}
-max_bytes=$((8 * 1024 * 1024))
+max_bytes=8000000
 
 if [[ -f "$dir/build.ninja" ]]; then
-  meson setup --reconfigure "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false >/dev/null
+  meson setup --reconfigure "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true >/dev/null
 else
-  meson setup "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false >/dev/null
+  meson setup "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true >/dev/null
 fi
 nice ninja -C "$dir" podvisor
 

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   # build
   meson ninja-build pkg-config g++ python3
-  libseccomp-dev libcap-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  libseccomp-dev libcap-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libnghttp2-dev
   # OCI image layouts (sha256 of blobs, gzip and zstd layers), log gzip, HTTPS probes
   libssl-dev zlib1g-dev libzstd-dev

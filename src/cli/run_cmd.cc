@@ -8,9 +8,8 @@
 #include <fstream>
 #include <memory>
 
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
+#include "common/log.h"
 
 #include "cgroups/mode.h"
 #include "cgroups/self_parent.h"
@@ -58,16 +57,9 @@ struct RunOptions {
 };
 
 void ConfigureLogging(const RunOptions& opts) {
-  auto logger = spdlog::stderr_logger_st("podvisor");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(opts.log_level));
-  if (opts.log_format == "json") {
-    spdlog::set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"podvisor","msg":"%v"})",
-        spdlog::pattern_time_type::utc);
-  } else {
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ podvisor %l: %v", spdlog::pattern_time_type::utc);
-  }
+  // CLI11 has checked both options against their lists.
+  log::Configure(opts.log_format == "json" ? log::Style::kJson : log::Style::kText,
+                 log::ParseLevel(opts.log_level).value_or(log::Level::kInfo));
 }
 
 int64_t NodeMemoryBytes() {
@@ -87,8 +79,8 @@ std::string NodeHostname() {
 // looking. Sidecars are left out: their exit never counts (S9.1).
 void ExplainEnd(const pod::Pod& pod, const pod::PodStatus& status) {
   if (!status.reason.empty() || !status.message.empty()) {
-    spdlog::warn("pod {}: {}{}{}", pod.metadata.name, status.reason,
-                 status.reason.empty() || status.message.empty() ? "" : ": ", status.message);
+    log::Warn("pod {}: {}{}{}", pod.metadata.name, status.reason,
+              status.reason.empty() || status.message.empty() ? "" : ": ", status.message);
   }
   auto explain = [&](const std::vector<pod::ContainerStatus>& list, const char* kind) {
     for (const auto& c : list) {
@@ -105,13 +97,13 @@ void ExplainEnd(const pod::Pod& pod, const pod::PodStatus& status) {
         line += ", reason " + (t->reason.empty() ? std::string("Error") : t->reason);
         if (!t->message.empty()) line += ", message " + nlohmann::json(t->message).dump();
         if (c.restart_count > 0) line += ", after " + std::to_string(c.restart_count) + " restarts";
-        spdlog::warn("{}", line);
+        log::Warn("{}", line);
       } else if (const auto& w = c.state.waiting; w && w->reason != "PodInitializing" &&
                                                   w->reason != "ContainerCreating" &&
                                                   !w->reason.empty()) {
         std::string line = std::string(kind) + " " + c.name + " never ran: " + w->reason;
         if (!w->message.empty()) line += ", message " + nlohmann::json(w->message).dump();
-        spdlog::warn("{}", line);
+        log::Warn("{}", line);
       }
     }
   };
@@ -136,7 +128,7 @@ int RunPod(RunOptions opts) {
                : OpenBundle(opts.bundle, std::filesystem::absolute(opts.state_dir) / ".bundles");
   if (opened.exit_code != 0) return opened.exit_code;
   if (opened.unpacked) {
-    spdlog::info("bundle image {} unpacked into {}", opts.bundle, opened.dir.string());
+    log::Info("bundle image {} unpacked into {}", opts.bundle, opened.dir.string());
     opts.bundle = opened.dir.string();
   }
   auto loaded = LoadPodForRun(manifest ? opts.file : opts.bundle, manifest, opts.config_files);
@@ -206,7 +198,7 @@ int RunPod(RunOptions opts) {
   bool root = ::geteuid() == 0;
   bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
   if (!sandbox && opts.sandbox == "auto") {
-    spdlog::warn(
+    log::Warn(
         "not root: the pod shares the host's network, IPC and UTS namespaces and "
         "containers write into their image rootfs");
   }
@@ -233,7 +225,7 @@ int RunPod(RunOptions opts) {
   // pivot_root(2) cannot move an initramfs, whichever way podvisor was
   // started there (init mode or a shell's `podvisor run`).
   if (!opts.no_pivot && supervisor::RootIsInitramfs()) {
-    spdlog::info("the root filesystem is an initramfs: running the runtime with --no-pivot");
+    log::Info("the root filesystem is an initramfs: running the runtime with --no-pivot");
     opts.no_pivot = true;
   }
   // --network host is hostNetwork: true for every pod (the host's network
@@ -281,8 +273,8 @@ int RunPod(RunOptions opts) {
     std::erase_if(cg.controllers, [&](const std::string& c) {
       return std::find(delegated.begin(), delegated.end(), c) == delegated.end();
     });
-    spdlog::info("--cgroup-parent=self: supervisor moved into {}, the pod cgroup goes beside it",
-                 supervisor_leaf->leaf().string());
+    log::Info("--cgroup-parent=self: supervisor moved into {}, the pod cgroup goes beside it",
+              supervisor_leaf->leaf().string());
   }
 
   supervisor::ExecutorOptions ex;
@@ -302,9 +294,9 @@ int RunPod(RunOptions opts) {
   ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
   ex.runtime_timeout = *runtime_timeout;
   ex.network = network;
-  spdlog::info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
-               runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
-               pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));
+  log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
+            runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
+            pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));
   auto executor = supervisor::Executor::Create(pod, ex);
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
@@ -315,13 +307,13 @@ int RunPod(RunOptions opts) {
   pod::PodStatus final_status = (*executor)->FinalStatus();
   executor->reset();
   if (supervisor_leaf) {
-    if (auto s = supervisor_leaf->Leave(); !s) spdlog::warn("{}", s.error().message());
+    if (auto s = supervisor_leaf->Leave(); !s) log::Warn("{}", s.error().message());
   }
   if (!phase) {
-    spdlog::critical("{}", phase.error().message());
+    log::Critical("{}", phase.error().message());
     return kExitHost;
   }
-  spdlog::info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
+  log::Info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
   ExplainEnd(pod, final_status);
   return *phase == pod::PodPhase::kSucceeded ? kExitSucceeded : kExitFailed;
 }

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "cgroups/mode.h"
 #include "oci/layout.h"

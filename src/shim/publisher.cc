@@ -10,7 +10,7 @@
 
 #include <google/protobuf/any.pb.h>
 #include <google/protobuf/message.h>
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "signals/spawn.h"
 
@@ -44,7 +44,7 @@ void Publisher::Next() {
   // the loop, and an Any is small.
   int fd = memfd_create("shim-event", MFD_CLOEXEC);
   if (fd < 0) {
-    spdlog::error("publishing {}: memfd_create: {}", item.topic, std::strerror(errno));
+    log::Error("publishing {}: memfd_create: {}", item.topic, std::strerror(errno));
     queue_.pop_front();
     Next();
     return;
@@ -52,7 +52,7 @@ void Publisher::Next() {
   Fd in(fd);
   if (write(fd, item.any.data(), item.any.size()) != static_cast<ssize_t>(item.any.size()) ||
       lseek(fd, 0, SEEK_SET) != 0) {
-    spdlog::error("publishing {}: writing the memfd: {}", item.topic, std::strerror(errno));
+    log::Error("publishing {}: writing the memfd: {}", item.topic, std::strerror(errno));
     queue_.pop_front();
     Next();
     return;
@@ -63,14 +63,14 @@ void Publisher::Next() {
                                .stdout_fd = signals::SpawnOptions::kDevNull,
                                .stderr_fd = signals::SpawnOptions::kInherit});
   if (!child) {
-    spdlog::error("publishing {}: {}", item.topic, child.error().message());
+    log::Error("publishing {}: {}", item.topic, child.error().message());
     queue_.pop_front();
     Next();
     return;
   }
   running_ = std::move(*child);
   if (auto added = loop_.Add(running_.pidfd(), EPOLLIN, [this](uint32_t) { OnExit(); }); !added) {
-    spdlog::error("publishing {}: {}", item.topic, added.error().message());
+    log::Error("publishing {}: {}", item.topic, added.error().message());
     (void)running_.KillAndReap();
     queue_.pop_front();
   }
@@ -88,10 +88,10 @@ void Publisher::OnExit() {
     ++published_;
     queue_.pop_front();
   } else if (item.attempts >= kMaxAttempts) {
-    spdlog::error("publishing {}: gave up after {} attempts", item.topic, item.attempts);
+    log::Error("publishing {}: gave up after {} attempts", item.topic, item.attempts);
     queue_.pop_front();
   } else {
-    spdlog::warn("publishing {} failed (attempt {}), retrying in 1s", item.topic, item.attempts);
+    log::Warn("publishing {} failed (attempt {}), retrying in 1s", item.topic, item.attempts);
     waiting_retry_ = true;
     loop_.AddTimer(std::chrono::steady_clock::now() + kRetryDelay, [this] {
       waiting_retry_ = false;

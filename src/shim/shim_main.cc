@@ -12,8 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "podvisor_version.h"
 #include "shim/cleanup.h"
@@ -79,12 +78,10 @@ Status WriteAddressFile(const std::filesystem::path& bundle, const std::string& 
 int Serve(const ShimArgs& args, const std::filesystem::path& bundle, Fd listener,
           const std::string& socket_path) {
   std::signal(SIGPIPE, SIG_IGN);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l containerd-shim-podvisor-v1 %v",
-                      spdlog::pattern_time_type::utc);
-  if (args.debug) spdlog::set_level(spdlog::level::debug);
+  log::Configure(log::Style::kShim, args.debug ? log::Level::kDebug : log::Level::kInfo);
   auto loop = supervisor::EventLoop::Create();
   if (!loop) {
-    spdlog::error("{}", loop.error().message());
+    log::Error("{}", loop.error().message());
     return 1;
   }
   bool shutdown = false;
@@ -93,19 +90,19 @@ int Serve(const ShimArgs& args, const std::filesystem::path& bundle, Fd listener
     service.Handle(request, reply);
   });
   if (auto served = server.Serve(std::move(listener)); !served) {
-    spdlog::error("{}", served.error().message());
+    log::Error("{}", served.error().message());
     return 1;
   }
-  spdlog::info("task {}: serving on {}", args.id, socket_path);
+  log::Info("task {}: serving on {}", args.id, socket_path);
   // After Shutdown, the events still queued (the /tasks/delete) go out first.
   while (!shutdown || !service.idle()) {
     if (auto ran = loop->RunOnce(); !ran) {
-      spdlog::error("{}", ran.error().message());
+      log::Error("{}", ran.error().message());
       break;
     }
   }
   unlink(socket_path.c_str());
-  spdlog::info("task {}: shim exits", args.id);
+  log::Info("task {}: shim exits", args.id);
   return 0;
 }
 
@@ -183,10 +180,10 @@ int Delete(const ShimArgs& args, const std::filesystem::path& bundle) {
 }  // namespace
 
 int ShimMain(int argc, char** argv) {
-  // spdlog's default logger writes to stdout, which is the DeleteResponse
+  // The log (common/log.h) is on stderr: stdout is the DeleteResponse
   // containerd reads after `delete`, and /dev/null when serving (whose
   // log fifo is stderr).
-  spdlog::set_default_logger(spdlog::stderr_logger_st("shim"));
+  log::Configure(log::Style::kShim, log::Level::kInfo);
   auto args = ParseShimArgs(std::vector<std::string>(argv + 1, argv + argc));
   if (!args) {
     std::fprintf(stderr, "containerd-shim-podvisor-v1: %s\n", args.error().message().c_str());

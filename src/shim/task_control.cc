@@ -10,8 +10,8 @@
 #include <set>
 
 #include <google/protobuf/any.pb.h>
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
+#include "common/log.h"
 
 #include "cgroups/mode.h"
 #include "cgroups_v2_metrics.pb.h"
@@ -184,8 +184,8 @@ void TaskService::StopPod(int signo) {
   if (!stopped) {
     // The control socket broke (the supervisor is ending, or hangs): its
     // SIGTERM means the same stop, without the reason.
-    spdlog::warn("task {}: stop through the control socket: {}; sending SIGTERM", args_.id,
-                 stopped.error().message());
+    log::Warn("task {}: stop through the control socket: {}; sending SIGTERM", args_.id,
+              stopped.error().message());
     syscall(SYS_pidfd_send_signal, init.pidfd.get(), SIGTERM, nullptr, 0);
   }
 }
@@ -217,7 +217,7 @@ void TaskService::Delete(const std::string& payload, const Reply& reply) {
     return;
   }
   if (!cleaned->recovered.empty()) {
-    spdlog::warn("task {}: the pod left {}", args_.id, cleaned->recovered);
+    log::Warn("task {}: the pod left {}", args_.id, cleaned->recovered);
   }
   deleted_ = true;
   events::TaskDelete event;
@@ -342,8 +342,8 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
   event.set_exec_id(process.exec_id);
   event.set_pid(static_cast<uint32_t>(process.pid));
   publisher_.Publish("/tasks/exec-started", event);
-  spdlog::info("task {}: exec {} in container {}: pid {}", args_.id, process.exec_id, container,
-               process.pid);
+  log::Info("task {}: exec {} in container {}: pid {}", args_.id, process.exec_id, container,
+            process.pid);
   task::StartResponse response;
   response.set_pid(static_cast<uint32_t>(process.pid));
   reply.Ok(response);

@@ -10,8 +10,8 @@
 #include <csignal>
 #include <fstream>
 
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
+#include "common/log.h"
 
 #include "cli/pod_loading.h"
 #include "events_task.pb.h"
@@ -174,7 +174,7 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
   }
   auto fail = [&](RpcCode code, const std::string& message) {
     (void)UnmountRootfs(paths_.Rootfs());
-    spdlog::error("create {}: {}", req.id(), message);
+    log::Error("create {}: {}", req.id(), message);
     reply.Fail(code, message);
   };
   std::error_code ec;
@@ -223,7 +223,7 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
   event.mutable_io()->set_stdout(req.stdout());
   event.mutable_io()->set_stderr(req.stderr());
   publisher_.Publish("/tasks/create", event);
-  spdlog::info("task {}: pod {} created from {}", req.id(), record_.pod, paths_.Rootfs().string());
+  log::Info("task {}: pod {} created from {}", req.id(), record_.pod, paths_.Rootfs().string());
   reply.Ok(task::CreateTaskResponse());
 }
 
@@ -284,10 +284,10 @@ void TaskService::StartSupervisor(const Reply& reply) {
   init.state = ProcessState::kRunning;
   record_.supervisor_pid = init.pid;
   if (auto written = WriteShimRecord(paths_, record_); !written) {
-    spdlog::warn("{}", written.error().message());
+    log::Warn("{}", written.error().message());
   }
   Watch(init);
-  spdlog::info("task {}: podvisor run of pod {} started, pid {}", args_.id, record_.pod, init.pid);
+  log::Info("task {}: podvisor run of pod {} started, pid {}", args_.id, record_.pod, init.pid);
   AwaitControlSocket(reply);
 }
 
@@ -323,7 +323,7 @@ void TaskService::Watch(TaskProcess& process) {
   std::string exec_id = process.exec_id;
   auto added = loop_.Add(process.pidfd.get(), EPOLLIN,
                          [this, exec_id](uint32_t) { OnProcessExit(exec_id); });
-  if (!added) spdlog::error("watching pid {}: {}", process.pid, added.error().message());
+  if (!added) log::Error("watching pid {}: {}", process.pid, added.error().message());
 }
 
 void TaskService::OnProcessExit(const std::string& exec_id) {
@@ -334,7 +334,7 @@ void TaskService::OnProcessExit(const std::string& exec_id) {
   siginfo_t info{};
   if (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(p.pidfd.get()), &info, WEXITED) !=
       0) {
-    spdlog::error("waiting for pid {}: {}", p.pid, std::strerror(errno));
+    log::Error("waiting for pid {}: {}", p.pid, std::strerror(errno));
     info.si_code = CLD_KILLED;
     info.si_status = SIGKILL;
   }
@@ -350,8 +350,8 @@ void TaskService::Finished(TaskProcess& p) {
   p.exited_at_ns = WallNowNs();
   p.state = ProcessState::kStopped;
   if (exec_id.empty()) {
-    spdlog::info("task {}: podvisor run of pod {} exited with {}", args_.id, record_.pod,
-                 p.exit_status);
+    log::Info("task {}: podvisor run of pod {} exited with {}", args_.id, record_.pod,
+              p.exit_status);
     if (PodWasOomKilled()) {
       events::TaskOOM oom;
       oom.set_container_id(args_.id);

@@ -53,9 +53,9 @@ std::string Sidecar(const std::string& name, const std::string& command,
                     const std::string& extra = "") {
   std::string probe;
   if (extra.find("startupProbe") == std::string::npos) {
-    probe = ", startupProbe: {exec: {command: " +
-            ShCmd("grep -q ' " + name + " Started$' {{LOG}}") +
-            "}, periodSeconds: 1, failureThreshold: 60}";
+    probe =
+        ", startupProbe: {exec: {command: " + ShCmd("grep -q ' " + name + " Started$' {{LOG}}") +
+        "}, periodSeconds: 1, failureThreshold: 60}";
   }
   return Entry(name, command, ", restartPolicy: Always" + extra + probe);
 }

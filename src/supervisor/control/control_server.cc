@@ -10,7 +10,7 @@
 
 #include <cstring>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 namespace podvisor::supervisor {
 
@@ -118,8 +118,8 @@ void ControlServer::OnAcceptable() {
         // Out of descriptors: the pending connection stays queued and the
         // listening socket readable, so a level-triggered watch would spin.
         // Stop watching it for a moment; closing connections frees room.
-        spdlog::warn("control socket: cannot accept: {}; pausing for {} ms", std::strerror(errno),
-                     kAcceptPause.count());
+        log::Warn("control socket: cannot accept: {}; pausing for {} ms", std::strerror(errno),
+                  kAcceptPause.count());
         if (accept_pause_ == 0 && loop_.Modify(listen_fd_.get(), 0)) {
           accept_pause_ = loop_.AddTimer(std::chrono::steady_clock::now() + kAcceptPause, [this] {
             accept_pause_ = 0;

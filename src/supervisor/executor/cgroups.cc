@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "cgroups/cleanup.h"
 #include "cgroups/oom.h"
@@ -42,13 +42,13 @@ Status Executor::SetupPodCgroup() {
   } else if (missing == "cpu, memory, pids") {
     skip = "cgroup2 at " + cg.v2_mount.string() + " offers no cpu, memory or pids controller";
   } else if (!missing.empty()) {
-    spdlog::warn(
+    log::Warn(
         "cgroup2 at {} lacks the {} controller(s): the pod-level limits they enforce "
         "are skipped",
         cg.v2_mount.string(), missing);
   }
   if (!skip.empty()) {
-    spdlog::warn(
+    log::Warn(
         "{}: pod-level limits (S10.4: memory.max, cpu.max, cpu.weight, pids.max of the "
         "pod cgroup) are skipped; each container's limits go to the runtime",
         skip);
@@ -68,10 +68,10 @@ Status Executor::SetupPodCgroup() {
            cgroups::ComputePodCgroupLimits(pod_.spec, options_.pids_limit), cg.controllers)) {
     limits.append(" ").append(file).append("=").append(value);
   }
-  spdlog::info("pod cgroup {}:{}", pod_cgroup_->path().string(), limits);
+  log::Info("pod cgroup {}:{}", pod_cgroup_->path().string(), limits);
   if (pod_cgroup_->supervisor_leaf()) {
-    spdlog::info("supervisor moved into {} (no internal processes)",
-                 pod_cgroup_->supervisor_leaf()->string());
+    log::Info("supervisor moved into {} (no internal processes)",
+              pod_cgroup_->supervisor_leaf()->string());
   }
   return Ok();
 }

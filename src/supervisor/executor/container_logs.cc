@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "signals/spawn.h"
 #include "supervisor/executor/internal.h"
@@ -32,7 +32,7 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
       if (inst.log) {
         auto s = inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
                                   std::chrono::system_clock::now());
-        if (!s) spdlog::warn("{}", s.error().message());
+        if (!s) log::Warn("{}", s.error().message());
       }
       continue;
     }
@@ -46,7 +46,7 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
   RetentionPlan plan = PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files);
   for (const auto& name : plan.remove) {
     if (::unlink((dir / name).c_str()) != 0 && errno != ENOENT) {
-      spdlog::warn("removing old log {}: {}", (dir / name).string(), std::strerror(errno));
+      log::Warn("removing old log {}: {}", (dir / name).string(), std::strerror(errno));
     }
   }
   if (finished_) return;  // the final flush of a finished pod: no new children
@@ -71,7 +71,7 @@ void Executor::StartCompression() {
   spawn.cwd = "/";
   auto child = signals::Spawn(spawn);
   if (!child) {
-    spdlog::warn("compressing {}: {}", file.string(), child.error().message());
+    log::Warn("compressing {}: {}", file.string(), child.error().message());
     return;
   }
   pid_t pid = child->pid();
@@ -84,7 +84,7 @@ void Executor::StartCompression() {
       reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
         calls_.erase(pid);
         compressing_.clear();
-        if (!exit.success()) spdlog::warn("compressing {}: {}", file.string(), exit.ToString());
+        if (!exit.success()) log::Warn("compressing {}: {}", file.string(), exit.ToString());
         // Rotations while it ran may have made more files old enough to go.
         OnLogRotated(dir, inst);
         StartCompression();
@@ -92,7 +92,7 @@ void Executor::StartCompression() {
       });
   if (!s) {
     compressing_.clear();
-    spdlog::warn("compressing {}: {}", file.string(), s.error().message());
+    log::Warn("compressing {}: {}", file.string(), s.error().message());
     return;
   }
   calls_.emplace(pid, std::move(call));

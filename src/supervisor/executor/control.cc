@@ -1,7 +1,7 @@
 // The Executor's control socket requests (docs/INTERFACE.md "Control socket").
 #include <csignal>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "common/signal_names.h"
 
@@ -124,7 +124,7 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     bool wait = true;
     if (auto w = request.find("wait"); w != request.end() && w->is_boolean()) wait = w->get<bool>();
     if (finished_) return respond(StatusJson());
-    spdlog::info("stop requested{}", stop.reason ? " (reason " + *stop.reason + ")" : "");
+    log::Info("stop requested{}", stop.reason ? " (reason " + *stop.reason + ")" : "");
     if (wait) {
       stop_waiters_.push_back(std::move(respond));
     } else {
@@ -162,7 +162,7 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
       return respond(ErrorReply("container " + name + " is not running"));
     if (auto sent = inst->init->SendSignal(signo); !sent)
       return respond(ErrorReply(sent.error().message()));
-    spdlog::info("delivered {} to container {} on request", SignalName(signo), name);
+    log::Info("delivered {} to container {} on request", SignalName(signo), name);
     respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
     return;
   }
@@ -228,7 +228,7 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
     argv.insert(argv.end() - 1, {"--detach", "--console-socket", console_socket, "--pid-file",
                                  std::filesystem::path(console_socket).parent_path() / "exec.pid"});
   }
-  spdlog::info("exec in container {}: {}", name, args.front());
+  log::Info("exec in container {}: {}", name, args.front());
   return {{"argv", argv}, {"processFile", file.string()}};
 }
 

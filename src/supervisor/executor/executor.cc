@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string_view>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "cgroups/cleanup.h"
 #include "common/signal_names.h"
@@ -96,7 +96,7 @@ Status Executor::Setup() {
   created_at_ = std::chrono::system_clock::now();
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
   if (auto notifier = SdNotifier::FromEnvironment(); !notifier) {
-    spdlog::warn("{}: not notifying systemd", notifier.error().message());
+    log::Warn("{}: not notifying systemd", notifier.error().message());
   } else if (notifier->enabled()) {
     notifier_ = std::move(*notifier);
     systemd_.emplace(pod_.metadata.name);
@@ -244,7 +244,7 @@ void Executor::Drain() {
     Event e = std::move(queue_.front());
     queue_.pop_front();
     status_reply_.reset();  // the status may change with any event
-    spdlog::debug("event {}", ToString(e));
+    log::Debug("event {}", ToString(e));
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
@@ -266,7 +266,7 @@ void Executor::Drain() {
 }
 
 void Executor::Execute(const Action& action) {
-  spdlog::debug("action {}", ToString(action));
+  log::Debug("action {}", ToString(action));
   std::visit(
       [this](const auto& a) {
         using T = std::decay_t<decltype(a)>;
@@ -317,24 +317,24 @@ void Executor::OnTimerAction(const ArmTimer& arm) {
 void Executor::OnPublish(const Publish& p) {
   WallTime now = std::chrono::system_clock::now();
   if (events_) {
-    if (auto s = events_->Record(p, now); !s) spdlog::warn("{}", s.error().message());
+    if (auto s = events_->Record(p, now); !s) log::Warn("{}", s.error().message());
   }
-  auto level = p.type == EventType::kWarning ? spdlog::level::warn : spdlog::level::info;
-  spdlog::log(level, "{} {}: {}", p.object, p.reason, p.message);
+  auto level = p.type == EventType::kWarning ? log::Level::kWarning : log::Level::kInfo;
+  log::Log(level, "{} {}: {}", p.object, p.reason, p.message);
 }
 
 void Executor::NotifySystemd() {
   if (!systemd_) return;
   auto messages = systemd_->Update(lifecycle_.Status(), lifecycle_.Terminating());
   for (const std::string& message : messages) {
-    if (auto s = notifier_.Send(message); !s) spdlog::warn("{}", s.error().message());
+    if (auto s = notifier_.Send(message); !s) log::Warn("{}", s.error().message());
   }
 }
 
 void Executor::OnSignal() {
   auto infos = signal_fd_->Read();
   if (!infos) {
-    spdlog::error("{}", infos.error().message());
+    log::Error("{}", infos.error().message());
     return;
   }
   for (const auto& info : *infos) {
@@ -342,22 +342,22 @@ void Executor::OnSignal() {
     switch (signo) {
       case SIGCHLD:
         // One SIGCHLD may stand for many exits: the reaper collects them all.
-        if (auto n = reaper_.Dispatch(); !n) spdlog::error("{}", n.error().message());
+        if (auto n = reaper_.Dispatch(); !n) log::Error("{}", n.error().message());
         break;
       case SIGTERM:
       case SIGINT:
         if (signo == SIGINT && ++interrupts_ >= 2) {
           // A second interrupt: the user is impatient. The budget ends now;
           // S5.5 still gives every container its stop signal and 2 s.
-          spdlog::warn("second SIGINT: shortening the grace period to the 2 s floor");
+          log::Warn("second SIGINT: shortening the grace period to the 2 s floor");
           Feed(StopRequested{std::nullopt, Duration::zero()});
         } else {
-          spdlog::info("{} received: stopping the pod", SignalName(signo));
+          log::Info("{} received: stopping the pod", SignalName(signo));
           Feed(StopRequested{});
         }
         break;
       default:
-        spdlog::info("{} received and ignored", SignalName(signo));
+        log::Info("{} received and ignored", SignalName(signo));
     }
   }
 }
@@ -365,8 +365,8 @@ void Executor::OnSignal() {
 void Executor::OnPodEnded(const PodEnded& e) {
   pod_ended_ = true;
   // PID-1 duty: everything reparented to us was reaped as it exited.
-  spdlog::info("{} orphaned processes reaped", reaper_.orphans_reaped());
-  spdlog::info("pod {} ended: phase {}", pod_.metadata.name, pod::PodPhaseName(e.phase));
+  log::Info("{} orphaned processes reaped", reaper_.orphans_reaped());
+  log::Info("pod {} ended: phase {}", pod_.metadata.name, pod::PodPhaseName(e.phase));
 }
 
 void Executor::MaybeFinish() {
@@ -414,12 +414,12 @@ void Executor::Cleanup() {
   // (status.json) and events.jsonl stay for `status`, `describe` and
   // `events` after the end, until `podvisor rm`.
   if (std::filesystem::exists(layout_.dir())) {
-    if (auto s = oci::CleanupPod(layout_); !s) spdlog::warn("{}", s.error().message());
+    if (auto s = oci::CleanupPod(layout_); !s) log::Warn("{}", s.error().message());
     std::error_code ec;
     std::filesystem::remove_all(layout_.RuntimeRoot(), ec);
   }
   if (pod_cgroup_) {
-    if (auto s = pod_cgroup_->Destroy(); !s) spdlog::warn("{}", s.error().message());
+    if (auto s = pod_cgroup_->Destroy(); !s) log::Warn("{}", s.error().message());
     pod_cgroup_.reset();
   }
   // The runtime removed each container's cgroup; the pod's directories

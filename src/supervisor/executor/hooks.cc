@@ -7,7 +7,7 @@
 
 #include <cctype>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "oci/process_env.h"
 #include "oci/spec.h"

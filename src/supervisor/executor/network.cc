@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "network/default_network.h"
 #include "network/dns.h"
@@ -125,14 +125,14 @@ Status Executor::SetupNetwork() {
           network::FindHostPortConflict(state_root, pod_.metadata.name, params.port_mappings)) {
     return Error(*conflict);
   }
-  spdlog::info("attaching pod {} to CNI network {} ({})", pod_.metadata.name, list->name,
-               list->source.string());
+  log::Info("attaching pod {} to CNI network {} ({})", pod_.metadata.name, list->name,
+            list->source.string());
   auto attached = network::Attach(*list, params, NetworkStateFile());
   if (!attached) return attached.take_error();
   network_ = std::move(*attached);
   pod_ips_ = network_->result->PodIps();
-  spdlog::info("pod {} has IP {}", pod_.metadata.name,
-               pod_ips_.empty() ? std::string("(none)") : pod_ips_.front());
+  log::Info("pod {} has IP {}", pod_.metadata.name,
+            pod_ips_.empty() ? std::string("(none)") : pod_ips_.front());
   return Ok();
 }
 
@@ -140,9 +140,9 @@ void Executor::TeardownNetwork() {
   if (!network_) return;
   if (auto s = network::Detach(*network_, NetworkStateFile()); !s) {
     // The saved attachment stays: the next run of this pod retries (recovery.cc).
-    spdlog::warn("detaching pod {} from its network: {}", pod_.metadata.name, s.error().message());
+    log::Warn("detaching pod {} from its network: {}", pod_.metadata.name, s.error().message());
   }
-  if (auto s = oci::Unmount(network_->params.netns); !s) spdlog::warn("{}", s.error().message());
+  if (auto s = oci::Unmount(network_->params.netns); !s) log::Warn("{}", s.error().message());
   network_.reset();
 }
 

@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "supervisor/executor/internal.h"
 
@@ -48,7 +48,7 @@ void Executor::WriteRecord() {
   if (!status_reply_) status_reply_.emplace(ControlReply::FromText(text));
   if (text == record_text_) return;
   if (auto s = WriteAtomically(options_.state_dir / kRecordFile, text + "\n"); !s) {
-    spdlog::warn("{}", s.error().message());
+    log::Warn("{}", s.error().message());
     return;
   }
   record_text_ = std::move(text);

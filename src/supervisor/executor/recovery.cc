@@ -11,7 +11,7 @@
 #include <cstring>
 #include <fstream>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "cgroups/cleanup.h"
 #include "common/fd.h"
@@ -144,7 +144,7 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
     if (entry.is_directory(ec)) ids.push_back(entry.path().filename().string());
   }
   for (const auto& id : ids) {
-    spdlog::info("recovery: deleting container {} left by a previous supervisor", id);
+    log::Info("recovery: deleting container {} left by a previous supervisor", id);
     if (auto s = RunRuntimeCall(in.runtime->Delete(id), in.runtime_timeout); !s) {
       return s.take_error().Wrap("deleting container " + id + " left by a previous supervisor");
     }
@@ -168,7 +168,7 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
                   ::statfs(a.params.netns.c_str(), &fs_info) == 0 &&
                   fs_info.f_type == static_cast<decltype(fs_info.f_type)>(NSFS_MAGIC);
     if (!pinned) a.params.netns.clear();
-    spdlog::info("recovery: detaching the pod from CNI network {}", a.network.name);
+    log::Info("recovery: detaching the pod from CNI network {}", a.network.name);
     if (auto s = network::Detach(a, network_file); !s) {
       return s.take_error().Wrap("detaching the network left by a previous supervisor");
     }
@@ -209,7 +209,7 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
     cgroups::RemoveEmptyCgroupDirs(fs::path(in.pod_cgroup).parent_path().string());
   }
   if (report.Any())
-    spdlog::warn("recovered from a previous supervisor of this pod: {}", report.ToString());
+    log::Warn("recovered from a previous supervisor of this pod: {}", report.ToString());
   return report;
 }
 

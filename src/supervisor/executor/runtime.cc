@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "cgroups/cleanup.h"
 #include "cgroups/oom.h"
@@ -105,7 +105,7 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
                          auto it = calls_.find(pid);
                          if (it == calls_.end()) return;
                          it->second->deadline = 0;
-                         spdlog::warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
+                         log::Warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
                          RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
                          (void)it->second->process.SendSignal(SIGKILL);
                        });
@@ -182,7 +182,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
   current_[{a.container, a.instance}] = inst.id;
   instances_[inst.id] = std::move(owned);
   auto fail = [&](const Error& e) {
-    spdlog::warn("creating {}: {}", inst.id, e.message());
+    log::Warn("creating {}: {}", inst.id, e.message());
     DeleteRecord(inst);
     Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kCreate, e.message()});
   };
@@ -241,7 +241,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
           message = oci::LastRuntimeError(log_file);
           if (message.empty()) message = "runtime create " + exit.ToString();
         }
-        spdlog::warn("creating {}: {}", inst->id, message);
+        log::Warn("creating {}: {}", inst->id, message);
         DeleteRecord(*inst);
         Feed(RuntimeFailed{container, instance, RuntimeStep::kCreate, message});
       });
@@ -269,7 +269,7 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
     if (inst->log) (void)inst->log->Close(stream, std::chrono::system_clock::now());
     ReleaseDescriptors(*inst);
   };
-  if (auto s = loop_.Add(fd, EPOLLIN, drain); !s) spdlog::warn("{}", s.error().message());
+  if (auto s = loop_.Add(fd, EPOLLIN, drain); !s) log::Warn("{}", s.error().message());
 }
 
 void Executor::StartInstance(const StartContainer& a) {
@@ -340,7 +340,7 @@ void Executor::ReportExit(Instance& inst) {
     if (inst.pipes[i]) (void)ReadLogPipe(inst, i);
   }
   e.message = TerminationMessage(inst, e.exit_code);
-  spdlog::debug("{} {}", inst.id, exit.ToString());
+  log::Debug("{} {}", inst.id, exit.ToString());
   std::string id = inst.id;
   Feed(std::move(e));
   // Deleted before it exited (a failed start): its pidfd can go now.
@@ -352,7 +352,7 @@ void Executor::SignalInstance(const SignalContainer& a) {
   if (!inst || !inst->init) return;
   // S5.9: straight to the container's init through its pidfd.
   if (auto s = inst->init->SendSignal(a.signo); !s) {
-    spdlog::debug("signalling {}: {}", inst->id, s.error().message());
+    log::Debug("signalling {}: {}", inst->id, s.error().message());
   }
 }
 
@@ -375,12 +375,12 @@ void Executor::DeleteRecord(Instance& inst) {
                      Instance* inst = FindById(id);
                      if (!inst) return;
                      if (!exit.success()) {
-                       spdlog::warn("runtime delete {} {}", inst->id, exit.ToString());
+                       log::Warn("runtime delete {} {}", inst->id, exit.ToString());
                      }
                      FinishDelete(*inst);
                    });
   if (!s) {
-    spdlog::warn("deleting {}: {}", inst.id, s.error().message());
+    log::Warn("deleting {}: {}", inst.id, s.error().message());
     FinishDelete(inst);
   }
 }
@@ -389,7 +389,7 @@ void Executor::FinishDelete(Instance& inst) {
   inst.deleting = false;
   inst.deleted = true;
   if (inst.root_mounted) {
-    if (auto s = oci::RemoveWritableRoot(inst.root); !s) spdlog::warn("{}", s.error().message());
+    if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
     inst.root_mounted = false;
   }
   ReleaseDescriptors(inst);

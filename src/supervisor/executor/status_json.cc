@@ -21,7 +21,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include "oci/rootfs_digest.h"
 #include "pod/serialize.h"
@@ -106,7 +106,7 @@ std::string Executor::ImageId(const std::string& container) const {
   if (!digest) {
     // The rootfs is in use by running containers; an unreadable entry
     // costs the status its imageID, not the pod.
-    spdlog::warn("container {}: no imageID: {}", container, digest.error().message());
+    log::Warn("container {}: no imageID: {}", container, digest.error().message());
     return image_ids_[container] = "";
   }
   return image_ids_[container] = *digest;

@@ -1,0 +1,131 @@
+#include "common/log.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+
+namespace podvisor::log {
+namespace {
+
+// Plain globals, no constructors: a client that never logs touches
+// nothing here (issue: nothing the client doesn't need before main).
+std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
+std::atomic<int> g_style{static_cast<int>(Style::kText)};
+
+constexpr std::array<std::string_view, 7> kNames = {"trace", "debug",    "info", "warning",
+                                                    "error", "critical", "off"};
+
+// "2026-11-24T05:12:03.123Z" (digits 3) or ".123456Z" (digits 6).
+void AppendTime(std::string& out, long long unix_ns, int digits) {
+  time_t seconds = static_cast<time_t>(unix_ns / 1000000000LL);
+  long fraction = static_cast<long>(unix_ns % 1000000000LL);
+  tm t{};
+  gmtime_r(&seconds, &t);
+  char buf[48];
+  long shown = digits == 3 ? fraction / 1000000 : fraction / 1000;
+  int n = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%0*ldZ", t.tm_year + 1900,
+                        t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, digits, shown);
+  out.append(buf, static_cast<std::size_t>(n));
+}
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (u < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", u);
+          out += esc;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::optional<Level> ParseLevel(std::string_view name) {
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    if (name == kNames[i]) return static_cast<Level>(i);
+  }
+  if (name == "warn") return Level::kWarning;
+  if (name == "err") return Level::kError;
+  return std::nullopt;
+}
+
+std::string_view LevelName(Level level) { return kNames[static_cast<std::size_t>(level)]; }
+
+void Configure(Style style, Level level) {
+  g_style.store(static_cast<int>(style), std::memory_order_relaxed);
+  SetLevel(level);
+}
+
+void SetLevel(Level level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+
+bool Enabled(Level level) {
+  return level != Level::kOff &&
+         static_cast<int>(level) >= g_level.load(std::memory_order_relaxed);
+}
+
+std::string FormatLine(Style style, Level level, std::string_view message, long long unix_ns) {
+  std::string line;
+  line.reserve(message.size() + 96);
+  switch (style) {
+    case Style::kText:
+      AppendTime(line, unix_ns, 3);
+      line += " podvisor ";
+      line += LevelName(level);
+      line += ": ";
+      line += message;
+      break;
+    case Style::kJson:
+      line += "{\"time\":\"";
+      AppendTime(line, unix_ns, 6);
+      line += "\",\"level\":\"";
+      line += LevelName(level);
+      line += "\",\"logger\":\"podvisor\",\"msg\":";
+      AppendJsonString(line, message);
+      line += '}';
+      break;
+    case Style::kShim:
+      AppendTime(line, unix_ns, 6);
+      line += ' ';
+      line += LevelName(level);
+      line += " containerd-shim-podvisor-v1 ";
+      line += message;
+      break;
+  }
+  return line;
+}
+
+void Write(Level level, std::string_view message) {
+  if (!Enabled(level)) return;
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  auto style = static_cast<Style>(g_style.load(std::memory_order_relaxed));
+  std::string line = FormatLine(style, level, message, now.tv_sec * 1000000000LL + now.tv_nsec);
+  line += '\n';
+  // One write; a short write (a full pipe, a signal) finishes the line.
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    ssize_t n = ::write(STDERR_FILENO, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stderr is gone: nowhere left to say so
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace podvisor::log
