@@ -15,10 +15,13 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-static}
 max_bytes=8000000
 
+options=(-Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true)
 if [[ -f "$dir/build.ninja" ]]; then
-  meson setup --reconfigure "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true >/dev/null
+  # `meson setup --reconfigure` (meson 1.0) keeps a configured directory's
+  # b_ options whatever it is given; `meson configure` sets them.
+  meson configure "$dir" "${options[@]}" >/dev/null
 else
-  meson setup "$dir" -Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true >/dev/null
+  meson setup "$dir" "${options[@]}" >/dev/null
 fi
 nice ninja -C "$dir" podvisor
 
