@@ -436,6 +436,7 @@ def main():
     env = None
     try:
         env = Env(args.build, work, args.static_build)
+        results["machine"]["podvisor"] = os.path.relpath(env.podvisor, ROOT)
         if not only or "start" in only:
             bench_start_stop(env, reps, results)
         if not only or "network" in only:
@@ -470,7 +471,9 @@ def main():
     with open(out, "w") as f:
         json.dump(results, f, indent=2)
     print(table(results))
-    print(f"\nJSON: {out}")
+    m = results["machine"]
+    print(f"\npodvisor: {m.get('podvisor')}; {m['cpus']} cpus, load {m['load_at_start']:.2f} at the start")
+    print(f"JSON: {out}")
 
 
 if __name__ == "__main__":

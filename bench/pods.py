@@ -58,10 +58,14 @@ class Env:
     """Paths of one benchmark run: binaries, a busybox image, scratch dirs."""
 
     def __init__(self, build, work, static_build=None):
-        self.podvisor = os.path.join(build, "podvisor")
-        # The -Dstatic=true build (scripts/build-static.sh) of the static
-        # and client benchmarks.
+        self.default_podvisor = os.path.join(build, "podvisor")
+        # The -Dstatic=true build (scripts/build-static.sh): what an
+        # embedder ships, and optimised (-Os, LTO) where the default build
+        # is a debug build (-O0). Every benchmark runs it when it is there;
+        # the static benchmark compares it with the default build.
         self.static_podvisor = os.path.join(static_build or build + "-static", "podvisor")
+        self.podvisor = (self.static_podvisor if os.access(self.static_podvisor, os.X_OK)
+                         else self.default_podvisor)
         self.helper = os.path.join(build, "tests", "podvisor-test-helper")
         self.work = work
         self.image = os.path.join(work, "image")

@@ -37,11 +37,21 @@ void AppendJsonString(std::string& out, std::string_view s) {
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (u < 0x20) {
           char esc[8];
@@ -66,18 +76,21 @@ std::optional<Level> ParseLevel(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view LevelName(Level level) { return kNames[static_cast<std::size_t>(level)]; }
+std::string_view LevelName(Level level) {
+  return kNames[static_cast<std::size_t>(level)];
+}
 
 void Configure(Style style, Level level) {
   g_style.store(static_cast<int>(style), std::memory_order_relaxed);
   SetLevel(level);
 }
 
-void SetLevel(Level level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+void SetLevel(Level level) {
+  g_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
 
 bool Enabled(Level level) {
-  return level != Level::kOff &&
-         static_cast<int>(level) >= g_level.load(std::memory_order_relaxed);
+  return level != Level::kOff && static_cast<int>(level) >= g_level.load(std::memory_order_relaxed);
 }
 
 std::string FormatLine(Style style, Level level, std::string_view message, long long unix_ns) {

@@ -121,6 +121,49 @@ spec:
   EXPECT_EQ(got["env"], "debug s3cret");
 }
 
+// The pattern of many charts: an init container renders a config file into
+// an emptyDir, and the app mounts that one file with subPath. The subPath
+// is made when each container is created (the kubelet's order), so the
+// init container writes a file, not into a directory made for the app,
+// and the second init container, which mounts it too, is not created
+// ahead of the first one's run.
+TEST_F(RuncConfig, SubPathOfAFileAnInitContainerWroteIsThatFile) {
+  WritePod(R"(apiVersion: v1
+kind: Pod
+metadata: {name: render}
+spec:
+  restartPolicy: Never
+  volumes:
+    - {name: shared, hostPath: {path: "{{HOSTDIR}}", type: DirectoryOrCreate}}
+    - {name: config, emptyDir: {}}
+  initContainers:
+    - name: render
+      image: img
+      command: [/bin/sh, -c, "echo listen=8080 > /config/app.conf"]
+      volumeMounts: [{name: config, mountPath: /config}]
+    - name: check
+      image: img
+      command: [/bin/sh, -c, "cat /etc/app.conf > /shared/init-saw"]
+      volumeMounts:
+        - {name: config, mountPath: /etc/app.conf, subPath: app.conf}
+        - {name: shared, mountPath: /shared}
+  containers:
+    - name: app
+      image: img
+      command: [/bin/sh, -c, "test -f /etc/app.conf && cat /etc/app.conf > /shared/app-saw"]
+      volumeMounts:
+        - {name: config, mountPath: /etc/app.conf, subPath: app.conf}
+        - {name: shared, mountPath: /shared}
+)");
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  std::ifstream init_saw(scratch_ / "init-saw"), app_saw(scratch_ / "app-saw");
+  std::string init_line, app_line;
+  std::getline(init_saw, init_line);
+  std::getline(app_saw, app_line);
+  EXPECT_EQ(init_line, "listen=8080");
+  EXPECT_EQ(app_line, "listen=8080");
+}
+
 TEST_F(RuncConfig, ManifestFromKubectlGetPodRunsAsItIs) {
   std::ifstream manifest(fs::path(RequiredEnv("PODVISOR_SOURCE_ROOT")) / "tests" / "e2e" /
                          "testdata" / "kubectl-get-pod.yaml");

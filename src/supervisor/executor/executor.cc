@@ -193,12 +193,9 @@ Status Executor::Setup() {
   if (!control) return control.take_error();
   control_ = std::move(*control);
 
+  // A container's subPaths are made when it is created (PrepareInstance),
+  // not here: an init container may write the file a later one mounts.
   if (auto s = oci::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_); !s) return s;
-  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
-    for (const auto& c : *list) {
-      if (auto s = oci::PrepareSubPaths(pod_, c, layout_.VolumesDir(), pod_ips_); !s) return s;
-    }
-  }
   if (auto s = WriteEtcFiles(); !s) return s;
   // The pod's own /dev/shm only makes sense in its own IPC namespace, and
   // mounting it needs privileges.

@@ -19,6 +19,7 @@
 #include "oci/mounts.h"
 #include "oci/node_info.h"
 #include "oci/rootfs.h"
+#include "oci/volumes.h"
 #include "signals/spawn.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/runtime_timeout.h"
@@ -116,6 +117,11 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
 
 Status Executor::PrepareInstance(Instance& inst) {
   const oci::Image& image = images_.at(inst.container);
+  const pod::Container* spec = ContainerSpec(inst.container);
+  // As the kubelet does, at the container's creation: a subPath an earlier
+  // container wrote (an init container's config file) is bound as it is;
+  // one that does not exist yet becomes a directory.
+  if (auto s = oci::PrepareSubPaths(pod_, *spec, layout_.VolumesDir(), pod_ips_); !s) return s;
   if (auto s = oci::MakeDirs(inst.dir, 0700); !s) return s;
   inst.root = oci::WritableRootPaths{image.rootfs, inst.dir / "upper", inst.dir / "work",
                                      inst.dir / "rootfs"};
@@ -131,7 +137,6 @@ Status Executor::PrepareInstance(Instance& inst) {
   { std::ofstream touch(message_file); }
   ::chmod(message_file.c_str(), 0666);
 
-  const pod::Container* spec = ContainerSpec(inst.container);
   oci::ContainerConfigInput in = oci::PodInputFromLayout(layout_, pod_);
   in.bundle = options_.bundle;
   in.root_path = root_path;

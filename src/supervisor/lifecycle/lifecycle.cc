@@ -155,11 +155,17 @@ void Lifecycle::CreateInstance(Container& c) {
 // started and run, so that its start follows at once when its turn comes:
 // S1.1 orders the starts. One entry ahead, not the whole list, and never a
 // regular container, whose create would make the pod initialized (S1.5).
+// Nor an entry that mounts a subPath: the kubelet makes a subPath when the
+// container is created, and the entry before may be the one that writes
+// it (an init container's config file).
 void Lifecycle::CreateAhead(size_t init_index) {
   if (init_index >= init_count_ || Terminating()) return;
   Container& c = containers_[init_index];
   // Called once per entry, as the plan moves past the one before it.
   if (c.state != RunState::kWaiting) return;
+  for (const auto& m : c.spec.volume_mounts) {
+    if (!m.sub_path.empty() || !m.sub_path_expr.empty()) return;
+  }
   CreateInstance(c);
   c.ahead = true;
 }

@@ -120,6 +120,23 @@ TEST(LifecycleStart, S1_1_EntryCreatedAheadIsStartedAndReportedOnlyInItsTurn) {
   EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
 }
 
+// The init before it may write the file a subPath names; the kubelet
+// makes the subPath when the container is created.
+TEST(LifecycleStart, S1_1_EntryMountingASubPathIsCreatedOnlyInItsTurn) {
+  pod::Container reader = C("init-2");
+  reader.volume_mounts.push_back(pod::VolumeMount{});
+  reader.volume_mounts.back().name = "config";
+  reader.volume_mounts.back().mount_path = "/etc/app.conf";
+  reader.volume_mounts.back().sub_path = "app.conf";
+  Harness h(MakePod({C("init-1"), reader}, {C("app")}));
+  h.Start();
+  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Start(init-1#0)"));
+  h.Advance(1s);
+  h.Exit("init-1", 0);
+  EXPECT_THAT(h.Take(),
+              ElementsAre("1s Delete(init-1#0)", "1s Create(init-2#0)", "1s Start(init-2#0)"));
+}
+
 TEST(LifecycleStart, S1_1_FailedCreateAheadIsRetriedInItsTurnAndOnlyThenReported) {
   Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
   h.manual_runtime = {"init-2"};

@@ -71,14 +71,26 @@ int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid) {
       std::fprintf(stderr, "sandbox-init: unshare(CLONE_NEWPID): %s\n", strerror(errno));
       return 1;
     }
+    // The reaper dies with the holder (PDEATHSIG). The holder may die
+    // before the reaper has asked for that, and the reaper, reparented,
+    // would then live on holding the pod's pid namespace (and our stderr):
+    // the holder's end of this pipe closes with it, which the reaper
+    // checks once its PDEATHSIG is set.
+    int holder_alive[2];
+    if (::pipe2(holder_alive, O_CLOEXEC) != 0) return 1;
     reaper = ::fork();
     if (reaper < 0) return 1;
     if (reaper == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::close(holder_alive[1]);
+      pollfd p{holder_alive[0], POLLIN, 0};
+      if (::poll(&p, 1, 0) > 0) _exit(0);  // POLLHUP: the holder is gone
+      ::close(holder_alive[0]);
       // The ready pipe is the holder's to close; keeping it would hide EOF.
       ::close(STDOUT_FILENO);
       PidNamespaceReaper();
     }
+    ::close(holder_alive[0]);  // the write end stays open as long as we live
   }
   // The one line the supervisor waits for; then stdout is closed so it
   // sees EOF.
