@@ -177,7 +177,7 @@ class RuncE2eTest : public E2eTest {
     return t;
   }
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (runc creates namespaces, mounts, cgroups)";
     if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
     E2eTest::SetUp();
   }

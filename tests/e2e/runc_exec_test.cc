@@ -25,21 +25,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class RuncExec : public E2eTest {
+class RuncExec : public RuncE2eTest {
  protected:
   TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-" + std::to_string(getpid());
+    TierConfig t = RuncE2eTest::Tier();
+    t.helper_log_in_shared_volume = false;  // its pods mount no shared volume
     return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
   }
   void StartPod() {
     WritePod(

@@ -18,32 +18,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string RuncPath() {
-  for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
-    std::string path = std::string(dir) + "/runc";
-    if (::access(path.c_str(), X_OK) == 0) return path;
-  }
-  return "";
-}
-
-class RuncImages : public E2eTest {
+class RuncImages : public RuncE2eTest {
  protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = RuncPath();
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-img-" + std::to_string(getpid());
-    return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (RuncPath().empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
-  }
-
   // BUNDLE/images/layout: the busybox rootfs with /etc/doomed as layer 1,
   // a layer 2 that deletes it by whiteout and adds /etc/added. Returns the
   // manifest digest.

@@ -97,19 +97,8 @@ std::string HostAddress() {
   return ip;
 }
 
-class RuncNetwork : public E2eTest {
+class RuncNetwork : public RuncE2eTest {
  protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-net-" + kPid;
-    return t;
-  }
-
   static void SetUpTestSuite() {
     if (::geteuid() != 0 || FindInPath("runc").empty() || !fs::exists("/usr/lib/cni/bridge") ||
         FindInPath("iptables").empty()) {
@@ -170,7 +159,7 @@ class RuncNetwork : public E2eTest {
       GTEST_SKIP() << "CNI plugins not installed (containernetworking-plugins)";
     }
     if (FindInPath("iptables").empty()) GTEST_SKIP() << "iptables not installed";
-    E2eTest::SetUp();
+    RuncE2eTest::SetUp();
     conf_dir_ = dir_ / "net.d";
     ipam_dir_ = dir_ / "ipam";
     WriteConf("10.199.0.0/24");

@@ -19,24 +19,7 @@
 namespace podvisor::e2e {
 namespace {
 
-class RuncProbes : public E2eTest {
- protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-e2e-probes-" + std::to_string(getpid());
-    return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
-  }
-};
+using RuncProbes = RuncE2eTest;
 
 constexpr const char* kSharedMount = ", volumeMounts: [{name: shared, mountPath: /shared}]";
 

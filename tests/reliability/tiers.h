@@ -24,24 +24,7 @@ class FakeRuntimeTier : public E2eTest {
   }
 };
 
-class RuncTier : public E2eTest {
- protected:
-  TierConfig Tier() const override {
-    TierConfig t;
-    t.runtime = FindInPath("runc");
-    t.helper_in_container = "/podvisor-test-helper";
-    t.helper_log_in_shared_volume = true;
-    t.busybox_rootfs = true;
-    t.check_runc_state = true;
-    t.cgroup_parent = "/podvisor-rel-" + std::to_string(getpid());
-    return t;
-  }
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (runc creates namespaces, mounts, cgroups)";
-    if (FindInPath("runc").empty()) GTEST_SKIP() << "runc not installed";
-    E2eTest::SetUp();
-  }
-};
+using RuncTier = RuncE2eTest;
 
 // "apiVersion: v1 ... spec:" with the restart policy and grace.
 inline std::string PodHeader(const std::string& name, const std::string& restart_policy, int grace,
