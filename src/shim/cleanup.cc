@@ -15,6 +15,7 @@
 #include "oci/runtime_cli.h"
 #include "oci/runtime_locator.h"
 #include "shim/rootfs.h"
+#include "shim/task_cgroup.h"
 #include "supervisor/executor/recovery.h"
 
 namespace podvisor::shim {
@@ -91,15 +92,28 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
     oci::RuntimeCli cli(*runtime, options);
     supervisor::RecoveryInput input{&layout, &cli, "", std::chrono::seconds(30)};
     std::string parent = EffectiveCgroupParent(*record);
-    // "self" nests the pod under the supervisor's own cgroup, which died
-    // with it: nothing of it is known here beyond what recovery finds.
+    // "self" nests the pod under the supervisor's own cgroup: the task's,
+    // when the shim made one; otherwise nothing of it is known here beyond
+    // what recovery finds.
     if (parent != "self") input.pod_cgroup = parent + "/" + record->pod;
+    if (!record->task_cgroup.empty()) input.pod_cgroup = record->task_cgroup + "/" + record->pod;
     auto recovered = supervisor::RecoverLeftovers(input);
     if (!recovered) return recovered.take_error().Wrap("recovering pod " + record->pod);
     if (recovered->Any()) report.recovered = recovered->ToString();
   }
   if (record && record->cgroup_parent.rfind("/podvisor/containerd/", 0) == 0) {
     RemoveCgroupParents(record->cgroup_parent);
+  }
+  if (record && !record->task_cgroup.empty()) {
+    // What is still in it (a SIGKILLed shim's supervisor's children, a
+    // daemon a hook left) is killed; then it goes, as runc removes its
+    // container's cgroup on delete.
+    cgroups::CgroupInfo cg = cgroups::DetectCgroups();
+    if (!cg.v2_mount.empty()) {
+      if (auto removed = RemoveTaskCgroup(cg.v2_mount, record->task_cgroup); !removed) {
+        return removed.take_error().Wrap("removing the task cgroup");
+      }
+    }
   }
   if (auto unmounted = UnmountRootfs(paths.Rootfs()); !unmounted) {
     return unmounted.take_error();

@@ -129,6 +129,9 @@ bool TaskService::PodWasOomKilled() const {
 std::filesystem::path TaskService::PodCgroup() const {
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
   if (cg.v2_mount.empty()) return {};
+  // The whole task, supervisor included, as runc's shim reports its
+  // container's cgroup.
+  if (!record_.task_cgroup.empty()) return cg.v2_mount / record_.task_cgroup.substr(1);
   std::string parent = EffectiveCgroupParent(record_);
   if (parent == "self") return {};
   return cg.v2_mount / parent.substr(parent.find_first_not_of('/')) / record_.pod;

@@ -13,10 +13,13 @@
 #include <nlohmann/json.hpp>
 #include "common/log.h"
 
+#include "cgroups/mode.h"
 #include "cli/pod_loading.h"
 #include "events_task.pb.h"
 #include "podvisor_version.h"
+#include "shim/events_follower.h"
 #include "shim/rootfs.h"
+#include "shim/task_cgroup.h"
 #include "shim/task_util.h"
 #include "signals/spawn.h"
 #include "task_shim.pb.h"
@@ -48,7 +51,8 @@ std::map<std::string, std::string> ReadAnnotations(const std::filesystem::path& 
 Status WriteShimRecord(const ShimPaths& paths, const ShimRecord& record) {
   nlohmann::json json = {{"pod", record.pod},
                          {"supervisorPid", record.supervisor_pid},
-                         {"cgroupParent", record.cgroup_parent}};
+                         {"cgroupParent", record.cgroup_parent},
+                         {"taskCgroup", record.task_cgroup}};
   auto tmp = paths.RecordFile().string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -75,6 +79,7 @@ Result<ShimRecord> ReadShimRecord(const ShimPaths& paths) {
     record.pod = json.value("pod", "");
     record.supervisor_pid = json.value("supervisorPid", 0);
     record.cgroup_parent = json.value("cgroupParent", "");
+    record.task_cgroup = json.value("taskCgroup", "");
   } catch (const nlohmann::json::exception& e) {
     return Error(paths.RecordFile().string() + ": " + e.what());
   }
@@ -197,13 +202,16 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
   }
   annotations_ = ReadAnnotations(paths_.bundle / "config.json");
   record_.pod = loaded.pod.metadata.name;
-  // Each task its own cgroup parent: two tasks may run pods of one name,
-  // and recovery after a SIGKILLed shim kills whatever is in the pod's
-  // cgroup.
-  record_.cgroup_parent = "/podvisor/containerd/" + args_.ns + "/" + args_.id;
-  if (auto it = annotations_.find("podvisor.cgroup-parent"); it != annotations_.end()) {
-    record_.cgroup_parent = it->second;
-  }
+  // Each task its own cgroup: two tasks may run pods of one name, and
+  // recovery after a SIGKILLed shim kills whatever is in the pod's cgroup.
+  auto annotated = annotations_.find("podvisor.cgroup-parent");
+  CgroupChoice cgroup =
+      ChooseCgroup(ReadCgroupsPath(paths_.bundle / "config.json"),
+                   cgroups::DetectCgroups().mode == cgroups::CgroupMode::kUnified,
+                   annotated == annotations_.end() ? "" : annotated->second, args_.ns, args_.id);
+  record_.cgroup_parent = cgroup.cgroup_parent;
+  record_.task_cgroup = cgroup.task_cgroup;
+  if (!cgroup.note.empty()) log::Info("task {}: {}", req.id(), cgroup.note);
   std::filesystem::create_directories(paths_.Dir(), ec);
   if (auto written = WriteShimRecord(paths_, record_); !written) {
     fail(RpcCode::kInternal, written.error().message());
@@ -271,12 +279,34 @@ void TaskService::StartSupervisor(const Reply& reply) {
     reply.Fail(RpcCode::kInternal, (!out ? out.error() : err.error()).message());
     return;
   }
+  // The supervisor starts inside the task's cgroup (task_cgroup.h): it
+  // moves itself in before exec, so `run` finds itself there from its
+  // first line, and nothing it starts is ever outside.
+  Fd task_procs;
+  if (!record_.task_cgroup.empty()) {
+    auto procs = CreateTaskCgroup(cgroups::DetectCgroups().v2_mount, record_.task_cgroup);
+    if (!procs) {
+      reply.Fail(RpcCode::kFailedPrecondition, procs.error().message());
+      return;
+    }
+    task_procs = std::move(*procs);
+  }
+  const int procs_fd = task_procs.valid() ? task_procs.get() : -1;
   auto child = signals::Spawn({.argv = SupervisorArgv(),
                                .cwd = paths_.bundle.string(),
                                .stdout_fd = DescriptorOrNull(*out),
-                               .stderr_fd = DescriptorOrNull(*err)});
+                               .stderr_fd = DescriptorOrNull(*err),
+                               .pre_exec = [procs_fd]() -> int {
+                                 // "0" is the writing process.
+                                 if (procs_fd < 0 || ::write(procs_fd, "0", 1) == 1) return 0;
+                                 return errno;
+                               }});
   if (!child) {
-    reply.Fail(RpcCode::kInternal, "starting podvisor run: " + child.error().message());
+    reply.Fail(
+        RpcCode::kInternal,
+        "starting podvisor run" +
+            (record_.task_cgroup.empty() ? "" : " in the task cgroup " + record_.task_cgroup) +
+            ": " + child.error().message());
     return;
   }
   init.pid = child->pid();
@@ -288,6 +318,14 @@ void TaskService::StartSupervisor(const Reply& reply) {
   }
   Watch(init);
   log::Info("task {}: podvisor run of pod {} started, pid {}", args_.id, record_.pod, init.pid);
+  auto follower = EventsFollower::Start(loop_, paths_.StateDir(), record_.pod,
+                                        [this](const std::string& line) { OnPodEvent(line); });
+  if (follower) {
+    events_ = std::move(*follower);
+  } else {
+    // Only the live /tasks/oom depends on it; the pod's end still reports one.
+    log::Warn("task {}: not following the pod's events: {}", args_.id, follower.error().message());
+  }
   AwaitControlSocket(reply);
 }
 
@@ -345,6 +383,22 @@ void TaskService::OnProcessExit(const std::string& exec_id) {
   Finished(p);
 }
 
+// A line of the pod's events.jsonl, as the supervisor writes it: an
+// OOMKilled container is a /tasks/oom of the task, once per kill.
+void TaskService::OnPodEvent(const std::string& line) {
+  auto event = nlohmann::json::parse(line, nullptr, false);
+  if (event.is_discarded() || !event.is_object()) return;
+  auto reason = event.find("reason");
+  if (reason != event.end() && reason->is_string() && *reason == "OOMKilled") PublishOom();
+}
+
+void TaskService::PublishOom() {
+  oom_published_ = true;
+  events::TaskOOM oom;
+  oom.set_container_id(args_.id);
+  publisher_.Publish("/tasks/oom", oom);
+}
+
 void TaskService::Finished(TaskProcess& p) {
   const std::string exec_id = p.exec_id;
   p.exited_at_ns = WallNowNs();
@@ -352,11 +406,12 @@ void TaskService::Finished(TaskProcess& p) {
   if (exec_id.empty()) {
     log::Info("task {}: podvisor run of pod {} exited with {}", args_.id, record_.pod,
               p.exit_status);
-    if (PodWasOomKilled()) {
-      events::TaskOOM oom;
-      oom.set_container_id(args_.id);
-      publisher_.Publish("/tasks/oom", oom);
+    if (events_) {
+      events_->Drain();
+      events_.reset();
     }
+    // Without a follower (it could not start), one /tasks/oom at the end.
+    if (!oom_published_ && PodWasOomKilled()) PublishOom();
   }
   events::TaskExit event;
   event.set_container_id(args_.id);

@@ -18,11 +18,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/fd.h"
+#include "shim/events_follower.h"
 #include "shim/publisher.h"
 #include "shim/shim_args.h"
 #include "shim/ttrpc_server.h"
@@ -35,7 +37,8 @@ namespace podvisor::shim {
 struct ShimRecord {
   std::string pod;            // the pod's name (its directory under state/)
   int supervisor_pid = 0;     // podvisor run, once started
-  std::string cgroup_parent;  // what run was given: /podvisor/containerd/NS/ID by default
+  std::string cgroup_parent;  // what run was given: "self", or /podvisor/containerd/NS/ID
+  std::string task_cgroup;    // the task's own cgroup (task_cgroup.h), "" when none
 };
 
 // BUNDLE/podvisor/{state,log,shim.json}
@@ -107,6 +110,8 @@ class TaskService {
   std::filesystem::path PodCgroup() const;
   // An OOMKilled event in the pod's events.jsonl.
   bool PodWasOomKilled() const;
+  void OnPodEvent(const std::string& line);
+  void PublishOom();
   std::vector<std::string> SupervisorArgv() const;
 
   supervisor::EventLoop& loop_;
@@ -121,6 +126,8 @@ class TaskService {
   ShimRecord record_;
   std::map<std::string, std::string> annotations_;  // of the task's OCI config.json
   std::map<std::string, TaskProcess> processes_;    // by exec id, "" = init
+  std::unique_ptr<EventsFollower> events_;          // while the supervisor runs
+  bool oom_published_ = false;
 };
 
 }  // namespace podvisor::shim

@@ -2,6 +2,8 @@
 // (containerd_fixture.h). One containerd for the suite; each test imports
 // what it runs and leaves nothing behind.
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -69,6 +71,25 @@ spec:
     command: ["/bin/sh", "-c", "exit 3"]
 )";
 
+// An app that runs until stopped, and a container that goes over its
+// memory limit once: dd's 64 MiB buffer in a 32 MiB cgroup.
+constexpr const char* kOomPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: ctrd-oom
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: app
+    image: busybox
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 1000 & wait"]
+  - name: hog
+    image: busybox
+    command: ["/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"]
+    resources: {limits: {memory: 32Mi}}
+)";
+
 class Shim : public ContainerdTest {
  protected:
   // Until `podvisor status` of the task's pod shows its 2 containers ready
@@ -89,6 +110,7 @@ class Shim : public ContainerdTest {
     ImportBundle("long", kLongPod);
     ImportBundle("ok", kSucceedingPod);
     ImportBundle("fail", kFailingPod);
+    ImportBundle("oom", kOomPod);
   }
   // `ctr run --rm` attached: returns when the task ends, with its status.
   std::future<CommandResult> RunAttached(const std::string& image, const std::string& id) {
@@ -143,6 +165,43 @@ TEST_F(Shim, ImportedBundleRunsWithItsSidecarAndStopsOnKill) {
   }
   EXPECT_LT(log.find("/tasks/create"), log.find("/tasks/start"));
   EXPECT_LT(log.find("/tasks/start"), log.find("/tasks/exit"));
+}
+
+TEST_F(Shim, OomKillIsPublishedWhileThePodRuns) {
+  tasks_.emplace_back("oom1", "ctrd-oom");
+  const auto log = root_ / "oom-events.log";
+  pid_t events = fork();
+  if (events == 0) {
+    freopen(log.c_str(), "w", stdout);
+    execlp("ctr", "ctr", "-a", (root_ / "c.sock").c_str(), "events", nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(events, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the subscription is up
+  ASSERT_EQ(RunDetached("oom", "oom1").exit_code, 0);
+  // containerd hears of the OOM kill while the pod goes on (its app still
+  // runs), as it does from runc's shim: not only once the task has ended.
+  bool published = false;
+  for (int i = 0; i < 1500 && !published; ++i) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    published = text.str().find("/tasks/oom") != std::string::npos;
+    if (!published) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(published) << "no /tasks/oom within 15 s";
+  EXPECT_EQ(TaskStatus("oom1"), "RUNNING");
+  ASSERT_EQ(Ctr({"task", "kill", "oom1"}).exit_code, 0);
+  EXPECT_TRUE(WaitForStatus("oom1", "STOPPED", 20));
+  EXPECT_EQ(Ctr({"task", "delete", "oom1"}).exit_code, 0);
+  kill(events, SIGTERM);
+  waitpid(events, nullptr, 0);
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  // One kill, one event: the pod's end does not repeat it.
+  const std::string all = text.str();
+  EXPECT_EQ(all.find("/tasks/oom"), all.rfind("/tasks/oom")) << all;
 }
 
 TEST_F(Shim, ExitStatusIsRunsForSucceededAndFailedPods) {

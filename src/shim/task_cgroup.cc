@@ -1,0 +1,143 @@
+#include "shim/task_cgroup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cgroups/pod_cgroup.h"
+#include "cgroups/self_parent.h"
+
+namespace podvisor::shim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kWantedControllers[] = {"cpu", "memory", "pids"};
+
+std::vector<std::string> ReadWords(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+bool Has(const std::vector<std::string>& words, const std::string& word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+// "/a/b" without empty, "." or ".." parts; "" when it has any.
+std::string Normalize(const std::string& path) {
+  fs::path rel = fs::path(path).relative_path().lexically_normal();
+  if (rel.empty() || rel == ".") return "";
+  for (const auto& part : rel) {
+    if (part == ".." || part == ".") return "";
+  }
+  std::string out = "/" + rel.string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+// Removes the cgroups below `dir` and then `dir`, deepest first.
+Status RemoveTree(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> children;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) children.push_back(entry.path());
+  }
+  for (const auto& child : children) {
+    if (auto s = RemoveTree(child); !s) return s;
+  }
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+    return Error::FromErrno("removing " + dir.string());
+  }
+  return Ok();
+}
+
+}  // namespace
+
+CgroupChoice ChooseCgroup(const std::string& cgroups_path, bool unified,
+                          const std::string& annotation, const std::string& ns,
+                          const std::string& id) {
+  const std::string own = "/podvisor/containerd/" + ns + "/" + id;
+  if (!annotation.empty()) {
+    return {.task_cgroup = "", .cgroup_parent = annotation, .note = ""};
+  }
+  auto fallback = [&](const std::string& why) {
+    return CgroupChoice{.task_cgroup = "", .cgroup_parent = own, .note = why + "; the pod's cgroups are under " + own};
+  };
+  if (!unified) {
+    return fallback("the host's cgroups are not v2 only, so the task has no one cgroup to nest the pod in");
+  }
+  if (cgroups_path.empty()) return fallback("the task's OCI spec has no linux.cgroupsPath");
+  if (cgroups_path.front() != '/' && cgroups_path.find(':') != std::string::npos) {
+    return fallback("linux.cgroupsPath " + cgroups_path +
+                    " is systemd's slice:prefix:name form, which only systemd creates (podvisor "
+                    "has no systemd cgroup driver)");
+  }
+  std::string task = Normalize(cgroups_path);
+  if (task.empty()) return fallback("linux.cgroupsPath " + cgroups_path + " is not a cgroup path");
+  return {.task_cgroup = task, .cgroup_parent = cgroups::kSelfCgroupParent, .note = ""};
+}
+
+std::string ReadCgroupsPath(const fs::path& config) {
+  std::ifstream in(config);
+  if (!in) return "";
+  auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return "";
+  auto linux = json.find("linux");
+  if (linux == json.end() || !linux->is_object()) return "";
+  auto path = linux->find("cgroupsPath");
+  return path != linux->end() && path->is_string() ? path->get<std::string>() : "";
+}
+
+Result<Fd> CreateTaskCgroup(const fs::path& mount, const std::string& task_cgroup) {
+  std::string task = Normalize(task_cgroup);
+  if (task.empty()) return Error("task cgroup " + task_cgroup + ": not a cgroup path", EINVAL);
+  std::vector<std::string> offered = ReadWords(mount / "cgroup.controllers");
+  std::string enable;
+  for (const char* c : kWantedControllers) {
+    if (Has(offered, c)) enable += (enable.empty() ? "+" : " +") + std::string(c);
+  }
+  fs::path dir = mount;
+  for (const auto& part : fs::path(task).relative_path()) {
+    // Each level hands the controllers down; one already handing them
+    // down is not written to (it may hold processes: the root does).
+    std::vector<std::string> have = ReadWords(dir / "cgroup.subtree_control");
+    bool missing = false;
+    for (const char* c : kWantedControllers) missing |= Has(offered, c) && !Has(have, c);
+    if (missing && !enable.empty()) {
+      if (auto s = cgroups::WriteCgroupFile(dir, "cgroup.subtree_control", enable); !s) {
+        return s.take_error().Wrap("handing the controllers down to the task cgroup");
+      }
+    }
+    dir /= part;
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Error::FromErrno("creating the task cgroup " + dir.string());
+    }
+  }
+  if (cgroups::IsPopulated(dir)) {
+    return Error("the task cgroup " + dir.string() + " already holds processes", EBUSY);
+  }
+  int fd = ::open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Error::FromErrno("opening " + (dir / "cgroup.procs").string());
+  return Fd(fd);
+}
+
+Status RemoveTaskCgroup(const fs::path& mount, const std::string& task_cgroup) {
+  std::string task = Normalize(task_cgroup);
+  if (task.empty()) return Ok();
+  fs::path dir = mount / fs::path(task).relative_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Ok();
+  if (auto s = cgroups::KillCgroup(dir, 10000); !s) return s;
+  return RemoveTree(dir);
+}
+
+}  // namespace podvisor::shim
