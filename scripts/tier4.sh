@@ -14,6 +14,8 @@
 #   boot "nested": --cgroup-parent=self (podvisor.cgroup-parent=self): the
 #     supervisor in the leaf _supervisor of its own cgroup, the pod cgroup
 #     beside it with the controllers delegated, the leaf left cleanly;
+#   boot "containerd": containerd and podvisor's shim on cgroup v2, the pod
+#     in the task's own cgroup (scripts/tier4-containerd.sh);
 #   boot "shell": a shell as /init (rdinit=/shell-init) running
 #     `podvisor run` itself: first with the kernel unable to load the
 #     overlay module (one error naming `modprobe overlay`, exit 3, no
@@ -29,7 +31,7 @@
 # /dev/ttyS0 when it is stopped.
 #
 #   scripts/tier4.sh [BUILD_DIR]    (default: build; needs root, qemu, cpio)
-# The two VMs boot side by side; on an idle 2-core machine the tier takes
+# The VMs boot side by side; on an idle 2-core machine the tier takes
 # about a minute, under heavy load about two. TIER4_BOOT_TIMEOUT (300 s)
 # bounds each boot.
 # Results: BUILD_DIR/tier4.xml (JUnit, counted by scripts/summarize-gtest.py),
@@ -78,12 +80,16 @@ skip_all() {
            S1_Order_InitsAndSidecarsWithCrun S5_4_SidecarsStoppedInReverse \
            InitMode_FailedPodAndReboot CgroupParentSelf_PodBesideSupervisorLeaf \
            CgroupParentSelf_LeafLeftCleanly Initramfs_StaticPodvisorIsOneFile \
-           NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected; do
+           NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
+           "${ctrd_cases[@]}"; do
     skip "$c" "$1"
   done
   write_xml
   exit 0
 }
+
+# shellcheck source=scripts/tier4-containerd.sh
+source scripts/tier4-containerd.sh
 
 ((EUID == 0)) || skip_all "needs root (mknod of /dev/console in the initramfs, apt-get download)"
 for tool in qemu-system-x86_64 cpio crun busybox; do
@@ -277,24 +283,27 @@ EOF
 chmod 0755 "$root/shell-init"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initrd"
+ctrd_ready=1
+ctrd_prepare || ctrd_ready=0
 
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer
 # check can miss its ticks and panic ("IO-APIC + timer doesn't work").
-boot() {  # boot NAME APPEND: boots the VM, console to $build/tier4-NAME.console, qemu's status to .status
+boot() {  # boot NAME APPEND [INITRD]: boots the VM, console to $build/tier4-NAME.console, qemu's status to .status
   local console=$build/tier4-$1.console status=0 start=$SECONDS
   timeout "$boot_timeout" qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nographic -no-reboot \
-    -kernel "$cache/vmlinuz" -initrd "$work/initrd" \
+    -kernel "$cache/vmlinuz" -initrd "${3:-$work/initrd}" \
     -append "console=ttyS0 panic=-1 loglevel=4 no_timer_check $2" </dev/null >"$console" 2>&1 || status=$?
   tr -d '\r' <"$console" >"$console.tmp" && mv "$console.tmp" "$console"
   echo "$status" >"$work/$1.status"
   echo "boot $1: qemu exit $status after $((SECONDS - start)) s (console: $console)"
 }
 
-# The two VMs boot side by side: one TCG thread each.
+# The VMs boot side by side: one TCG thread each.
 boot limits "podvisor.bundle=/pods/limits podvisor.runtime=crun" &
 boot order "podvisor.bundle=/pods/order podvisor.exit=reboot" &
 boot nested "podvisor.bundle=/pods/nested podvisor.runtime=crun podvisor.cgroup-parent=self" &
 boot shell "rdinit=/shell-init" &
+((ctrd_ready)) && boot containerd "rdinit=/ctrd-init" "$work/initrd-containerd" &
 wait
 
 # --- the initramfs itself -----------------------------------------------------------
@@ -403,6 +412,13 @@ if grep -q "supervisor moved into /sys/fs/cgroup/_supervisor" "$c" &&
   pass CgroupParentSelf_LeafLeftCleanly
 else
   fail CgroupParentSelf_LeafLeftCleanly "$(grep -E '_supervisor|podvisor: pod' "$c" | tr '\n' ' ')"
+fi
+
+# --- boot "containerd": the shim on cgroup v2 ------------------------------------------
+if ((ctrd_ready)); then
+  ctrd_check "$build/tier4-containerd.console"
+else
+  for c in "${ctrd_cases[@]}"; do skip "$c" "$ctrd_skip"; done
 fi
 
 write_xml

@@ -30,8 +30,7 @@ class EventsFollower {
   // line once, in order. `state_dir` is created when missing.
   static Result<std::unique_ptr<EventsFollower>> Start(supervisor::EventLoop& loop,
                                                        const std::filesystem::path& state_dir,
-                                                       const std::string& pod,
-                                                       LineHandler on_line);
+                                                       const std::string& pod, LineHandler on_line);
   ~EventsFollower();
   EventsFollower(const EventsFollower&) = delete;
   EventsFollower& operator=(const EventsFollower&) = delete;

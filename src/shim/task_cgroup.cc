@@ -70,10 +70,13 @@ CgroupChoice ChooseCgroup(const std::string& cgroups_path, bool unified,
     return {.task_cgroup = "", .cgroup_parent = annotation, .note = ""};
   }
   auto fallback = [&](const std::string& why) {
-    return CgroupChoice{.task_cgroup = "", .cgroup_parent = own, .note = why + "; the pod's cgroups are under " + own};
+    return CgroupChoice{.task_cgroup = "",
+                        .cgroup_parent = own,
+                        .note = why + "; the pod's cgroups are under " + own};
   };
   if (!unified) {
-    return fallback("the host's cgroups are not v2 only, so the task has no one cgroup to nest the pod in");
+    return fallback(
+        "the host's cgroups are not v2 only, so the task has no one cgroup to nest the pod in");
   }
   if (cgroups_path.empty()) return fallback("the task's OCI spec has no linux.cgroupsPath");
   if (cgroups_path.front() != '/' && cgroups_path.find(':') != std::string::npos) {
