@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "oci/bundle_image.h"
 #include "oci/image_cache.h"
 
 namespace podvisor::cli {
@@ -102,6 +103,11 @@ int Prune(const Dirs& d) {
       continue;
     }
     std::printf("pod/%s removed\n", pod.name.c_str());
+  }
+  // Bundle images a SIGKILLed supervisor unpacked (run of a packed
+  // bundle): the next run of one sweeps them too, prune need not wait.
+  if (int swept = oci::SweepUnpackedBundles(fs::absolute(d.state_dir) / ".bundles"); swept > 0) {
+    std::printf("%d unpacked bundle image%s removed\n", swept, swept == 1 ? "" : "s");
   }
   return code;
 }

@@ -98,7 +98,8 @@ Result<UnpackedBundle> UnpackBundleImage(const fs::path& layout_dir, const fs::p
   return bundle;
 }
 
-void SweepUnpackedBundles(const fs::path& parent) {
+int SweepUnpackedBundles(const fs::path& parent) {
+  int removed = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
     if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
@@ -111,8 +112,14 @@ void SweepUnpackedBundles(const fs::path& parent) {
     pid_t pid =
         dash == std::string::npos ? 0 : static_cast<pid_t>(std::atol(name.c_str() + dash + 1));
     if (pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;
-    if (auto lock = LockDir(entry.path(), /*wait=*/false); lock) fs::remove_all(entry.path(), ec);
+    if (auto lock = LockDir(entry.path(), /*wait=*/false); lock) {
+      fs::remove_all(entry.path(), ec);
+      if (!ec) ++removed;
+    }
   }
+  // The parent goes with its last bundle, as after a clean run.
+  ::rmdir(parent.c_str());
+  return removed;
 }
 
 }  // namespace podvisor::oci

@@ -80,7 +80,8 @@ Result<UnpackedBundle> UnpackBundleImage(const std::filesystem::path& layout_dir
                                          const std::filesystem::path& parent);
 
 // Removes directories under `parent` whose lock nobody holds: what a
-// supervisor killed by SIGKILL could not remove itself.
-void SweepUnpackedBundles(const std::filesystem::path& parent);
+// supervisor killed by SIGKILL could not remove itself; `parent` too when
+// that leaves it empty. Returns how many went.
+int SweepUnpackedBundles(const std::filesystem::path& parent);
 
 }  // namespace podvisor::oci

@@ -163,7 +163,7 @@ TEST_F(BundlePack, SweepRemovesOnlyUnlockedLeftovers) {
   // nobody's), and one whose supervisor lives but has not locked it yet.
   fs::create_directories(parent / "0123456789ab-99999999");
   fs::create_directories(parent / ("0123456789ab-" + std::to_string(::getppid())));
-  SweepUnpackedBundles(parent);
+  EXPECT_EQ(SweepUnpackedBundles(parent), 1);
   EXPECT_TRUE(fs::exists(live->dir() / "pod.yaml"));
   EXPECT_FALSE(fs::exists(parent / "0123456789ab-99999999"));
   EXPECT_TRUE(fs::exists(parent / ("0123456789ab-" + std::to_string(::getppid()))));

@@ -74,6 +74,22 @@ TEST_F(Pack, PackedBundleRunsFromTheLayoutAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(state_dir_ / ".bundles")) << "the unpacked bundle outlived the pod";
 }
 
+TEST_F(Pack, PruneRemovesTheBundleASigkilledSupervisorLeftUnpacked) {
+  // What a SIGKILLed `run` of a bundle image leaves: its unpacked bundle,
+  // named by the manifest digest and its (now dead) pid, unlocked. pid_max
+  // is at most 2^22, so this pid is nobody's.
+  fs::create_directories(state_dir_ / ".bundles" / "0123456789ab-99999999" / "images");
+  std::ofstream(state_dir_ / ".bundles" / "0123456789ab-99999999" / "pod.yaml") << "kind: Pod\n";
+  auto pruned = Podvisor({"prune", "--state-dir", state_dir_.string()});
+  EXPECT_EQ(pruned.exit_code, 0) << pruned.err;
+  EXPECT_THAT(pruned.out, HasSubstr("1 unpacked bundle image removed"));
+  EXPECT_FALSE(fs::exists(state_dir_ / ".bundles"));
+  // Nothing to sweep: nothing said.
+  auto again = Podvisor({"prune", "--state-dir", state_dir_.string()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "");
+}
+
 TEST_F(Pack, AnOrdinaryImageIsNotABundle) {
   fs::path layer = dir_ / "layer";
   fs::create_directories(layer);
