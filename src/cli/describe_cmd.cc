@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <memory>
 
@@ -64,11 +63,13 @@ std::string Str(const json& j, const char* key, const std::string& fallback = ""
 std::string DescribeTime(const std::string& rfc3339) {
   auto t = ParseRfc3339(rfc3339);
   if (!t) return rfc3339;
-  std::time_t tt = std::chrono::system_clock::to_time_t(*t);
-  std::tm tm{};
-  ::gmtime_r(&tt, &tm);
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const UtcFields f = ToUtcFields(*t);
   char buf[64];
-  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+  std::snprintf(buf, sizeof buf, "%s, %02u %s %04d %02u:%02u:%02u +0000", kDays[f.weekday % 7],
+                f.day, kMonths[(f.month + 11) % 12], f.year, f.hour, f.minute, f.second);
   return buf;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <map>
 #include <tuple>
 
@@ -25,19 +24,19 @@ std::string Ago(const std::optional<WallTime>& t, WallTime now) {
 }  // namespace
 
 std::optional<WallTime> ParseRfc3339(const std::string& text) {
-  std::tm tm{};
+  UtcFields f;
   char frac[16] = {};
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%15[0-9]Z", &tm.tm_year, &tm.tm_mon,
-                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, frac) < 6) {
+  if (std::sscanf(text.c_str(), "%4d-%2u-%2uT%2u:%2u:%2u.%15[0-9]Z", &f.year, &f.month, &f.day,
+                  &f.hour, &f.minute, &f.second, frac) < 6) {
     return std::nullopt;
   }
   long long fraction = 0;
   const std::string digits(frac);
   if (!digits.empty()) fraction = std::atoll(digits.substr(0, 9).c_str());
   for (size_t i = std::min<size_t>(digits.size(), 9); i < 9; ++i) fraction *= 10;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return WallTime(std::chrono::seconds(::timegm(&tm))) +
+  auto whole = FromUtcFields(f);
+  if (!whole) return std::nullopt;
+  return *whole +
          std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds(fraction));
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace podvisor {
@@ -50,5 +51,19 @@ class FakeClock final : public Clock {
 // or ".123456789Z" (nanos, the CRI log and events format).
 enum class TimePrecision { kSeconds, kMillis, kNanos };
 std::string FormatRfc3339(WallTime t, TimePrecision precision = TimePrecision::kSeconds);
+
+// The UTC calendar fields of a time, by <chrono>'s civil-calendar
+// arithmetic. Unlike gmtime_r and timegm this takes no lock and never
+// reads /etc/localtime, which glibc loads on the first call even for UTC:
+// a client command would pay for that file on every run.
+struct UtcFields {
+  int year = 1970;
+  unsigned month = 1, day = 1;  // 1-12, 1-31
+  unsigned hour = 0, minute = 0, second = 0;
+  unsigned weekday = 4;  // 0 = Sunday (1970-01-01 was a Thursday)
+};
+UtcFields ToUtcFields(WallTime t);
+// The inverse, whole seconds; nullopt for a date that does not exist.
+std::optional<WallTime> FromUtcFields(const UtcFields& f);
 
 }  // namespace podvisor

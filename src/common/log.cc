@@ -1,12 +1,13 @@
 #include "common/log.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+
+#include "common/clock.h"
 
 namespace podvisor::log {
 namespace {
@@ -21,14 +22,12 @@ constexpr std::array<std::string_view, 7> kNames = {"trace", "debug",    "info",
 
 // "2026-11-24T05:12:03.123Z" (digits 3) or ".123456Z" (digits 6).
 void AppendTime(std::string& out, long long unix_ns, int digits) {
-  time_t seconds = static_cast<time_t>(unix_ns / 1000000000LL);
   long fraction = static_cast<long>(unix_ns % 1000000000LL);
-  tm t{};
-  gmtime_r(&seconds, &t);
+  const UtcFields t = ToUtcFields(WallTime(std::chrono::seconds(unix_ns / 1000000000LL)));
   char buf[48];
   long shown = digits == 3 ? fraction / 1000000 : fraction / 1000;
-  int n = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%0*ldZ", t.tm_year + 1900,
-                        t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, digits, shown);
+  int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02u:%02u:%02u.%0*ldZ", t.year, t.month,
+                        t.day, t.hour, t.minute, t.second, digits, shown);
   out.append(buf, static_cast<std::size_t>(n));
 }
 

@@ -1,5 +1,6 @@
 #include "oci/digest.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -39,6 +40,10 @@ DigestHasher& DigestHasher::operator=(DigestHasher&&) noexcept = default;
 DigestHasher::~DigestHasher() = default;
 
 Result<DigestHasher> DigestHasher::Create(std::string_view algorithm) {
+  // Explicitly, before the first digest: it detects the CPU's SHA and AVX
+  // features, which the static build no longer does before main
+  // (src/static_openssl.cc). Once per process; cheap after that.
+  if (OPENSSL_init_crypto(0, nullptr) != 1) return Error("initialising OpenSSL");
   const EVP_MD* md = algorithm == "sha256"   ? EVP_sha256()
                      : algorithm == "sha512" ? EVP_sha512()
                                              : nullptr;
