@@ -3,9 +3,9 @@
 //
 // A statically linked libcrypto puts a call to OPENSSL_cpuid_setup in the
 // .init section of the program, so it runs before main in every process,
-// the client commands included (README.md, "Static build"). It probes the CPU with CPUID instructions, each of which traps
-// to the hypervisor in a VM: about 4% of a whole `podvisor kill` on the
-// development VM, for features the client never uses.
+// the client commands included (README.md, "Static build"). It probes the CPU with CPUID
+// instructions, each of which traps to the hypervisor in a VM: about 4% of a whole `podvisor kill`
+// on the development VM, for features the client never uses.
 //
 // That first call, which always comes first because .init runs before any
 // constructor, is skipped. OpenSSL makes the call again itself, from

@@ -136,10 +136,15 @@ Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
   // Copy-assigned from a std::string: assigning the literal trips GCC 12's
   // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
   spawn.cwd = std::string(kRootDir);
-  // Async-signal-safe: two system calls between fork and exec.
-  spawn.pre_exec = [flags]() -> int {
+  // Async-signal-safe: three system calls between fork and exec. A
+  // supervisor SIGKILLed between the fork and the prctl has reparented the
+  // holder already, and no death signal will come: it must not live on
+  // holding the pod's namespaces.
+  const pid_t supervisor = ::getpid();
+  spawn.pre_exec = [flags, supervisor]() -> int {
     if (flags && ::unshare(flags) != 0) return errno;
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
+    if (::getppid() != supervisor) ::_exit(1);
     return 0;
   };
   auto holder = signals::Spawn(spawn);
