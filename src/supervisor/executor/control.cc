@@ -162,8 +162,10 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
       return respond(ErrorReply("container " + name + " is not running"));
     if (auto sent = inst->init->SendSignal(signo); !sent)
       return respond(ErrorReply(sent.error().message()));
-    log::Info("delivered {} to container {} on request", SignalName(signo), name);
+    // The answer first: the client (podvisor kill) is waiting for it, the
+    // log line is not.
     respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
+    log::Info("delivered {} to container {} on request", SignalName(signo), name);
     return;
   }
   if (op == "exec") return respond(ExecCommand(request));
