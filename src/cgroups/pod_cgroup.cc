@@ -78,6 +78,14 @@ Status RemoveChildren(const fs::path& dir) {
 
 }  // namespace
 
+Status RemoveCgroupTree(const fs::path& dir) {
+  if (auto s = RemoveChildren(dir); !s) return s;
+  if (int err = RemoveCgroupDir(dir); err != 0 && err != ENOENT) {
+    return Error::FromErrno("removing cgroup " + dir.string(), err);
+  }
+  return Ok();
+}
+
 int64_t CpuWeightFromMilli(int64_t milli_cpu) {
   int64_t shares =
       milli_cpu <= 0 ? kMinShares : std::clamp(milli_cpu * 1024 / 1000, kMinShares, kMaxShares);

@@ -124,6 +124,10 @@ Status WriteCgroupFile(const std::filesystem::path& dir, const std::string& file
 // `timeout_ms` for it to become unpopulated. Ok when it is empty.
 Status KillCgroup(const std::filesystem::path& dir, int timeout_ms);
 
+// Removes `dir` and every cgroup below it, deepest first (rmdir: the
+// cgroups must be empty of processes). Ok when `dir` does not exist.
+Status RemoveCgroupTree(const std::filesystem::path& dir);
+
 // "populated 1" in dir/cgroup.events (false when the file is absent).
 bool IsPopulated(const std::filesystem::path& dir);
 

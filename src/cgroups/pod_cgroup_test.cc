@@ -154,6 +154,16 @@ TEST_F(FakeCgroupTree, S10_4_CreateEnablesControllersDownThePathAndWritesTheLimi
   EXPECT_FALSE(cg->supervisor_leaf().has_value());
 }
 
+TEST_F(FakeCgroupTree, RemoveCgroupTreeTakesEveryLevelAndToleratesAMissingOne) {
+  Write(root_ / "default" / "t1" / "cgroup.procs", "");
+  Write(root_ / "default" / "t1" / "_supervisor" / "cgroup.procs", "");
+  Write(root_ / "default" / "t1" / "web" / "web_app_0_1" / "cgroup.procs", "");
+  ASSERT_TRUE(RemoveCgroupTree(root_ / "default" / "t1"));
+  EXPECT_FALSE(fs::exists(root_ / "default" / "t1"));
+  EXPECT_TRUE(fs::exists(root_ / "default")) << "the parent is not the tree's";
+  EXPECT_TRUE(RemoveCgroupTree(root_ / "default" / "t1"));
+}
+
 TEST_F(FakeCgroupTree, ControllersAlreadyDelegatedAreNotWrittenAgain) {
   Write(root_ / "cgroup.subtree_control", "cpu memory pids io\n");
   auto cg = PodCgroup::Create(Options());

@@ -44,22 +44,6 @@ std::string Normalize(const std::string& path) {
   return out;
 }
 
-// Removes the cgroups below `dir` and then `dir`, deepest first.
-Status RemoveTree(const fs::path& dir) {
-  std::error_code ec;
-  std::vector<fs::path> children;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && !entry.is_symlink(ec)) children.push_back(entry.path());
-  }
-  for (const auto& child : children) {
-    if (auto s = RemoveTree(child); !s) return s;
-  }
-  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
-    return Error::FromErrno("removing " + dir.string());
-  }
-  return Ok();
-}
-
 }  // namespace
 
 CgroupChoice ChooseCgroup(const std::string& cgroups_path, bool unified,
@@ -140,7 +124,7 @@ Status RemoveTaskCgroup(const fs::path& mount, const std::string& task_cgroup) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Ok();
   if (auto s = cgroups::KillCgroup(dir, 10000); !s) return s;
-  return RemoveTree(dir);
+  return cgroups::RemoveCgroupTree(dir);
 }
 
 }  // namespace podvisor::shim
