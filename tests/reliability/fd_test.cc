@@ -68,7 +68,9 @@ TEST_F(Fds, ContainersHooksAndProbesGetOnlyStdio) {
   for (const char* file : {"fds-init", "fds-hook", "fds-probe"}) {
     EXPECT_EQ(ReadScratch(file), kOnlyStdio) << file;
   }
-  // The running container's own process, seen from the host.
+  // The running container's own process, seen from the host, once it
+  // waits for its signal (see FdsRunc below).
+  ASSERT_TRUE(WaitForHelperEvent("app Started", 1, std::chrono::seconds(10)));
   std::error_code ec;
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(state_dir_ / "fds" / "runtime", ec)) {
@@ -121,6 +123,11 @@ TEST_F(FdsRunc, ContainersHooksAndProbesGetOnlyStdio) {
   for (const char* file : {"fds-init", "fds-hook", "fds-probe"}) {
     EXPECT_EQ(ReadScratch(file), kOnlyStdio) << file;
   }
+  // The helper opens its log file for each line it writes: its own
+  // descriptors are looked at only once it has logged "Started" and waits
+  // for its signal, or that moment's fd 3 would count as a leak (seen
+  // once in CI).
+  ASSERT_TRUE(WaitForHelperEvent("app Started", 1, std::chrono::seconds(10)));
   auto list =
       testing::RunCommand({FindInPath("runc"), "--root",
                            (state_dir_ / "fds-runc" / "runtime").string(), "list", "-f", "json"});
