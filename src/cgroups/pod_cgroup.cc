@@ -30,13 +30,6 @@ bool Has(const std::vector<std::string>& list, std::string_view item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-std::vector<std::string> ReadWords(const fs::path& file) {
-  std::ifstream in(file);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
 // The supervisor's cgroup v2 path ("0::/a/b" -> "/a/b"), "" when unknown.
 std::string SelfCgroup(const fs::path& self_cgroup_file) {
   std::ifstream in(self_cgroup_file);
@@ -197,10 +190,6 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
   cg.relative_ = "/" + rel.string();
   cg.destroyed_ = false;
 
-  std::string enable;
-  for (const char* c : kWantedControllers) {
-    if (Has(cg.options_.controllers, c)) enable += (enable.empty() ? "+" : " +") + std::string(c);
-  }
   auto fail = [&cg](const Error& e) -> Result<PodCgroup> {
     (void)cg.Destroy();
     return e.Wrap("setting up the pod cgroup " + cg.path_.string());
@@ -209,7 +198,7 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
   fs::path dir = cg.options_.mount;
   for (const auto& part : rel) {
     // Each level hands the controllers down to the next.
-    if (auto s = cg.EnableControllers(dir, enable); !s) return fail(s.take_error());
+    if (auto s = cg.EnableControllers(dir); !s) return fail(s.take_error());
     dir /= part;
     if (::mkdir(dir.c_str(), 0755) == 0) {
       cg.created_.push_back(dir);
@@ -226,24 +215,37 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
     }
   }
   // The containers' cgroups below the pod get the controllers too.
-  if (auto s = cg.EnableControllers(cg.path_, enable); !s) return fail(s.take_error());
+  if (auto s = cg.EnableControllers(cg.path_); !s) return fail(s.take_error());
   for (const auto& [file, value] : LimitFiles(cg.options_.limits, cg.options_.controllers)) {
     if (auto s = WriteCgroupFile(cg.path_, file, value); !s) return fail(s.take_error());
   }
   return cg;
 }
 
-Status PodCgroup::EnableControllers(const fs::path& dir, const std::string& enable) {
+std::vector<std::string> ReadCgroupWords(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+Status DelegateControllers(const fs::path& dir, const std::vector<std::string>& offered) {
+  std::string enable;
+  for (const char* c : kWantedControllers) {
+    if (Has(offered, c)) enable += (enable.empty() ? "+" : " +") + std::string(c);
+  }
   if (enable.empty()) return Ok();
   // Already enabled (the usual case above the pod): no write, so no EBUSY
   // for a level that holds processes but already delegates.
-  std::vector<std::string> have = ReadWords(dir / "cgroup.subtree_control");
+  std::vector<std::string> have = ReadCgroupWords(dir / "cgroup.subtree_control");
   bool missing = false;
-  for (const char* c : kWantedControllers) {
-    if (Has(options_.controllers, c) && !Has(have, c)) missing = true;
-  }
+  for (const char* c : kWantedControllers) missing |= Has(offered, c) && !Has(have, c);
   if (!missing) return Ok();
-  auto s = WriteCgroupFile(dir, "cgroup.subtree_control", enable);
+  return WriteCgroupFile(dir, "cgroup.subtree_control", enable);
+}
+
+Status PodCgroup::EnableControllers(const fs::path& dir) {
+  auto s = DelegateControllers(dir, options_.controllers);
   if (s || s.error().code() != EBUSY) return s;
   // The no-internal-process rule: only our own presence is ours to fix.
   std::string self = SelfCgroup(options_.self_cgroup_file);
@@ -252,7 +254,7 @@ Status PodCgroup::EnableControllers(const fs::path& dir, const std::string& enab
     return s.take_error().Wrap("other processes live in " + dir.string());
   }
   if (auto moved = MoveSelfIntoLeaf(dir); !moved) return moved;
-  return WriteCgroupFile(dir, "cgroup.subtree_control", enable);
+  return DelegateControllers(dir, options_.controllers);
 }
 
 Status PodCgroup::MoveSelfIntoLeaf(const fs::path& dir) {

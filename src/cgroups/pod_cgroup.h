@@ -104,7 +104,8 @@ class PodCgroup {
 
  private:
   PodCgroup() = default;
-  Status EnableControllers(const std::filesystem::path& dir, const std::string& enable);
+  // DelegateControllers, moving the supervisor into a leaf on EBUSY (above).
+  Status EnableControllers(const std::filesystem::path& dir);
   Status MoveSelfIntoLeaf(const std::filesystem::path& dir);
 
   Options options_;
@@ -114,6 +115,17 @@ class PodCgroup {
   std::optional<std::filesystem::path> supervisor_leaf_;
   bool destroyed_ = true;
 };
+
+// The words of a cgroup interface file (cgroup.controllers,
+// cgroup.subtree_control); none when it cannot be read.
+std::vector<std::string> ReadCgroupWords(const std::filesystem::path& file);
+
+// Hands the controllers podvisor uses (cpu, memory, pids), those of them in
+// `offered`, to the children of `dir` through its cgroup.subtree_control.
+// A level that lists them already is not written to: it may hold
+// processes (the root does), where the write would answer EBUSY.
+Status DelegateControllers(const std::filesystem::path& dir,
+                           const std::vector<std::string>& offered);
 
 // Writes `value` to `dir/file` (one write, as the kernel wants it).
 Status WriteCgroupFile(const std::filesystem::path& dir, const std::string& file,

@@ -95,8 +95,11 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
     // "self" nests the pod under the supervisor's own cgroup: the task's,
     // when the shim made one; otherwise nothing of it is known here beyond
     // what recovery finds.
-    if (parent != "self") input.pod_cgroup = parent + "/" + record->pod;
-    if (!record->task_cgroup.empty()) input.pod_cgroup = record->task_cgroup + "/" + record->pod;
+    if (!record->task_cgroup.empty()) {
+      input.pod_cgroup = record->task_cgroup + "/" + record->pod;
+    } else if (parent != "self") {
+      input.pod_cgroup = parent + "/" + record->pod;
+    }
     auto recovered = supervisor::RecoverLeftovers(input);
     if (!recovered) return recovered.take_error().Wrap("recovering pod " + record->pod);
     if (recovered->Any()) report.recovered = recovered->ToString();

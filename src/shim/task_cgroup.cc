@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <fstream>
 
@@ -18,19 +17,6 @@ namespace podvisor::shim {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kWantedControllers[] = {"cpu", "memory", "pids"};
-
-std::vector<std::string> ReadWords(const fs::path& file) {
-  std::ifstream in(file);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-bool Has(const std::vector<std::string>& words, const std::string& word) {
-  return std::find(words.begin(), words.end(), word) != words.end();
-}
 
 // "/a/b" without empty, "." or ".." parts; "" when it has any.
 std::string Normalize(const std::string& path) {
@@ -87,22 +73,11 @@ std::string ReadCgroupsPath(const fs::path& config) {
 Result<Fd> CreateTaskCgroup(const fs::path& mount, const std::string& task_cgroup) {
   std::string task = Normalize(task_cgroup);
   if (task.empty()) return Error("task cgroup " + task_cgroup + ": not a cgroup path", EINVAL);
-  std::vector<std::string> offered = ReadWords(mount / "cgroup.controllers");
-  std::string enable;
-  for (const char* c : kWantedControllers) {
-    if (Has(offered, c)) enable += (enable.empty() ? "+" : " +") + std::string(c);
-  }
+  const std::vector<std::string> offered = cgroups::ReadCgroupWords(mount / "cgroup.controllers");
   fs::path dir = mount;
   for (const auto& part : fs::path(task).relative_path()) {
-    // Each level hands the controllers down; one already handing them
-    // down is not written to (it may hold processes: the root does).
-    std::vector<std::string> have = ReadWords(dir / "cgroup.subtree_control");
-    bool missing = false;
-    for (const char* c : kWantedControllers) missing |= Has(offered, c) && !Has(have, c);
-    if (missing && !enable.empty()) {
-      if (auto s = cgroups::WriteCgroupFile(dir, "cgroup.subtree_control", enable); !s) {
-        return s.take_error().Wrap("handing the controllers down to the task cgroup");
-      }
+    if (auto s = cgroups::DelegateControllers(dir, offered); !s) {
+      return s.take_error().Wrap("handing the controllers down to the task cgroup");
     }
     dir /= part;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {

@@ -393,7 +393,6 @@ void TaskService::OnPodEvent(const std::string& line) {
 }
 
 void TaskService::PublishOom() {
-  oom_published_ = true;
   events::TaskOOM oom;
   oom.set_container_id(args_.id);
   publisher_.Publish("/tasks/oom", oom);
@@ -409,9 +408,10 @@ void TaskService::Finished(TaskProcess& p) {
     if (events_) {
       events_->Drain();
       events_.reset();
+    } else if (PodWasOomKilled()) {
+      // The follower could not start: one /tasks/oom at the end.
+      PublishOom();
     }
-    // Without a follower (it could not start), one /tasks/oom at the end.
-    if (!oom_published_ && PodWasOomKilled()) PublishOom();
   }
   events::TaskExit event;
   event.set_container_id(args_.id);

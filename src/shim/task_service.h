@@ -127,7 +127,6 @@ class TaskService {
   std::map<std::string, std::string> annotations_;  // of the task's OCI config.json
   std::map<std::string, TaskProcess> processes_;    // by exec id, "" = init
   std::unique_ptr<EventsFollower> events_;          // while the supervisor runs
-  bool oom_published_ = false;
 };
 
 }  // namespace podvisor::shim
