@@ -4,11 +4,13 @@
 #   2. clang-tidy: the curated checks of .clang-tidy, no warning, over the
 #      library code of src/ (tests are left out: gtest's macros trip
 #      bugprone checks, and they would double the run's time);
-#   3. the docs check runs as a gtest (tests/cli/docs_test.cc) with tier 1.
+#   3. no standard stream (std::cout, <iostream>) in src/: the static build
+#      does not set them up before main (src/static_iostreams.cc);
+#   4. the docs check runs as a gtest (tests/cli/docs_test.cc) with tier 1.
 #
-#   scripts/lint.sh [BUILD_DIR]              steps 1 and 2; BUILD_DIR has
+#   scripts/lint.sh [BUILD_DIR]              steps 1 to 3; BUILD_DIR has
 #                                            compile_commands.json (default: build)
-#   scripts/lint.sh --format-only            only step 1, no build needed
+#   scripts/lint.sh --format-only            steps 1 and 3, no build needed
 #   scripts/lint.sh --tidy-only [BUILD_DIR]  only step 2
 #   scripts/lint.sh --fix-format             rewrite what clang-format would change
 set -euo pipefail
@@ -35,6 +37,15 @@ elif clang-format --dry-run --Werror "${cxx_files[@]}"; then
 else
   echo "lint: clang-format FAILED: run 'scripts/lint.sh --fix-format' and review the diff"
   status=1
+fi
+if [[ $mode != tidy ]]; then
+  if streams=$(git grep -n -E 'std::(cout|cerr|clog|cin|wcout|wcerr)\b|#include <iostream>' -- src); then
+    echo "lint: the standard streams are not set up in the static build (src/static_iostreams.cc); use stdio:"
+    echo "$streams"
+    status=1
+  else
+    echo "lint: no standard stream in src/"
+  fi
 fi
 [[ $mode == format ]] && exit $status
 

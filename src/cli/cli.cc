@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/init_mode.h"
+#include "cli/plain_args.h"
 
 namespace podvisor::cli {
 
@@ -52,6 +55,20 @@ std::string UnknownCommandMessage(const std::string& typed,
 }
 
 int Main(int argc, char** argv) {
+  // kill, status and stop in their plain forms skip CLI11 (cli/plain_args.h).
+  if (argc >= 2 && ::getpid() != 1) {
+    const std::string_view command = argv[1];
+    const std::span<char* const> words(argv + 2, static_cast<std::size_t>(argc - 2));
+    std::optional<int> done;
+    if (command == "kill") {
+      done = RunKillPlain(words);
+    } else if (command == "status") {
+      done = RunStatusPlain(words);
+    } else if (command == "stop") {
+      done = RunStopPlain(words);
+    }
+    if (done) return *done;
+  }
   CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime", "podvisor"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
@@ -145,13 +162,16 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp&) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return kExitSucceeded;
+  } catch (const CLI::CallForVersion& e) {
+    // Printed here rather than by App::exit(), which writes to the C++
+    // standard output: the static build never sets the standard streams up
+    // (src/static_iostreams.cc).
+    std::printf("%s\n", e.what());
+    return kExitSucceeded;
   } catch (const CLI::ParseError& e) {
     // CLI11 has its own exit codes; docs/INTERFACE.md has one for all usage
-    // errors. A subcommand's --help arrives here as a "success" ParseError.
-    if (e.get_exit_code() == 0) {
-      app.exit(e);
-      return kExitSucceeded;
-    }
+    // errors. Its other "successes" (CLI::Success) print nothing.
+    if (e.get_exit_code() == 0) return kExitSucceeded;
     std::fprintf(stderr, "podvisor: %s\nRun 'podvisor --help' for usage.\n", e.what());
     return kExitUsage;
   }

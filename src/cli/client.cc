@@ -1,6 +1,7 @@
 #include "cli/client.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "supervisor/control/control_server.h"
 
@@ -9,11 +10,13 @@ namespace podvisor::cli {
 Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
                                      const nlohmann::json& request, bool wait_forever) {
   std::filesystem::path sock = state_dir / pod / "control.sock";
-  std::error_code ec;
-  if (!std::filesystem::exists(sock, ec))
-    return Error("pod " + pod + " is not running (no " + sock.string() + ")");
+  // Connecting is the check: no stat first (a client's whole cost is its
+  // start-up and this round trip).
   auto reply = supervisor::ControlRequest(
       sock, request, wait_forever ? Duration::zero() : std::chrono::seconds(10));
+  if (!reply && reply.error().code() == ENOENT) {
+    return Error("pod " + pod + " is not running (no " + sock.string() + ")", ENOENT);
+  }
   if (!reply) return reply.take_error().Wrap("pod " + pod);
   if (reply->is_object() && reply->contains("error")) {
     return Error("pod " + pod + ": " + (*reply)["error"].get<std::string>());

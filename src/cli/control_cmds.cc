@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
 
@@ -124,7 +127,45 @@ int List(const Common& c) {
   return kExitSucceeded;
 }
 
+// --grace as CLI11's NonNegativeNumber takes it; nullopt for anything else,
+// which CLI11 then reports.
+std::optional<double> PlainGrace(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 }  // namespace
+
+std::optional<int> RunStopPlain(std::span<char* const> words) {
+  static constexpr PlainOption kValues[] = {{"", "--state-dir"}, {"", "--reason"}, {"", "--grace"}};
+  static constexpr PlainOption kFlags[] = {{"", "--no-wait"}};
+  auto args = ScanPlainArgs(words, kValues, kFlags, 1);
+  if (!args) return std::nullopt;
+  Common c;
+  if (!args->positionals.empty()) c.pod = args->positionals[0];
+  if (const std::string* dir = args->Value("--state-dir")) c.state_dir = *dir;
+  std::optional<double> grace;
+  if (const std::string* text = args->Value("--grace")) {
+    grace = PlainGrace(*text);
+    if (!grace) return std::nullopt;
+  }
+  const std::string* reason = args->Value("--reason");
+  return Stop(c, reason ? *reason : "", grace, args->Flag("--no-wait"));
+}
+
+std::optional<int> RunKillPlain(std::span<char* const> words) {
+  static constexpr PlainOption kValues[] = {{"", "--state-dir"}};
+  auto args = ScanPlainArgs(words, kValues, {}, 3);
+  if (!args || args->positionals.empty()) return std::nullopt;
+  Common c;
+  if (const std::string* dir = args->Value("--state-dir")) c.state_dir = *dir;
+  return Kill(c, args->positionals);
+}
 
 void AddControlCommands(CLI::App& app, int& exit_code) {
   {

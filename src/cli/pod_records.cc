@@ -187,16 +187,15 @@ Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name
 Result<json> LoadPodRecord(const fs::path& state_dir, const std::string& pod) {
   const fs::path dir = state_dir / pod;
   std::error_code ec;
-  if (fs::exists(dir / "control.sock", ec)) {
-    // Asked at once, without knocking first: one connection, not two, for
-    // `status` of a running pod (a client's whole cost is its start-up and
-    // this round trip).
-    auto reply = AskSupervisor(state_dir, pod, {{"op", "status"}});
-    if (reply) return reply;
-    // A stale socket (a supervisor killed by SIGKILL) refuses; or the pod
-    // ended meanwhile: either way its record has the end.
-    if (reply.error().code() != ECONNREFUSED && !fs::exists(dir / kRecordFile, ec)) return reply;
-  }
+  // Asked at once, without knocking first: one connection, not two, for
+  // `status` of a running pod (a client's whole cost is its start-up and
+  // this round trip).
+  auto reply = AskSupervisor(state_dir, pod, {{"op", "status"}});
+  if (reply) return reply;
+  // No socket (an ended pod), a stale one that refuses (a supervisor killed
+  // by SIGKILL), or a pod that ended meanwhile: its record has the end.
+  const int code = reply.error().code();
+  if (code != ENOENT && code != ECONNREFUSED && !fs::exists(dir / kRecordFile, ec)) return reply;
   auto record = ReadRecord(dir / kRecordFile);
   if (!record) {
     return Error("pod " + pod + " has no record (" + (dir / kRecordFile).string() +

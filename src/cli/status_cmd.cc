@@ -16,6 +16,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/jsonpath.h"
+#include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
 #include "common/fd.h"
@@ -160,6 +161,19 @@ int Status(const StatusOptions& o) {
 }
 
 }  // namespace
+
+std::optional<int> RunStatusPlain(std::span<char* const> words) {
+  static constexpr PlainOption kValues[] = {{"", "--state-dir"}, {"-o", "--output"}};
+  static constexpr PlainOption kFlags[] = {{"-w", "--watch"}};
+  auto args = ScanPlainArgs(words, kValues, kFlags, 1);
+  if (!args) return std::nullopt;
+  StatusOptions o;
+  if (!args->positionals.empty()) o.pod = args->positionals[0];
+  if (const std::string* dir = args->Value("--state-dir")) o.state_dir = *dir;
+  if (const std::string* output = args->Value("--output")) o.output = *output;
+  o.watch = args->Flag("--watch");
+  return Status(o);
+}
 
 void AddStatusCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<StatusOptions>();

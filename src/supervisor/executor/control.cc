@@ -124,12 +124,13 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     bool wait = true;
     if (auto w = request.find("wait"); w != request.end() && w->is_boolean()) wait = w->get<bool>();
     if (finished_) return respond(StatusJson());
-    log::Info("stop requested{}", stop.reason ? " (reason " + *stop.reason + ")" : "");
+    // `stop --no-wait` gets its answer before the log line, as kill does.
     if (wait) {
       stop_waiters_.push_back(std::move(respond));
     } else {
       respond(nlohmann::json{{"stopping", true}});
     }
+    log::Info("stop requested{}", stop.reason ? " (reason " + *stop.reason + ")" : "");
     Feed(std::move(stop));
     return;
   }
