@@ -79,11 +79,10 @@ TEST_F(ClientForms, StatusPlainAndThroughCli11Agree) {
 }
 
 TEST_F(ClientForms, StopPlainAndThroughCli11Agree) {
-  auto plain =
-      Run({"stop", "web", "--no-wait", "--grace", "1.5", "--reason", "Eviction", "--state-dir",
-           state_});
-  auto parsed = Run({"stop", "--state-dir", state_, "--grace=1.5", "--reason=Eviction",
-                     "--no-wait", "--", "web"});
+  auto plain = Run({"stop", "web", "--no-wait", "--grace", "1.5", "--reason", "Eviction",
+                    "--state-dir", state_});
+  auto parsed = Run({"stop", "--state-dir", state_, "--grace=1.5", "--reason=Eviction", "--no-wait",
+                     "--", "web"});
   EXPECT_EQ(plain.exit_code, 1);
   EXPECT_THAT(plain.err, HasSubstr("pod web is not running"));
   ExpectSame(plain, parsed);

@@ -8,6 +8,9 @@ namespace podvisor::supervisor {
 
 namespace {
 
+// How many init-list entries are created ahead of their turn (S1.1).
+constexpr size_t kCreateAheadDepth = 2;
+
 constexpr unsigned ProbeBit(ProbeKind kind) {
   return 1u << static_cast<unsigned>(kind);
 }
@@ -64,7 +67,7 @@ std::vector<Action> Lifecycle::Start(Now now) {
     MarkInitialized();  // S1.6
   } else {
     CreateInstance(containers_[0]);  // S1.1
-    CreateAhead(1);
+    for (size_t k = 1; k <= kCreateAheadDepth; ++k) CreateAhead(k);
   }
   RecordConditions(now);
   return std::exchange(out_, {});
@@ -151,13 +154,13 @@ void Lifecycle::CreateInstance(Container& c) {
   Emit(CreateContainer{c.spec.name, c.instance});
 }
 
-// The next init-list entry is created while the current one is created,
-// started and run, so that its start follows at once when its turn comes:
-// S1.1 orders the starts. One entry ahead, not the whole list, and never a
-// regular container, whose create would make the pod initialized (S1.5).
-// Nor an entry that mounts a subPath: the kubelet makes a subPath when the
-// container is created, and the entry before may be the one that writes
-// it (an init container's config file).
+// The next init-list entries are created while the current one is created,
+// started and run, so that each start follows at once when its turn comes:
+// S1.1 orders the starts. kCreateAheadDepth entries ahead, not the whole
+// list, and never a regular container, whose create would make the pod
+// initialized (S1.5). Nor an entry that mounts a subPath: the kubelet makes
+// a subPath when the container is created, and an entry before may be the
+// one that writes it (an init container's config file).
 void Lifecycle::CreateAhead(size_t init_index) {
   if (init_index >= init_count_ || Terminating()) return;
   Container& c = containers_[init_index];
@@ -330,7 +333,7 @@ void Lifecycle::SequenceEntryDone(const Container& c, Now /*now*/) {
   ++next_init_;
   if (next_init_ < init_count_) {
     TakeTurn(containers_[next_init_]);  // S1.1
-    CreateAhead(next_init_ + 1);
+    for (size_t k = 1; k <= kCreateAheadDepth; ++k) CreateAhead(next_init_ + k);
   } else {
     MarkInitialized();
   }

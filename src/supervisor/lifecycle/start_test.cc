@@ -93,17 +93,22 @@ TEST(LifecycleStart, S1_4_SlowCreateOfAnEarlierContainerHoldsLaterStarts) {
 }
 
 TEST(LifecycleStart, S1_1_EntryCreatedAheadIsStartedAndReportedOnlyInItsTurn) {
-  Harness h(MakePod({C("init-1"), Sidecar(C("proxy")), C("init-2")}, {C("app")}));
-  h.manual_runtime = {"init-1", "proxy", "init-2"};
+  Harness h(MakePod({C("init-1"), Sidecar(C("proxy")), C("init-2"), C("init-3")}, {C("app")}));
+  h.manual_runtime = {"init-1", "proxy", "init-2", "init-3"};
   h.Start();
-  // One entry ahead: proxy, not init-2, and never a regular container.
-  EXPECT_THAT(h.Take(), ElementsAre("0s Create(init-1#0)", "0s Create(proxy#0)"));
+  // Two entries ahead: proxy and init-2, not init-3, and never a regular
+  // container.
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Create(init-1#0)", "0s Create(proxy#0)", "0s Create(init-2#0)"));
   h.Feed(RuntimeCreated{"proxy", 0, "id-proxy"});
+  h.Feed(RuntimeCreated{"init-2", 0, "id-2"});
   EXPECT_THAT(h.Take(), IsEmpty());
   EXPECT_THAT(h.TakeEvents(), IsEmpty());
   pod::PodStatus st = h.lc().Status();
-  EXPECT_EQ(st.init_container_statuses[1].state.waiting->reason, "PodInitializing");
-  EXPECT_EQ(st.init_container_statuses[1].container_id, "");
+  for (int i : {1, 2}) {
+    EXPECT_EQ(st.init_container_statuses[i].state.waiting->reason, "PodInitializing");
+    EXPECT_EQ(st.init_container_statuses[i].container_id, "");
+  }
   h.Feed(RuntimeCreated{"init-1", 0, "id-1"});
   h.Feed(RuntimeStarted{"init-1", 0});
   EXPECT_THAT(h.Take(), ElementsAre("0s Start(init-1#0)"));
@@ -111,13 +116,21 @@ TEST(LifecycleStart, S1_1_EntryCreatedAheadIsStartedAndReportedOnlyInItsTurn) {
               ElementsAre("0s Created container/init-1", "0s Started container/init-1"));
   h.Advance(1s);
   h.Exit("init-1", 0);
-  // proxy starts at once; init-2 is created ahead in turn.
+  // proxy starts at once; init-3 is created ahead in turn.
   EXPECT_THAT(h.Take(),
-              ElementsAre("1s Delete(init-1#0)", "1s Start(proxy#0)", "1s Create(init-2#0)"));
+              ElementsAre("1s Delete(init-1#0)", "1s Start(proxy#0)", "1s Create(init-3#0)"));
   EXPECT_THAT(h.TakeEvents(),
               ElementsAre("1s Exited container/init-1", "1s Created container/proxy"));
   EXPECT_EQ(h.lc().Status().init_container_statuses[1].container_id, "id-proxy");
+  EXPECT_EQ(h.lc().Status().init_container_statuses[2].container_id, "");
   EXPECT_EQ(h.lc().StateOf("app"), RunState::kWaiting);
+  // proxy started: init-2, created long ago, starts at once and only now
+  // is reported Created.
+  h.Advance(1s);
+  h.Feed(RuntimeStarted{"proxy", 0});
+  EXPECT_THAT(h.Take(), ElementsAre("2s Start(init-2#0)"));
+  EXPECT_THAT(h.TakeEvents(),
+              ElementsAre("2s Started container/proxy", "2s Created container/init-2"));
 }
 
 // The init before it may write the file a subPath names; the kubelet
