@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <string_view>
 
 #include "oci/seccomp_profile.h"
@@ -126,15 +127,10 @@ json Arg(unsigned index, uint64_t value, std::string_view op) {
   return json{{"index", index}, {"value", value}, {"op", op}};
 }
 
-}  // namespace
-
-json RuntimeDefaultSeccompProfile(const std::vector<std::string>& capabilities) {
+json BuildRuntimeDefaultProfile(const std::vector<std::string>& capabilities) {
   std::vector<std::string> allowed;
   auto allow = [&](std::string_view name) {
-    if (name.empty() || !SyscallKnownOnHost(name)) return;
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      allowed.emplace_back(name);
-    }
+    if (!name.empty() && SyscallKnownOnHost(name)) allowed.emplace_back(name);
   };
   for (std::string_view name : kAllowed) allow(name);
   for (const CapabilityGroup& group : kByCapability) {
@@ -142,6 +138,7 @@ json RuntimeDefaultSeccompProfile(const std::vector<std::string>& capabilities) 
     for (std::string_view name : group.syscalls) allow(name);
   }
   std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
 
   json syscalls = json::array();
   syscalls.push_back(Rule(allowed, "SCMP_ACT_ALLOW"));
@@ -174,6 +171,21 @@ json RuntimeDefaultSeccompProfile(const std::vector<std::string>& capabilities) 
               {"defaultErrnoRet", kEperm},
               {"architectures", SeccompArchitectures()},
               {"syscalls", syscalls}};
+}
+
+}  // namespace
+
+json RuntimeDefaultSeccompProfile(const std::vector<std::string>& capabilities) {
+  // The containers of a pod mostly share one set of capabilities, and the
+  // profile asks libseccomp about each of some 300 names: built once per
+  // set, in the process (the supervisor creates every container, and each
+  // restart, from it). The supervisor is single-threaded.
+  static std::map<std::vector<std::string>, json> built;
+  std::vector<std::string> key = capabilities;
+  std::sort(key.begin(), key.end());
+  auto it = built.find(key);
+  if (it == built.end()) it = built.emplace(key, BuildRuntimeDefaultProfile(capabilities)).first;
+  return it->second;
 }
 
 }  // namespace podvisor::oci

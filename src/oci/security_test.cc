@@ -148,6 +148,25 @@ TEST(Seccomp, CapabilitiesUnlockTheirSyscallGroups) {
   EXPECT_FALSE(Contains(allowed, "init_module"));
 }
 
+// The profile is built once per set of capabilities: the same set in
+// another order gets the same profile, another set its own, and a name is
+// listed once even when two groups allow it.
+TEST(Seccomp, ProfilesPerCapabilitySetDoNotLeakIntoEachOther) {
+  std::vector<std::string> caps = DefaultCapabilities();
+  json plain = RuntimeDefaultSeccompProfile(caps);
+  caps.push_back("CAP_SYS_ADMIN");
+  json admin = RuntimeDefaultSeccompProfile(caps);
+  std::reverse(caps.begin(), caps.end());
+  EXPECT_EQ(RuntimeDefaultSeccompProfile(caps), admin);
+  EXPECT_NE(plain, admin);
+  EXPECT_FALSE(Contains(AllowedUnconditionally(plain), "mount"));
+  EXPECT_EQ(RuntimeDefaultSeccompProfile(DefaultCapabilities()), plain);
+  auto names = AllowedUnconditionally(admin);
+  std::vector<std::string> sorted(names.begin(), names.end());
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+}
+
 TEST(Seccomp, CloneIsFilteredAndClone3ReturnsEnosysWithoutSysAdmin) {
   json p = RuntimeDefaultSeccompProfile(DefaultCapabilities());
   bool clone_filtered = false, clone3_enosys = false;
