@@ -132,16 +132,27 @@ bool SupervisorAnswers(const fs::path& socket) {
   return ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
 }
 
+namespace {
+
+// A pod's directory under the state directory: named by a DNS label, with
+// its socket, its record or at least its events.
+bool IsPodDirectory(const fs::path& dir) {
+  std::error_code ec;
+  return IsDnsLabel(dir.filename().string()) && fs::is_directory(dir, ec) &&
+         (fs::exists(dir / "control.sock", ec) || fs::exists(dir / kRecordFile, ec) ||
+          fs::exists(dir / "events.jsonl", ec));
+}
+
+}  // namespace
+
 std::vector<PodEntry> FindPods(const fs::path& state_dir) {
   std::vector<PodEntry> pods;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
+    if (!IsPodDirectory(entry.path())) continue;
     std::string name = entry.path().filename().string();
-    if (!IsDnsLabel(name) || !entry.is_directory(ec)) continue;
     const fs::path& dir = entry.path();
     const bool has_socket = fs::exists(dir / "control.sock", ec);
-    const bool has_record = fs::exists(dir / kRecordFile, ec);
-    if (!has_socket && !has_record && !fs::exists(dir / "events.jsonl", ec)) continue;
     PodEntry pod{name, has_socket && SupervisorAnswers(dir / "control.sock"), "Unknown"};
     if (auto record = ReadRecord(dir / kRecordFile)) {
       if (!pod.running) MarkLost(*record);
@@ -161,15 +172,18 @@ Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name
     // Only this pod's directory, as FindPods would judge it: the client
     // commands (kill, status, stop) must not read every other pod's
     // record or knock on its socket to find the one they were given.
-    const fs::path dir = state_dir / name;
-    std::error_code ec;
-    if (IsDnsLabel(name) && fs::is_directory(dir, ec) &&
-        (fs::exists(dir / "control.sock", ec) || fs::exists(dir / kRecordFile, ec) ||
-         fs::exists(dir / "events.jsonl", ec))) {
-      return name;
-    }
+    if (IsPodDirectory(state_dir / name)) return name;
     return Error("no pod named " + name + " under " + state_dir.string());
   }
+  // The one pod there is needs no knock on its socket nor a read of its
+  // record: it is the answer whether it runs or not, and the request made
+  // next finds out which.
+  std::vector<std::string> candidates;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
+    if (IsPodDirectory(entry.path())) candidates.push_back(entry.path().filename().string());
+  }
+  if (candidates.size() == 1) return candidates[0];
   std::vector<PodEntry> pods = FindPods(state_dir);
   std::vector<const PodEntry*> running;
   for (const auto& p : pods) {
