@@ -143,15 +143,23 @@ bool IsPodDirectory(const fs::path& dir) {
           fs::exists(dir / "events.jsonl", ec));
 }
 
+// The names of the pod directories under `state_dir`, unsorted.
+std::vector<std::string> PodDirectoryNames(const fs::path& state_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
+    if (IsPodDirectory(entry.path())) names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
 }  // namespace
 
 std::vector<PodEntry> FindPods(const fs::path& state_dir) {
   std::vector<PodEntry> pods;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
-    if (!IsPodDirectory(entry.path())) continue;
-    std::string name = entry.path().filename().string();
-    const fs::path& dir = entry.path();
+  for (std::string& name : PodDirectoryNames(state_dir)) {
+    const fs::path dir = state_dir / name;
     const bool has_socket = fs::exists(dir / "control.sock", ec);
     PodEntry pod{name, has_socket && SupervisorAnswers(dir / "control.sock"), "Unknown"};
     if (auto record = ReadRecord(dir / kRecordFile)) {
@@ -178,12 +186,9 @@ Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name
   // The one pod there is needs no knock on its socket nor a read of its
   // record: it is the answer whether it runs or not, and the request made
   // next finds out which.
-  std::vector<std::string> candidates;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
-    if (IsPodDirectory(entry.path())) candidates.push_back(entry.path().filename().string());
+  if (std::vector<std::string> names = PodDirectoryNames(state_dir); names.size() == 1) {
+    return names[0];
   }
-  if (candidates.size() == 1) return candidates[0];
   std::vector<PodEntry> pods = FindPods(state_dir);
   std::vector<const PodEntry*> running;
   for (const auto& p : pods) {

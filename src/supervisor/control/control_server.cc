@@ -145,7 +145,7 @@ void ControlServer::OnAcceptable() {
     int fd = conn.get();
     auto c = std::make_unique<Connection>();
     c->fd = std::move(conn);
-    uint64_t serial = c->serial = next_serial_++;
+    c->serial = next_serial_++;
     connections_.emplace(fd, std::move(c));
     if (!loop_.Add(fd, EPOLLIN | EPOLLRDHUP, [this, fd](uint32_t ev) { OnEvent(fd, ev); })) {
       Close(fd);
@@ -154,9 +154,11 @@ void ControlServer::OnAcceptable() {
     // A client writes its request right after connecting, so it is usually
     // here by now: read it at once instead of one more trip through epoll,
     // and arm the request deadline only for one that is not complete yet.
+    // (Only this function adds connections, so one still under `fd` is
+    // this one.)
     OnReadable(fd);
     auto it = connections_.find(fd);
-    if (it != connections_.end() && it->second->serial == serial && !it->second->dispatched) {
+    if (it != connections_.end() && !it->second->dispatched) {
       it->second->deadline =
           loop_.AddTimer(std::chrono::steady_clock::now() + options_.request_timeout,
                          [this, fd] { OnRequestTimeout(fd); });

@@ -67,7 +67,7 @@ std::vector<Action> Lifecycle::Start(Now now) {
     MarkInitialized();  // S1.6
   } else {
     CreateInstance(containers_[0]);  // S1.1
-    for (size_t k = 1; k <= kCreateAheadDepth; ++k) CreateAhead(k);
+    CreateAhead(0);
   }
   RecordConditions(now);
   return std::exchange(out_, {});
@@ -161,16 +161,20 @@ void Lifecycle::CreateInstance(Container& c) {
 // initialized (S1.5). Nor an entry that mounts a subPath: the kubelet makes
 // a subPath when the container is created, and an entry before may be the
 // one that writes it (an init container's config file).
-void Lifecycle::CreateAhead(size_t init_index) {
-  if (init_index >= init_count_ || Terminating()) return;
-  Container& c = containers_[init_index];
-  // Called once per entry, as the plan moves past the one before it.
-  if (c.state != RunState::kWaiting) return;
-  for (const auto& m : c.spec.volume_mounts) {
-    if (!m.sub_path.empty() || !m.sub_path_expr.empty()) return;
+void Lifecycle::CreateAhead(size_t current) {
+  if (Terminating()) return;
+  for (size_t i = current + 1; i <= current + kCreateAheadDepth && i < init_count_; ++i) {
+    Container& c = containers_[i];
+    // Created ahead already, or created in its turn: nothing to do.
+    if (c.state != RunState::kWaiting) continue;
+    bool has_sub_path = false;
+    for (const auto& m : c.spec.volume_mounts) {
+      has_sub_path |= !m.sub_path.empty() || !m.sub_path_expr.empty();
+    }
+    if (has_sub_path) continue;
+    CreateInstance(c);
+    c.ahead = true;
   }
-  CreateInstance(c);
-  c.ahead = true;
 }
 
 // The start plan reached `c`, an init-list entry.
@@ -333,7 +337,7 @@ void Lifecycle::SequenceEntryDone(const Container& c, Now /*now*/) {
   ++next_init_;
   if (next_init_ < init_count_) {
     TakeTurn(containers_[next_init_]);  // S1.1
-    for (size_t k = 1; k <= kCreateAheadDepth; ++k) CreateAhead(next_init_ + k);
+    CreateAhead(next_init_);
   } else {
     MarkInitialized();
   }

@@ -95,7 +95,7 @@ class Lifecycle {
   void OnProbeResult(const ProbeResult& e, Now now);
   void OnTimerFired(const TimerFired& e, Now now);
   void CreateInstance(Container& c);
-  void CreateAhead(size_t init_index);
+  void CreateAhead(size_t current);  // the entries after init-list entry `current`
   void TakeTurn(Container& c);
   void StartInstance(Container& c);
   void StartFinished(Container& c, Now now);
