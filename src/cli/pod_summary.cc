@@ -1,5 +1,6 @@
 #include "cli/pod_summary.h"
 
+#include "cli/client.h"
 #include "cli/events_table.h"
 #include "cli/pod_records.h"
 
@@ -68,6 +69,38 @@ PodLine SummarizePodJson(const nlohmann::json& pod, WallTime now) {
   add(status.init_container_statuses, true);
   add(status.container_statuses, false);
   return line;
+}
+
+std::string StatusTable(const nlohmann::json& pod, bool wide, bool first, WallTime now) {
+  const PodLine line = SummarizePodJson(pod, now);
+  // kubectl get pod's line; -o wide adds the pod IP and the node, as
+  // kubectl's does.
+  std::vector<std::vector<std::string>> pod_rows{
+      {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+      {line.name, line.ready, line.status, line.restarts, line.age}};
+  if (wide) {
+    pod_rows[0].insert(pod_rows[0].end(), {"IP", "NODE"});
+    pod_rows[1].insert(pod_rows[1].end(), {line.ip, line.node});
+  }
+  std::string table = FormatTable(pod_rows);
+  if (!first) return table.substr(table.find('\n') + 1);
+  std::vector<std::vector<std::string>> rows;
+  if (wide) {
+    rows.push_back({"CONTAINER", "TYPE", "READY", "STARTED", "STATE", "RESTARTS", "LAST STATE",
+                    "IMAGE", "CONTAINER ID"});
+  } else {
+    rows.push_back({"CONTAINER", "TYPE", "READY", "STATE", "RESTARTS"});
+  }
+  for (const ContainerLine& ct : line.containers) {
+    const std::string ready = ct.ready ? "true" : "false";
+    if (wide) {
+      rows.push_back({ct.name, ct.type, ready, ct.started, ct.state, ct.restarts, ct.last_state,
+                      ct.image, ct.container_id});
+    } else {
+      rows.push_back({ct.name, ct.type, ready, ct.state, ct.restarts});
+    }
+  }
+  return table + "\n" + FormatTable(rows);
 }
 
 }  // namespace podvisor::cli

@@ -38,6 +38,13 @@ struct PodLine {
 
 PodLine SummarizePodJson(const nlohmann::json& pod, WallTime now);
 
+// `podvisor status` as a table (`wide`: -o wide): kubectl get pod's line,
+// then one line per container, init list first. Without `first` (the
+// lines `status -w` adds), the pod's line only, without its header. The
+// supervisor renders it too, for the client that asks for text (the
+// control protocol's "status" with "output"; cli/early_client.h).
+std::string StatusTable(const nlohmann::json& pod, bool wide, bool first, WallTime now);
+
 // One container state in a few words, kubectl describe's way:
 // "Running (5m)", "Waiting: CrashLoopBackOff", "Terminated: Error (exit 1, 12s ago)".
 std::string DescribeState(const pod::ContainerState& state, WallTime now);

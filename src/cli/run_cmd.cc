@@ -15,6 +15,7 @@
 #include "cgroups/self_parent.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
+#include "cli/pod_summary.h"
 #include "common/signal_names.h"
 #include "network/pod_network.h"
 #include "oci/image.h"
@@ -294,6 +295,9 @@ int RunPod(RunOptions opts) {
   ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
   ex.runtime_timeout = *runtime_timeout;
   ex.network = network;
+  ex.status_text = [](const nlohmann::json& pod_json, bool wide) {
+    return StatusTable(pod_json, wide, /*first=*/true, std::chrono::system_clock::now());
+  };
   log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
             runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
             pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));

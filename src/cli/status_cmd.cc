@@ -68,37 +68,7 @@ Result<std::string> Render(const nlohmann::json& record, const std::string& outp
   }
   if (output == "name") return "pod/" + record["metadata"].value("name", "") + "\n";
   if (output.starts_with("jsonpath=")) return EvaluateJsonPath(output.substr(9), record);
-  const PodLine line = SummarizePodJson(record, std::chrono::system_clock::now());
-  const bool wide = output == "wide";
-  // kubectl get pod's line; -o wide adds the pod IP and the node, as
-  // kubectl's does.
-  std::vector<std::vector<std::string>> pod_rows{
-      {"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-      {line.name, line.ready, line.status, line.restarts, line.age}};
-  if (wide) {
-    pod_rows[0].insert(pod_rows[0].end(), {"IP", "NODE"});
-    pod_rows[1].insert(pod_rows[1].end(), {line.ip, line.node});
-  }
-  std::string table = FormatTable(pod_rows);
-  if (!first) return table.substr(table.find('\n') + 1);
-  // Then one line per container, init list first in spec order.
-  std::vector<std::vector<std::string>> rows;
-  if (wide) {
-    rows.push_back({"CONTAINER", "TYPE", "READY", "STARTED", "STATE", "RESTARTS", "LAST STATE",
-                    "IMAGE", "CONTAINER ID"});
-  } else {
-    rows.push_back({"CONTAINER", "TYPE", "READY", "STATE", "RESTARTS"});
-  }
-  for (const ContainerLine& ct : line.containers) {
-    const std::string ready = ct.ready ? "true" : "false";
-    if (wide) {
-      rows.push_back({ct.name, ct.type, ready, ct.started, ct.state, ct.restarts, ct.last_state,
-                      ct.image, ct.container_id});
-    } else {
-      rows.push_back({ct.name, ct.type, ready, ct.state, ct.restarts});
-    }
-  }
-  return table + "\n" + FormatTable(rows);
+  return StatusTable(record, output == "wide", first, std::chrono::system_clock::now());
 }
 
 // A line per change: the supervisor renames a new status.json into the

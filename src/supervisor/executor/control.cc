@@ -98,10 +98,19 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
   }
   const std::string op = op_it->get<std::string>();
   if (op == "status") {
-    // Serialized once per state change, however many clients ask.
-    if (!status_reply_) status_reply_.emplace(StatusJson());
-    respond(*status_reply_);
-    return;
+    auto output = request.find("output");
+    if (output == request.end() || output->is_null()) {
+      // Serialized once per state change, however many clients ask.
+      if (!status_reply_) status_reply_.emplace(StatusJson());
+      return respond(*status_reply_);
+    }
+    // The text `podvisor status` prints, for a client that does not
+    // format it itself (cli/early_client.h).
+    if (!output->is_string() || (*output != "table" && *output != "wide")) {
+      return respond(ErrorReply("\"output\" must be \"table\" or \"wide\""));
+    }
+    if (!options_.status_text) return respond(ErrorReply("this supervisor prints no status text"));
+    return respond(nlohmann::json{{"text", options_.status_text(StatusJson(), *output == "wide")}});
   }
   if (op == "summary") {
     respond(SummaryJson());

@@ -22,6 +22,7 @@
 
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -90,6 +91,12 @@ struct ExecutorOptions {
   // unbounded.
   Duration runtime_timeout = kDefaultRuntimeTimeout;
   PodNetworkOptions network;
+  // `podvisor status` as text from a v1 Pod (`wide`: -o wide), for the
+  // control protocol's {"op":"status","output":...}: lent by the CLI,
+  // which owns the format, so a client that asks for text and one that
+  // formats the Pod itself print the same. Unset: such requests get an
+  // error reply, and the client formats the Pod itself.
+  std::function<std::string(const nlohmann::json& pod, bool wide)> status_text;
 };
 
 // The pod's kept record in its state dir (record.cc).
