@@ -92,9 +92,8 @@ bool FindOnePod(const char* state_dir, char* pod, std::size_t cap) {
     for (long at = 0; at < n;) {
       // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
       const char* entry = entries + at;
-      const unsigned short reclen =
-          static_cast<unsigned short>(static_cast<unsigned char>(entry[16]) |
-                                      static_cast<unsigned char>(entry[17]) << 8);
+      const unsigned short reclen = static_cast<unsigned short>(
+          static_cast<unsigned char>(entry[16]) | static_cast<unsigned char>(entry[17]) << 8);
       const unsigned char type = static_cast<unsigned char>(entry[18]);
       const char* name = entry + 19;
       at += reclen;
@@ -292,16 +291,34 @@ bool String(const char*& p, const char* end, Text* out) {
     const char e = *p++;
     char plain = 0;
     switch (e) {
-      case '"': plain = '"'; break;
-      case '\\': plain = '\\'; break;
-      case '/': plain = '/'; break;
-      case 'b': plain = '\b'; break;
-      case 'f': plain = '\f'; break;
-      case 'n': plain = '\n'; break;
-      case 'r': plain = '\r'; break;
-      case 't': plain = '\t'; break;
-      case 'u': break;
-      default: return false;
+      case '"':
+        plain = '"';
+        break;
+      case '\\':
+        plain = '\\';
+        break;
+      case '/':
+        plain = '/';
+        break;
+      case 'b':
+        plain = '\b';
+        break;
+      case 'f':
+        plain = '\f';
+        break;
+      case 'n':
+        plain = '\n';
+        break;
+      case 'r':
+        plain = '\r';
+        break;
+      case 't':
+        plain = '\t';
+        break;
+      case 'u':
+        break;
+      default:
+        return false;
     }
     if (e != 'u') {
       if (out != nullptr) out->Add(&plain, 1);

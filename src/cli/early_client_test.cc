@@ -45,12 +45,16 @@ class EarlyPlan : public ::testing::Test {
     return plan;
   }
 
-  std::string Sock(const std::string& pod) const { return (state_ / pod / "control.sock").string(); }
+  std::string Sock(const std::string& pod) const {
+    return (state_ / pod / "control.sock").string();
+  }
 
   fs::path state_;
 };
 
-std::string Request(const Plan& p) { return {p.request, p.request_len}; }
+std::string Request(const Plan& p) {
+  return {p.request, p.request_len};
+}
 
 TEST_F(EarlyPlan, KillWithEveryWordNamesPodContainerAndSignal) {
   auto plan = Take({"kill", "web", "app", "TERM", "--state-dir", state_.string()});
@@ -81,8 +85,8 @@ TEST_F(EarlyPlan, KillReadsTwoWordsAsTheOtherRoadsDo) {
 
 TEST_F(EarlyPlan, AnUnnamedPodIsTheOnePodDirectory) {
   AddPod("web", "status.json");
-  fs::create_directories(state_ / "images");   // no socket, record or events
-  std::ofstream(state_ / "notes") << "";       // not a directory
+  fs::create_directories(state_ / "images");    // no socket, record or events
+  std::ofstream(state_ / "notes") << "";        // not a directory
   fs::create_directories(state_ / "Bad_Name");  // not a DNS label
   std::ofstream(state_ / "Bad_Name" / "events.jsonl") << "";
   auto plan = Take({"status", "--state-dir", state_.string()});
@@ -146,17 +150,17 @@ TEST_F(EarlyPlan, EverythingElseIsLeftToMain) {
            {},
            {"run", "bundle"},
            {"list", "--state-dir", dir},
-           {"kill", "--state-dir", dir},                                 // no container
-           {"kill", "web", "app", "TERM", "more", "--state-dir", dir},    // a word too many
-           {"kill", "web", "app", "TERM", "--state-dir=" + dir},         // joined option
+           {"kill", "--state-dir", dir},                                // no container
+           {"kill", "web", "app", "TERM", "more", "--state-dir", dir},  // a word too many
+           {"kill", "web", "app", "TERM", "--state-dir=" + dir},        // joined option
            {"kill", "web", "app", "TERM", "--state-dir", dir, "--state-dir", dir},
            {"kill", "--", "web", "app", "TERM"},
-           {"kill", "web", "app", "TERM", "--state-dir"},                // no value
-           {"kill", "web", "app", "TERM", "--state-dir", "-x"},          // a value like an option
-           {"kill", "web", "a\"pp", "TERM", "--state-dir", dir},         // escaping needed
+           {"kill", "web", "app", "TERM", "--state-dir"},         // no value
+           {"kill", "web", "app", "TERM", "--state-dir", "-x"},   // a value like an option
+           {"kill", "web", "a\"pp", "TERM", "--state-dir", dir},  // escaping needed
            {"kill", "web", "app", "TÉRM", "--state-dir", dir},
            {"kill", "web", "", "TERM", "--state-dir", dir},
-           {"kill", "Web", "app", "TERM", "--state-dir", dir},           // not a DNS label
+           {"kill", "Web", "app", "TERM", "--state-dir", dir},  // not a DNS label
            {"kill", "web", "app", "TERM", "--state-dir", ""},
            {"kill", "web", "app", "TERM", "--state-dir", std::string(120, 'd')},  // too long
            {"kill", "web", "app", "TERM", "--help"},
@@ -200,7 +204,8 @@ TEST(EarlyJson, ReadsATopLevelStringAndSkipsTheRest) {
 
 TEST(EarlyJson, DecodesEscapes) {
   std::string v;
-  ASSERT_GE(Get(R"({"text":"a\"b\\c\/d\b\f\n\r\t \u0041\u00e9\u20ac\ud83d\ude00"})", "text", &v), 0);
+  ASSERT_GE(Get(R"({"text":"a\"b\\c\/d\b\f\n\r\t \u0041\u00e9\u20ac\ud83d\ude00"})", "text", &v),
+            0);
   EXPECT_EQ(v, "a\"b\\c/d\b\f\n\r\t A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
   // UTF-8 as it came.
   ASSERT_GE(Get("{\"text\":\"caf\xc3\xa9\"}", "text", &v), 0);
@@ -217,9 +222,10 @@ TEST(EarlyJson, AbsentOtherTypesAndTooLongAreMinusOne) {
 }
 
 TEST(EarlyJson, MalformedIsMinusTwo) {
-  for (const char* bad : {"", "x", "[]", "{", "{\"a\"}", "{\"a\":}", "{\"a\":\"b\"", "{\"a\":\"b\",}",
-                          "{\"a\":\"b\"} x", "{} x", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}",
-                          "{\"a\":\"\x01\"}", "{\"a\":[1,}", "{\"a\":\"b\" \"c\":1}"}) {
+  for (const char* bad :
+       {"", "x", "[]", "{", "{\"a\"}", "{\"a\":}", "{\"a\":\"b\"", "{\"a\":\"b\",}",
+        "{\"a\":\"b\"} x", "{} x", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}", "{\"a\":\"\x01\"}",
+        "{\"a\":[1,}", "{\"a\":\"b\" \"c\":1}"}) {
     EXPECT_EQ(Get(bad, "a"), -2) << bad;
   }
 }

@@ -91,8 +91,8 @@ Exchange Ask(const Plan& plan, std::size_t& reply_len, long& error) {
   // No socket, or nobody listening: main says which, from the pod's record.
   if (Syscall(SYS_connect, fd, reinterpret_cast<long>(&addr), addr_len) != 0 ||
       Syscall(SYS_sendto, fd, reinterpret_cast<long>(plan.request),
-              static_cast<long>(plan.request_len), MSG_NOSIGNAL, 0, 0) !=
-          static_cast<long>(plan.request_len)) {
+              static_cast<long>(plan.request_len), MSG_NOSIGNAL, 0,
+              0) != static_cast<long>(plan.request_len)) {
     Syscall(SYS_close, fd);
     return Exchange::kNotSent;
   }

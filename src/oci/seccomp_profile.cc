@@ -1,6 +1,8 @@
 #include "oci/seccomp_profile.h"
 
 #include <seccomp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -175,10 +177,35 @@ Result<json> ConvertRule(const json& rule, const std::vector<std::string>& caps,
 
 }  // namespace
 
+bool KernelRunsX32Syscalls() {
+#if defined(__x86_64__)
+  static const bool runs = [] {
+    // "Seccomp:\t0": no filter applies to this process.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    bool filtered = true;
+    while (std::getline(status, line)) {
+      if (line.rfind("Seccomp:", 0) == 0) {
+        filtered = line.find_first_not_of(" \t", 8) == std::string::npos ||
+                   line[line.find_first_not_of(" \t", 8)] != '0';
+        break;
+      }
+    }
+    if (filtered) return true;
+    constexpr long kX32SyscallBit = 0x40000000;  // __X32_SYSCALL_BIT
+    return ::syscall(kX32SyscallBit | SYS_getpid) >= 0;
+  }();
+  return runs;
+#else
+  return false;
+#endif
+}
+
 std::vector<std::string> SeccompArchitectures() {
   switch (seccomp_arch_native()) {
     case SCMP_ARCH_X86_64:
-      return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+      if (KernelRunsX32Syscalls()) return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+      return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86"};
     case SCMP_ARCH_AARCH64:
       return {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"};
     default:

@@ -26,8 +26,21 @@
 
 namespace podvisor::oci {
 
-// "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32" on x86_64, etc.
+// The architectures RuntimeDefault's filter covers: the native one and the
+// compat ABIs this kernel can run, as containerd lists them ("SCMP_ARCH_X86_64",
+// "SCMP_ARCH_X86", and "SCMP_ARCH_X32" when KernelRunsX32Syscalls()).
 std::vector<std::string> SeccompArchitectures();
+
+// Whether this kernel executes x32 system calls (x86-64 only; false
+// elsewhere). Most distributions build their kernels without the x32 ABI or
+// leave it off (CONFIG_X86_X32_ABI; Debian's syscall.x32=n): an x32 system
+// call then fails with ENOSYS whatever a filter says, and its rules in a
+// profile are dead weight that the runtime compiles for every container
+// (libseccomp builds a third set of rules, about 5 ms of each runc create
+// on the development VM). Asked once, with the x32 getpid; only when no
+// seccomp filter applies to podvisor itself, since a filter without x32
+// could kill it for asking: then x32 is assumed, and listed.
+bool KernelRunsX32Syscalls();
 
 // True when libseccomp knows `name` on the native architecture.
 bool SyscallKnownOnHost(std::string_view name);

@@ -79,11 +79,11 @@ void ExpectAlike(const testing::CommandResult& a, const testing::CommandResult& 
 TEST_F(EarlyClient, KillSaysWhatTheOtherRoadsSay) {
   StartPod();
   for (const std::vector<std::string>& words : std::initializer_list<std::vector<std::string>>{
-           {"early", "app", "WINCH"},    // POD CONTAINER SIGNAL
-           {"app", "SIGWINCH"},          // CONTAINER SIGNAL, the one pod
-           {"proxy", "28"},              // a number
-           {"early", "nope", "WINCH"},   // no such container
-           {"app", "BOGUS"},             // no such signal
+           {"early", "app", "WINCH"},   // POD CONTAINER SIGNAL
+           {"app", "SIGWINCH"},         // CONTAINER SIGNAL, the one pod
+           {"proxy", "28"},             // a number
+           {"early", "nope", "WINCH"},  // no such container
+           {"app", "BOGUS"},            // no such signal
        }) {
     Roads r = ByEveryRoad("kill", {}, words);
     ExpectAlike(r.early, r.plain, "plain road");
@@ -103,8 +103,8 @@ TEST_F(EarlyClient, KillSaysWhatTheOtherRoadsSay) {
 
 TEST_F(EarlyClient, StatusPrintsTheTableTheOtherRoadsPrint) {
   StartPod();
-  for (const std::vector<std::string>& options : std::initializer_list<std::vector<std::string>>{
-           {}, {"-o", "wide"}, {"--output", "table"}}) {
+  for (const std::vector<std::string>& options :
+       std::initializer_list<std::vector<std::string>>{{}, {"-o", "wide"}, {"--output", "table"}}) {
     Roads named = ByEveryRoad("status", options, {"early"});
     ExpectAlike(named.early, named.plain, "plain road");
     ExpectAlike(named.early, named.cli11, "CLI11's road");
