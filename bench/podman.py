@@ -27,6 +27,9 @@ from pods import REGULARS, log, median, now_ms, read_events, wait_events
 
 PODMAN = shutil.which("podman")
 IMAGE = "localhost/podvisor-bench-bb:latest"
+# podman's SHM lock file, which it creates at this fixed place whatever its
+# --root and --runroot.
+LOCK_FILE = "/dev/shm/libpod_lock"
 
 
 def missing():
@@ -75,6 +78,7 @@ class Podman:
         state: its runroot and tmpdir (podman's /run), on tmpfs like
         podvisor's state (bench.py Env)."""
         self.work, self.state = work, state
+        self.lock_existed = os.path.exists(LOCK_FILE)
         for d in (f"{work}/root", f"{work}/net", f"{state}/runroot", f"{state}/tmp"):
             os.makedirs(d, exist_ok=True)
         conf = os.path.join(work, "containers.conf")
@@ -125,10 +129,14 @@ runroot = "{state}/runroot"
 
     def cleanup(self):
         """Every pod, container and image of this podman, then its
-        directory: overlay mounts first, or the removal fails."""
+        directory: overlay mounts first, or the removal fails; and the
+        shared-memory lock file podman makes at a fixed place
+        (/dev/shm/libpod_lock), unless it was there before."""
         self.run("pod", "rm", "--all", "--force", check=False)
         self.run("rm", "--all", "--force", check=False)
         self.run("rmi", "--all", "--force", check=False)
+        if not self.lock_existed and os.path.exists(LOCK_FILE):
+            os.unlink(LOCK_FILE)
         for top in (self.work, self.state):
             with open("/proc/self/mountinfo") as f:
                 points = [line.split()[4] for line in f if line.split()[4].startswith(top + "/")]
