@@ -64,8 +64,10 @@ asan_cxx=c++
   mapfile -t targets < <(meson introspect build-asan --tests | python3 -c '
 import json, os, sys
 for t in json.load(sys.stdin):
-    if {"podvisor:unit", "podvisor:process"} & set(t["suite"]):
-        print(os.path.relpath(t["cmd"][0], sys.argv[1]))' "$PWD/build-asan")
+    # A test that runs a script of the source tree has nothing to build.
+    rel = os.path.relpath(t["cmd"][0], sys.argv[1])
+    if {"podvisor:unit", "podvisor:process"} & set(t["suite"]) and not rel.startswith(".."):
+        print(rel)' "$PWD/build-asan")
   nice -n 19 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
   if ((have_clang)); then
     CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized
