@@ -8,12 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/default_dirs.h"
 #include "common/result.h"
 
 namespace podvisor::cli {
-
-constexpr const char* kDefaultStateDir = "/run/podvisor";
-constexpr const char* kDefaultLogDir = "/var/log/podvisor";
 
 // Sends one request to the pod's supervisor; an {"error": ...} reply is
 // an Error.

@@ -9,13 +9,11 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include "cli/default_dirs.h"
 #include "cli/early_support.h"
 
 namespace podvisor::cli::early {
 namespace {
-
-// As src/cli/client.h's kDefaultStateDir, which this file cannot include.
-constexpr const char* kDefaultStateDir = "/run/podvisor";
 
 bool IsDnsLabel(const char* s) {
   const std::size_t n = Length(s);
@@ -106,7 +104,7 @@ bool FindOnePod(const char* state_dir, char* pod, std::size_t cap) {
       bool is_pod = false;
       for (const char* leaf : {"control.sock", "status.json", "events.jsonl"}) {
         Text path{probe, sizeof probe};
-        if (JoinPath(path, ".", name, leaf) && Exists(static_cast<int>(fd), probe + 2)) {
+        if (JoinPath(path, name, leaf, nullptr) && Exists(static_cast<int>(fd), probe)) {
           is_pod = true;
           break;
         }
@@ -129,10 +127,8 @@ struct Option {
   const char* short_name;
 };
 
-// The words after the command: positionals, and options from `values`
-// (taking the next word) and `flags`, each once and as separate words; a
-// value never starts with '-'. Anything else: false. Both option lists end
-// with a null long name.
+// What ScanWords read: the positionals, the value of each option of
+// `values` by its index, and whether the one flag was there.
 struct Words {
   const char* positionals[3];
   int count = 0;
@@ -144,6 +140,10 @@ bool Is(const char* word, const Option& o) {
   return Equal(word, o.long_name) || (o.short_name != nullptr && Equal(word, o.short_name));
 }
 
+// The words after the command: positionals, options from `values` (taking
+// the next word; the list ends with a null long name) and the one `flag`
+// (may be null), each once and as separate words; a value never starts
+// with '-'. Anything else: false.
 bool ScanWords(int argc, char* const* argv, const Option* values, const Option* flag,
                int max_positionals, Words& w) {
   for (int i = 2; i < argc; ++i) {

@@ -186,8 +186,7 @@ bool KernelRunsX32Syscalls() {
     bool filtered = true;
     while (std::getline(status, line)) {
       if (line.rfind("Seccomp:", 0) == 0) {
-        filtered = line.find_first_not_of(" \t", 8) == std::string::npos ||
-                   line[line.find_first_not_of(" \t", 8)] != '0';
+        filtered = line.back() != '0';  // modes 0, 1 (strict), 2 (filter)
         break;
       }
     }
