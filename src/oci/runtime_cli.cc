@@ -24,6 +24,21 @@ RuntimeCommand RuntimeCli::Create(std::string_view id, const std::filesystem::pa
   return {std::move(argv), "create"};
 }
 
+RuntimeCommand RuntimeCli::Run(std::string_view id, const std::filesystem::path& bundle,
+                               const std::filesystem::path& pid_file) const {
+  auto argv = Base("run");
+  argv.insert(argv.end(),
+              {"--detach", "--bundle", bundle.string(), "--pid-file", pid_file.string()});
+  if (options_.no_pivot) argv.emplace_back("--no-pivot");
+  argv.emplace_back(id);
+  return {std::move(argv), "create"};
+}
+
+bool RuntimeCli::HasDetachedRun() const {
+  // By file name, as LocateRuntime names a runtime given by its path.
+  return binary_.name == "runc" || binary_.name == "crun";
+}
+
 RuntimeCommand RuntimeCli::Start(std::string_view id) const {
   auto argv = Base("start");
   argv.emplace_back(id);

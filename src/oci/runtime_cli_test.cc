@@ -26,6 +26,23 @@ TEST(RuntimeCli, CreateUsesThePodsOwnRootAndLog) {
                                     "--pid-file", "/run/app.pid", "web.app.0"));
 }
 
+TEST(RuntimeCli, RunCreatesAndStartsDetachedWithCreatesOptions) {
+  auto cmd = Cli(true).Run("web.init.0", "/b", "/p");
+  EXPECT_EQ(cmd.step, "create");
+  EXPECT_THAT(std::vector<std::string>(cmd.argv.begin() + 7, cmd.argv.end()),
+              ElementsAre("run", "--detach", "--bundle", "/b", "--pid-file", "/p", "--no-pivot",
+                          "web.init.0"));
+}
+
+TEST(RuntimeCli, DetachedRunOnlyForRuntimesKnownToHaveIt) {
+  for (const char* name : {"runc", "crun"}) {
+    EXPECT_TRUE(RuntimeCli({name, "/x"}, {}).HasDetachedRun()) << name;
+  }
+  for (const char* name : {"fake-runtime", "youki", "kata-runtime"}) {
+    EXPECT_FALSE(RuntimeCli({name, "/x"}, {}).HasDetachedRun()) << name;
+  }
+}
+
 TEST(RuntimeCli, NoPivotForInitramfsRoots) {
   auto cmd = Cli(true).Create("c", "/b", "/p");
   EXPECT_EQ(cmd.argv[cmd.argv.size() - 2], "--no-pivot");

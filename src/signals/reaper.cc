@@ -95,28 +95,54 @@ Result<size_t> Reaper::Dispatch() {
     if (!peeked->has_value()) return reaped;
     pid_t pid = (*peeked)->pid;
 
-    auto owner = handlers_.find(pid);
-    bool orphan = owner == handlers_.end();
-    if (orphan && on_orphan_) on_orphan_(**peeked);
-
-    auto exit = ReapExitedChild(pid);
-    if (!exit) return exit.take_error();
+    if (!handlers_.count(pid)) {
+      // Registered exits first: a handler may claim this one (header).
+      auto watched = DispatchWatched();
+      if (!watched) return watched.take_error();
+      reaped += *watched;
+      if (handlers_.count(pid)) continue;  // claimed: the next peek finds it
+      if (on_orphan_) on_orphan_(**peeked);
+      if (handlers_.count(pid)) continue;
+    }
+    auto one = DispatchOne(pid);
+    if (!one) return one.take_error();
     // Nothing else in this single-threaded process reaps between the peek
     // and here; if the child is nevertheless gone, stop rather than spin on
     // a peek that keeps answering with it.
-    if (!exit->has_value()) return reaped;
-    ++reaped;
-
-    if (orphan) {
-      ++orphans_reaped_;
-      continue;
-    }
-    // The registration goes before the handler runs: it may Watch a new
-    // process, possibly one that was given the same pid.
-    ExitHandler handler = std::move(owner->second);
-    handlers_.erase(owner);
-    if (handler) handler(**exit);
+    if (*one == 0) return reaped;
+    reaped += *one;
   }
+}
+
+Result<size_t> Reaper::DispatchWatched() {
+  std::vector<pid_t> pids;
+  pids.reserve(handlers_.size());
+  for (const auto& [pid, handler] : handlers_) pids.push_back(pid);
+  size_t reaped = 0;
+  for (pid_t pid : pids) {
+    if (!handlers_.count(pid)) continue;  // dropped by an earlier handler
+    auto one = DispatchOne(pid);          // 0 while it runs
+    if (!one) return one.take_error();
+    reaped += *one;
+  }
+  return reaped;
+}
+
+Result<size_t> Reaper::DispatchOne(pid_t pid) {
+  auto exit = ReapExitedChild(pid);
+  if (!exit) return exit.take_error();
+  if (!exit->has_value()) return 0;
+  auto owner = handlers_.find(pid);
+  if (owner == handlers_.end()) {
+    ++orphans_reaped_;
+    return 1;
+  }
+  // The registration goes before the handler runs: it may Watch a new
+  // process, possibly one that was given the same pid.
+  ExitHandler handler = std::move(owner->second);
+  handlers_.erase(owner);
+  if (handler) handler(**exit);
+  return 1;
 }
 
 }  // namespace podvisor::signals

@@ -12,7 +12,13 @@
 // describes it), attribute the pid to an owner through a registry
 // (pid -> handler), then reap exactly that pid and tell the owner. Pids
 // nobody registered are orphans: counted, offered to an optional handler
-// while still a zombie, and reaped. Like crun it loops until no exited child
+// while still a zombie, and reaped. Before an orphan is reaped, though, the
+// registered children that have exited too are dispatched first, since one
+// of their handlers may register it: a container init that exited while
+// the runtime's `run --detach` was still running is handed to us together
+// with that call's exit, and the call's handler adopts it from the pid
+// file. Without this the order of the two would be the kernel's order of
+// the children list, which is no contract. Like crun it loops until no exited child
 // is left (or ECHILD), because SIGCHLD coalesces and one signal may stand
 // for many exits.
 //
@@ -77,7 +83,8 @@ class Reaper {
   // while the handler runs, so /proc/<pid>/cgroup and friends can tell
   // where it came from (e.g. a container init that died before the
   // supervisor adopted it from the runtime's pid file). The handler must
-  // not reap.
+  // not reap, but it may claim the process: if it Watches (or Tracks) the
+  // pid, the exit goes to that owner and is no orphan.
   void SetOrphanHandler(ExitHandler on_orphan) { on_orphan_ = std::move(on_orphan); }
 
   // Reaps every exited child as described above. Returns how many were
@@ -88,6 +95,11 @@ class Reaper {
   uint64_t orphans_reaped() const { return orphans_reaped_; }
 
  private:
+  // Reaps and dispatches every registered child that has exited; returns
+  // how many.
+  Result<size_t> DispatchWatched();
+  Result<size_t> DispatchOne(pid_t pid);  // reaps `pid` if it exited, tells its owner
+
   std::unordered_map<pid_t, ExitHandler> handlers_;
   ExitHandler on_orphan_;
   uint64_t orphans_reaped_ = 0;

@@ -9,7 +9,10 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "signals/pidfd.h"
 #include "signals/signalfd.h"
@@ -155,6 +158,64 @@ TEST(Reaper, UnknownPidsAreOrphansSeenWhileStillZombies) {
   ASSERT_EQ(orphans.size(), 1u);
   EXPECT_EQ(orphans[0].first, ExitInfo::Exited(child.pid(), 1));
   EXPECT_EQ(orphans[0].second, 'Z');
+  EXPECT_TRUE(HasNoChildren());
+}
+
+TEST(Reaper, WatchedExitsGoFirstSoTheirHandlersMayClaimAnUnknownOne) {
+  // `run --detach`: the container init (here `init`, unknown to the
+  // reaper) and the runtime call that started it (`runtime`, tracked)
+  // have both exited. The waitid(P_ALL) peek finds `init` first, as it is
+  // the older child; it must not be reaped as an orphan before the
+  // runtime's handler has adopted it.
+  Reaper reaper;
+  ChildProcess init = MustSpawn({.argv = {"/bin/sh", "-c", "exit 7"}});
+  init.Commit();
+  ChildProcess runtime = MustSpawn({.argv = {"/bin/true"}});
+  std::optional<ExitInfo> init_exit;
+  std::vector<std::string> order;
+  ASSERT_TRUE(reaper
+                  .Track(runtime,
+                         [&](const ExitInfo&) {
+                           order.push_back("runtime");
+                           ASSERT_TRUE(reaper
+                                           .Watch(init.pid(),
+                                                  [&](const ExitInfo& e) {
+                                                    order.push_back("init");
+                                                    init_exit = e;
+                                                  })
+                                           .ok());
+                         })
+                  .ok());
+  ASSERT_TRUE(WaitReadable(init.pidfd()));
+  ASSERT_TRUE(WaitReadable(runtime.pidfd()));
+  auto reaped = reaper.Dispatch();
+  ASSERT_TRUE(reaped.ok()) << reaped.error().message();
+  EXPECT_EQ(*reaped, 2u);
+  EXPECT_EQ(reaper.orphans_reaped(), 0u);
+  EXPECT_THAT(order, ::testing::ElementsAre("runtime", "init"));
+  ASSERT_TRUE(init_exit.has_value());
+  EXPECT_EQ(*init_exit, ExitInfo::Exited(init.pid(), 7));
+  EXPECT_TRUE(HasNoChildren());
+}
+
+TEST(Reaper, AnOrphanHandlerMayClaimTheExit) {
+  Reaper reaper;
+  ChildProcess child = MustSpawn({.argv = {"/bin/sh", "-c", "exit 7"}});
+  child.Commit();
+  pid_t pid = child.pid();
+  std::optional<ExitInfo> claimed;
+  reaper.SetOrphanHandler([&](const ExitInfo& e) {
+    if (e.pid == pid) {
+      ASSERT_TRUE(reaper.Watch(pid, [&](const ExitInfo& exit) { claimed = exit; }).ok());
+    }
+  });
+  ASSERT_TRUE(WaitReadable(child.pidfd()));
+  auto reaped = reaper.Dispatch();
+  ASSERT_TRUE(reaped.ok()) << reaped.error().message();
+  EXPECT_EQ(*reaped, 1u);
+  EXPECT_EQ(reaper.orphans_reaped(), 0u);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(*claimed, ExitInfo::Exited(pid, 7));
   EXPECT_TRUE(HasNoChildren());
 }
 

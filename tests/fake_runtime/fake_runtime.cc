@@ -7,12 +7,15 @@
 //
 //   fake-runtime [--root DIR] [--log F] [--log-format F] COMMAND ...
 //     create [--bundle B] [--pid-file F] [--no-pivot] ID
+//     run --detach [create's options] ID: create, then start, in one call
 //     start ID | state ID | kill ID [SIGNAL] | delete [--force] ID
 //     exec [--process FILE] [--cwd D] [--env K=V]... ID [ARGS...]
 //
 // Faults for the reliability tests come from the environment:
 // FAKE_RUNTIME_FAIL=create|start|exec makes that step fail (exit 1, message
 // on stderr), FAKE_RUNTIME_HANG=create|start makes it hang until killed.
+// FAKE_RUNTIME_CALLS=FILE appends "COMMAND ID" for each call, for tests
+// of which calls podvisor makes.
 // FAKE_RUNTIME_ARGS="PROGRAM ARG..." runs that (in /) instead of every
 // process.args: a manifest written for a real image then runs nothing of
 // its own on the host (the corpus walk of tests/e2e/corpus_walk_test.cc).
@@ -228,6 +231,26 @@ int Start(const std::string& id) {
   return 0;
 }
 
+// runc's `run --detach`: create and start in one call. The container
+// process is this call's child until the call exits, then podvisor's
+// through the subreaper, as with runc. With FAKE_RUNTIME_RUN_AWAIT_EXIT=1
+// the call returns only once that process has exited (left a zombie):
+// podvisor then adopts an init that is gone already.
+int Run(std::vector<std::string> args) {
+  std::erase_if(args, [](const std::string& a) { return a == "--detach" || a == "-d"; });
+  if (args.empty() || args.back().starts_with("-")) Die("run: container id required");
+  std::string id = args.back();
+  if (int rc = Create(args); rc != 0) return rc;
+  pid_t pid = LoadState(id)["pid"].get<pid_t>();
+  if (int rc = Start(id); rc != 0) return rc;
+  if (const char* await = std::getenv("FAKE_RUNTIME_RUN_AWAIT_EXIT"); await && *await == '1') {
+    siginfo_t info = {};
+    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+  }
+  return 0;
+}
+
 int State(const std::string& id) {
   json state = LoadState(id);
   json out = {{"ociVersion", "1.0.2"},
@@ -343,8 +366,12 @@ int main(int argc, char** argv) {
   if (i >= args.size()) Die("usage: fake-runtime [--root DIR] create|start|state|kill|delete|exec");
   std::string cmd = args[i];
   std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1, args.end());
+  if (const char* calls = std::getenv("FAKE_RUNTIME_CALLS")) {
+    std::ofstream(calls, std::ios::app) << cmd << " " << (rest.empty() ? "" : rest.back()) << "\n";
+  }
   try {
     if (cmd == "create") return Create(rest);
+    if (cmd == "run") return Run(rest);
     if (cmd == "start" && rest.size() == 1) return Start(rest[0]);
     if (cmd == "state" && rest.size() == 1) return State(rest[0]);
     if (cmd == "kill" && !rest.empty()) return Kill(rest[0], rest.size() > 1 ? rest[1] : "");

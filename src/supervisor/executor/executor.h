@@ -158,6 +158,7 @@ class Executor {
   void DeleteRecord(Instance& inst);
   void SignalInstance(const SignalContainer& a);
   void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
+  Status AdoptInit(Instance& inst, const std::filesystem::path& pid_file);
   void ReportExit(Instance& inst);
   void WatchLogPipe(Instance& inst, int index);
   void FinishDelete(Instance& inst);

@@ -34,6 +34,9 @@ struct Executor::Instance {
   std::optional<CriLogWriter> log;
   bool runtime_state = false;  // the runtime may hold state: delete before cleanup
   bool start_pending = false;
+  // Created and started by one `run --detach` (CreateContainer's hint):
+  // its StartContainer has nothing left to ask the runtime.
+  bool started_by_run = false;
   std::optional<signals::ExitInfo> early_exit;  // exited while `start` ran
   bool exited = false;
   bool deleting = false;

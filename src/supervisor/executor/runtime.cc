@@ -214,48 +214,71 @@ void Executor::CreateInstance(const CreateContainer& a) {
   int instance = a.instance;
   std::string id = inst.id;
   inst.runtime_state = true;
+  // One runtime process instead of two when the start follows at once: a
+  // runc start is a Go program's start-up, ~5 ms on the pod's critical
+  // path (docs/SEMANTICS.md S1.1).
+  bool run = a.start_when_created && cli.HasDetachedRun();
+  if (run) {
+    inst.started_by_run = true;
+    inst.start_pending = true;  // until StartContainer reports it started
+  }
   // The container's init inherits create's stdout and stderr: our pipes.
   auto spawned = SpawnRuntime(
-      cli.Create(inst.id, inst.dir, pid_file), log_file, out_w.get(), err_w.get(),
+      run ? cli.Run(inst.id, inst.dir, pid_file) : cli.Create(inst.id, inst.dir, pid_file),
+      log_file, out_w.get(), err_w.get(),
       [this, container, instance, id, pid_file, log_file](const signals::ExitInfo& exit) {
         Instance* inst = FindById(id);
         if (!inst) return;
         std::string message;
         if (exit.success()) {
-          int pid = 0;
-          std::ifstream(pid_file) >> pid;
-          auto init = signals::ChildProcess::Adopt(pid);
-          if (init) {
-            auto s = reaper_.Track(*init, [this, id](const signals::ExitInfo& e) {
-              if (Instance* i = FindById(id)) OnInitExited(*i, e);
-            });
-            if (s) {
-              inst->init.emplace(std::move(*init));
-              // The runtime made the cgroup during create: its count now is
-              // what the instance starts with (0 for a fresh cgroup).
-              inst->oom_kills_at_create =
-                  cgroups::ContainerOomKills(inst->cgroups_path, cgroups::CgroupMounts());
-              Feed(RuntimeCreated{container, instance, inst->id});
-              return;
-            }
-            message = s.error().message();
-          } else {
-            message = init.error().Wrap("adopting the container process").message();
+          // A `run` init may have run and exited already: it is our
+          // zombie child by now, adopted all the same (the reaper holds
+          // an unknown child until the runtime call's exit is handled).
+          Status adopted = AdoptInit(*inst, pid_file);
+          if (adopted) {
+            Feed(RuntimeCreated{container, instance, inst->id});
+            return;
           }
+          message = adopted.error().message();
         } else {
           message = oci::LastRuntimeError(log_file);
           if (message.empty()) message = "runtime create " + exit.ToString();
         }
         log::Warn("creating {}: {}", inst->id, message);
+        // A failed run reports a failed create: never started, as far as
+        // the pod is concerned, and an init it started is reaped already.
+        inst->start_pending = false;
+        if (inst->early_exit) inst->exited = true;
         DeleteRecord(*inst);
         Feed(RuntimeFailed{container, instance, RuntimeStep::kCreate, message});
       });
   if (!spawned) {
     inst.runtime_state = false;
+    inst.start_pending = false;
     return fail(spawned.error());
   }
   WatchLogPipe(inst, 0);
   WatchLogPipe(inst, 1);
+}
+
+Status Executor::AdoptInit(Instance& inst, const std::filesystem::path& pid_file) {
+  int pid = 0;
+  std::ifstream(pid_file) >> pid;
+  auto init = signals::ChildProcess::Adopt(pid);
+  if (!init) return init.error().Wrap("adopting the container process");
+  std::string id = inst.id;
+  if (auto s = reaper_.Track(*init,
+                             [this, id](const signals::ExitInfo& e) {
+                               if (Instance* i = FindById(id)) OnInitExited(*i, e);
+                             });
+      !s) {
+    return s;
+  }
+  inst.init.emplace(std::move(*init));
+  // The runtime made the cgroup during create: its count now is what the
+  // instance starts with (0 for a fresh cgroup).
+  inst.oom_kills_at_create = cgroups::ContainerOomKills(inst.cgroups_path, cgroups::CgroupMounts());
+  return Ok();
 }
 
 void Executor::WatchLogPipe(Instance& inst, int index) {
@@ -280,6 +303,14 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
 void Executor::StartInstance(const StartContainer& a) {
   Instance* inst = FindInstance(a.container, a.instance);
   if (!inst) return;
+  if (inst->started_by_run) {
+    // Its create was `run --detach`: nothing left to ask the runtime.
+    inst->started_by_run = false;
+    inst->start_pending = false;
+    Feed(RuntimeStarted{a.container, a.instance});
+    if (inst->early_exit && !inst->exited) ReportExit(*inst);  // after, in order
+    return;
+  }
   oci::RuntimeCli cli = Runtime();
   inst->start_pending = true;
   std::string container = a.container;
@@ -367,6 +398,14 @@ void Executor::DeleteInstance(const DeleteContainer& a) {
 
 void Executor::DeleteRecord(Instance& inst) {
   if (inst.deleting || inst.deleted) return;
+  if (inst.started_by_run && inst.start_pending) {
+    // Started by its create, but never to be started for the pod (S5.8:
+    // the pod began terminating meanwhile): the forced delete stops it,
+    // and its exit is reported as a created instance's would be.
+    inst.started_by_run = false;
+    inst.start_pending = false;
+    if (inst.early_exit && !inst.exited) ReportExit(inst);
+  }
   if (!inst.runtime_state) {
     FinishDelete(inst);
     return;

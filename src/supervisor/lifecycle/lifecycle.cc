@@ -151,7 +151,22 @@ void Lifecycle::CreateInstance(Container& c) {
   c.kill_budget_end.reset();
   c.kill_budget_armed = false;
   c.sigkill_at.reset();
-  Emit(CreateContainer{c.spec.name, c.instance});
+  Emit(CreateContainer{c.spec.name, c.instance, StartsWhenCreated(c)});
+}
+
+// Whether OnRuntimeCreated would start `c` at once, judged when its create
+// is issued: not an entry created ahead of its turn, and a regular
+// container only when its chain (S1.4, S12.1) would let it start. What
+// can change before the create returns only holds the start back (the pod
+// terminating: S5.8), and the shell's delete then stops what it started.
+bool Lifecycle::StartsWhenCreated(const Container& c) const {
+  if (c.ahead || Terminating()) return false;
+  if (!c.InRegularList() || c.start_attempt_finished) return true;
+  for (const Container& earlier : containers_) {
+    if (&earlier == &c) break;
+    if (earlier.role == c.role && !earlier.start_attempt_finished) return false;
+  }
+  return c.role != ContainerRole::kRegular || draft_gate_open_ || DraftSidecarsReady();
 }
 
 // The next init-list entries are created while the current one is created,
@@ -172,8 +187,8 @@ void Lifecycle::CreateAhead(size_t current) {
       has_sub_path |= !m.sub_path.empty() || !m.sub_path_expr.empty();
     }
     if (has_sub_path) continue;
+    c.ahead = true;  // before CreateInstance, which asks
     CreateInstance(c);
-    c.ahead = true;
   }
 }
 

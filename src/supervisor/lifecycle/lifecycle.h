@@ -95,6 +95,7 @@ class Lifecycle {
   void OnProbeResult(const ProbeResult& e, Now now);
   void OnTimerFired(const TimerFired& e, Now now);
   void CreateInstance(Container& c);
+  bool StartsWhenCreated(const Container& c) const;
   void CreateAhead(size_t current);  // the entries after init-list entry `current`
   void TakeTurn(Container& c);
   void StartInstance(Container& c);

@@ -1,5 +1,9 @@
 // The start plan: SEMANTICS S1, S2, S7.4, S8.2, S8.3.
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +17,7 @@ using pod::RestartPolicy;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Pair;
 
 TEST(LifecycleStart, S1_1_InitEntriesStartOneAtATimeInSpecOrder) {
   Harness h(MakePod({C("init-1"), C("init-2")}, {C("app")}));
@@ -27,6 +32,66 @@ TEST(LifecycleStart, S1_1_InitEntriesStartOneAtATimeInSpecOrder) {
   h.Exit("init-2", 0);
   EXPECT_THAT(h.Take(), ElementsAre("2s Delete(init-2#0)", "2s Create(app#0)", "2s Start(app#0)"));
   EXPECT_EQ(h.lc().Phase(), pod::PodPhase::kRunning);
+}
+
+// The creates the shell may turn into one create-and-start runtime call
+// (CreateContainer::start_when_created): "name#instance" -> the hint. The
+// harness checks every hint given is kept; these check where it is given.
+std::map<std::string, bool> StartHints(const std::vector<Action>& actions) {
+  std::map<std::string, bool> hints;
+  for (const Action& a : actions) {
+    if (const auto* c = std::get_if<CreateContainer>(&a)) {
+      hints[c->container + "#" + std::to_string(c->instance)] = c->start_when_created;
+    }
+  }
+  return hints;
+}
+
+TEST(LifecycleStart, S1_1_StartWhenCreatedOnlyForAnEntryInItsTurn) {
+  Harness h(MakePod({C("init-1"), Sidecar(C("proxy")), C("init-2")}, {C("app")}));
+  h.manual_runtime = {"init-2"};
+  h.Start();
+  // proxy and init-2 are created ahead of their turns: their starts wait.
+  EXPECT_THAT(StartHints(h.TakeAll()),
+              ElementsAre(Pair("init-1#0", true), Pair("init-2#0", false), Pair("proxy#0", false)));
+  h.Exit("init-1", 0);
+  h.Feed(RuntimeCreated{"init-2", 0, "id"});
+  h.Feed(RuntimeStarted{"init-2", 0});
+  h.TakeAll();
+  h.Exit("init-2", 0);
+  EXPECT_THAT(StartHints(h.TakeAll()), ElementsAre(Pair("app#0", true)));
+}
+
+TEST(LifecycleStart, S1_4_StartWhenCreatedOnlyForTheFirstOfTheRegularChain) {
+  Harness h(MakePod({}, {WithPostStart(C("mesh")), C("app"), C("worker")}));
+  h.manual_post_start = {"mesh"};
+  h.Start();
+  EXPECT_THAT(StartHints(h.TakeAll()),
+              ElementsAre(Pair("app#0", false), Pair("mesh#0", true), Pair("worker#0", false)));
+  // A restart is started as soon as it is created: its first start attempt
+  // finished long ago.
+  h.HookDone("mesh", HookKind::kPostStart);
+  h.Exit("app", 1);
+  EXPECT_THAT(StartHints(h.TakeAll()), ElementsAre(Pair("app#1", true)));
+}
+
+TEST(LifecycleStart, S12_1_StartWhenCreatedNotForStandardContainersBehindTheDraftGate) {
+  Harness h(MakePod({}, {DraftSidecar(C("mesh")), C("app")}));
+  h.manual_runtime = {"mesh"};
+  h.Start();
+  EXPECT_THAT(StartHints(h.TakeAll()), ElementsAre(Pair("app#0", false), Pair("mesh#0", true)));
+}
+
+TEST(LifecycleStart, S5_8_AStartWhenCreatedInstanceIsDeletedIfThePodStopsFirst) {
+  Harness h(MakePod({}, {C("app")}));
+  h.manual_runtime = {"app"};
+  h.Start();
+  EXPECT_THAT(StartHints(h.TakeAll()), ElementsAre(Pair("app#0", true)));
+  h.Stop();
+  h.Take();
+  // The shell may have started it with its create; the delete stops it.
+  h.Feed(RuntimeCreated{"app", 0, "id"});
+  EXPECT_THAT(h.Take(), ElementsAre("0s Delete(app#0)"));
 }
 
 TEST(LifecycleStart, S1_2_OomKilledInitCountsAsFailedEvenWithExitZero) {

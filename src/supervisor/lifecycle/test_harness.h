@@ -8,6 +8,10 @@
 // - preStop hooks, exits and probe results are always fed by the test.
 // - ArmTimer/CancelTimer maintain a timer table; Advance() fires due timers
 //   in deadline order, each at its own time.
+// - A CreateContainer that says start_when_created (the shell may then
+//   create and start with one runtime call) is held to it: the lifecycle's
+//   answer to its RuntimeCreated must start the instance, or delete it
+//   when the pod began terminating meanwhile (S5.8). Every test checks it.
 // Every action is logged as "<time> <action>"; Take() returns the log
 // since the last call without timers and published events, which
 // TakeEvents() returns instead.
@@ -17,6 +21,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "supervisor/lifecycle/lifecycle.h"
 
@@ -120,7 +126,7 @@ class Harness {
 
   void Start() { Process(lifecycle_.Start(now())); }
 
-  void Feed(const Event& e) { Process(lifecycle_.Handle(e, now())); }
+  void Feed(const Event& e) { Process(Handle(e)); }
 
   void Exit(const std::string& name, int code = 0, int signal = 0, bool oom = false) {
     Feed(ContainerExited{name, Instance(name), code, signal, oom, ""});
@@ -189,8 +195,29 @@ class Harness {
     while (!replies.empty()) {
       Event e = std::move(replies.front());
       replies.pop_front();
-      Queue(lifecycle_.Handle(e, now()), replies);
+      Queue(Handle(e), replies);
     }
+  }
+
+  std::vector<Action> Handle(const Event& e) {
+    std::vector<Action> actions = lifecycle_.Handle(e, now());
+    const auto* created = std::get_if<RuntimeCreated>(&e);
+    if (!created || !start_promised_.erase({created->container, created->instance})) {
+      return actions;
+    }
+    bool kept = false;
+    for (const Action& a : actions) {
+      if (const auto* start = std::get_if<StartContainer>(&a)) {
+        kept |= start->container == created->container && start->instance == created->instance;
+      } else if (const auto* del = std::get_if<DeleteContainer>(&a)) {
+        kept |= del->container == created->container && del->instance == created->instance &&
+                lifecycle_.Terminating();
+      }
+    }
+    EXPECT_TRUE(kept) << created->container << "#" << created->instance
+                      << " was created with start_when_created, but its RuntimeCreated did not "
+                         "start it";
+    return actions;
   }
 
   void Queue(std::vector<Action> actions, std::deque<Event>& replies) {
@@ -212,6 +239,8 @@ class Harness {
       }
       log_.push_back(t + ToString(a));
       if (auto* create = std::get_if<CreateContainer>(&a)) {
+        if (create->start_when_created)
+          start_promised_.insert({create->container, create->instance});
         if (!manual_runtime.count(create->container)) {
           replies.push_back(
               RuntimeCreated{create->container, create->instance,
@@ -236,6 +265,7 @@ class Harness {
   std::vector<std::string> log_;
   std::vector<std::string> events_;
   std::vector<Action> all_;
+  std::set<std::pair<std::string, int>> start_promised_;
 };
 
 }  // namespace podvisor::supervisor::lifecycle_testing
