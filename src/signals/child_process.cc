@@ -46,6 +46,19 @@ Result<ChildProcess> ChildProcess::Adopt(pid_t pid) {
   return ChildProcess(pid, std::move(*pidfd));
 }
 
+pid_t ChildProcess::ChildAncestorOf(pid_t pid) {
+  // A runtime's process tree is shallow; the bound keeps a walk through
+  // an unrelated tree (as PID 1, every process is our descendant) short.
+  constexpr int kMaxGenerations = 4;
+  pid_t self = ::getpid();
+  for (int generation = 0; generation < kMaxGenerations && pid > 1; ++generation) {
+    pid_t parent = ParentOf(pid);
+    if (parent == self) return pid;
+    pid = parent;
+  }
+  return 0;
+}
+
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
     Reset();

@@ -54,6 +54,14 @@ class ChildProcess {
   // pid cannot change hands. The returned handle is uncommitted.
   static Result<ChildProcess> Adopt(pid_t pid);
 
+  // The child of this process that `pid` descends from: `pid` itself if it
+  // is our child, else the ancestor whose exit will reparent it to us (we
+  // are PID 1 or a subreaper), looking a few generations up; 0 when there
+  // is none. A runtime may exit before a process it forked does: crun's
+  // `run --detach` returns while its forked child, the container init's
+  // parent, is still on its way out.
+  static pid_t ChildAncestorOf(pid_t pid);
+
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
   ChildProcess(ChildProcess&& other) noexcept

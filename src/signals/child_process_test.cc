@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 
 #include "signals/pidfd.h"
 #include "signals/reaper.h"
@@ -159,6 +160,34 @@ TEST(ChildProcess, AdoptRefusesAProcessThatIsNotOurChild) {
   ASSERT_FALSE(adopted.ok());
   EXPECT_EQ(adopted.error().code(), ECHILD);
   EXPECT_THAT(adopted.error().message(), HasSubstr("not this process"));
+}
+
+TEST(ChildProcess, ChildAncestorOfAGrandchildIsTheChildBetween) {
+  // As crun's run --detach leaves it: the init (a grandchild) is still
+  // the child of a process ours, which has yet to exit.
+  int pipefd[2];
+  ASSERT_EQ(::pipe2(pipefd, O_CLOEXEC), 0);
+  auto child =
+      Spawn({.argv = {"/bin/sh", "-c", "sleep 1000 & echo $!; wait"}, .stdout_fd = pipefd[1]});
+  ::close(pipefd[1]);
+  ASSERT_TRUE(child.ok()) << child.error().message();
+  char buf[32] = {};
+  ASSERT_GT(::read(pipefd[0], buf, sizeof buf - 1), 0);
+  ::close(pipefd[0]);
+  pid_t grandchild = std::atoi(buf);
+  ASSERT_GT(grandchild, 0);
+  EXPECT_EQ(ChildProcess::ChildAncestorOf(grandchild), child->pid());
+  EXPECT_EQ(ChildProcess::ChildAncestorOf(child->pid()), child->pid());
+  EXPECT_EQ(ChildProcess::Adopt(grandchild).error().code(), ECHILD);
+  ::kill(grandchild, SIGKILL);
+  ASSERT_TRUE(child->KillAndReap().ok());
+}
+
+TEST(ChildProcess, ChildAncestorOfAnUnrelatedProcessIsNone) {
+  if (::getpid() == 1) GTEST_SKIP() << "as PID 1, every process is our descendant";
+  pid_t parent = ::getppid();
+  if (parent <= 0) GTEST_SKIP() << "no visible parent process";
+  EXPECT_EQ(ChildProcess::ChildAncestorOf(parent), 0);
 }
 
 TEST(ChildProcess, AdoptOfAReapedPidIsEsrch) {

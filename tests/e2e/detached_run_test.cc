@@ -5,7 +5,9 @@
 // name "runc" (a symlink). What must hold: the calls made, the order of
 // the starts, and the exit status of a container that has run and exited
 // before `run` itself returned (podvisor then adopts a zombie from the pid
-// file; signals/reaper.h keeps it from being reaped as an orphan first).
+// file; signals/reaper.h keeps it from being reaped as an orphan first),
+// and, as crun leaves it, an init that is still the child of a process
+// the runtime forked when the call returns.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -78,23 +80,24 @@ std::string Pod(const std::string& name, const std::string& body) {
 TEST_F(DetachedRun, OnlyAnInstanceWhoseStartFollowsAtOnceIsRun) {
   // first: its turn at once. second: created ahead, started after first
   // exits. app-1: the first of the regular chain. app-2: waits for app-1.
-  WritePod(Pod("calls", "  initContainers:\n"
-                        "  - {name: first, image: img, command: " +
-                            HelperCmd("first", "exit 0") +
-                            "}\n"
-                            "  - {name: second, image: img, command: " +
-                            HelperCmd("second", "exit 0") +
-                            "}\n"
-                            "  containers:\n"
-                            "  - {name: app-1, image: img, command: " +
-                            HelperCmd("app-1", "exit 0") +
-                            "}\n"
-                            "  - {name: app-2, image: img, command: " +
-                            HelperCmd("app-2", "exit 0") + "}\n"));
+  WritePod(Pod("calls",
+               "  initContainers:\n"
+               "  - {name: first, image: img, command: " +
+                   HelperCmd("first", "exit 0") +
+                   "}\n"
+                   "  - {name: second, image: img, command: " +
+                   HelperCmd("second", "exit 0") +
+                   "}\n"
+                   "  containers:\n"
+                   "  - {name: app-1, image: img, command: " +
+                   HelperCmd("app-1", "exit 0") +
+                   "}\n"
+                   "  - {name: app-2, image: img, command: " +
+                   HelperCmd("app-2", "exit 0") + "}\n"));
   ASSERT_EQ(Run({}, {CallsEnv()}), 0) << RunStderr();
   std::vector<std::string> calls = Calls("calls");
-  EXPECT_THAT(calls, UnorderedElementsAre("run first", "create second", "start second",
-                                          "run app-1", "create app-2", "start app-2"));
+  EXPECT_THAT(calls, UnorderedElementsAre("run first", "create second", "start second", "run app-1",
+                                          "create app-2", "start app-2"));
   // The starts keep their order (S1.1, S1.4): app-2's after app-1's run.
   auto at = [&](const std::string& call) {
     return std::find(calls.begin(), calls.end(), call) - calls.begin();
@@ -113,9 +116,10 @@ TEST_F(DetachedRun, AContainerThatExitedBeforeRunReturnedKeepsItsExitStatus) {
   // for that): their exits come after their starts, with their codes.
   for (int i = 0; i < 3; ++i) {
     SCOPED_TRACE("pod " + std::to_string(i));
-    WritePod(Pod("quick", "  initContainers:\n  - {name: init, image: img, command: [/bin/true]}\n"
-                          "  containers:\n  - {name: app, image: img, command: " +
-                              ShCmd("exit 3") + "}\n"));
+    WritePod(Pod("quick",
+                 "  initContainers:\n  - {name: init, image: img, command: [/bin/true]}\n"
+                 "  containers:\n  - {name: app, image: img, command: " +
+                     ShCmd("exit 3") + "}\n"));
     EXPECT_EQ(Run({}, {CallsEnv(), "FAKE_RUNTIME_RUN_AWAIT_EXIT=1"}), 1) << RunStderr();  // Failed
     auto pod = Status();
     ASSERT_TRUE(pod.has_value());
@@ -130,6 +134,68 @@ TEST_F(DetachedRun, AContainerThatExitedBeforeRunReturnedKeepsItsExitStatus) {
     fs::remove(CallsFile());
     ASSERT_EQ(Client({"rm", "quick"}, true).exit_code, 0);
   }
+}
+
+TEST_F(DetachedRun, AnInitStillHeldByTheRuntimesForkIsAdoptedWhenTheForkExits) {
+  // crun's run --detach returns while its fork, the init's parent, lives
+  // on (here 300 ms): the adoption waits for the fork's exit. A sidecar
+  // that runs on, an init that exits at once (a zombie when the fork
+  // exits), a regular container that succeeds.
+  WritePod(Pod("held",
+               "  initContainers:\n"
+               "  - {name: init, image: img, command: [/bin/true]}\n"
+               "  - {name: side, image: img, restartPolicy: Always, command: " +
+                   HelperCmd("side", "trap-sigterm 100 0") +
+                   "}\n"
+                   "  containers:\n"
+                   "  - {name: app, image: img, command: " +
+                   HelperCmd("app", "exit 0") + "}\n"));
+  ASSERT_EQ(Run({}, {CallsEnv(), "FAKE_RUNTIME_RUN_LINGER=300", "FAKE_RUNTIME_RUN_AWAIT_EXIT=1"}),
+            0)
+      << RunStderr();
+  auto pod = Status();
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_EQ((*pod)["status"].value("phase", ""), "Succeeded") << pod->dump(2);
+  const auto& init = (*pod)["status"]["initContainerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(init.value("reason", ""), "Completed") << pod->dump(2);
+  const auto& app = (*pod)["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(app.value("reason", ""), "Completed") << pod->dump(2);
+  EXPECT_THAT(RunStderr(), ::testing::Not(::testing::HasSubstr("adopting")));
+  // side is created ahead while init runs, so only its start follows.
+  EXPECT_THAT(Calls("held"), ElementsAre("run init", "create side", "start side", "run app"));
+}
+
+TEST_F(DetachedRun, ALongRunningInitHeldByTheRuntimesForkIsSignalledDirectly) {
+  // The app runs until the pod is stopped: the SIGTERM reaches it through
+  // the adopted pidfd (a trapped SIGTERM exits 0; a SIGKILL at the end of
+  // the grace period would be 137).
+  WritePod(Pod("held-long",
+               "  containers:\n"
+               "  - {name: app, image: img, command: " +
+                   HelperCmd("app", "trap-sigterm 100 0") + "}\n"));
+  StartRun({}, {"FAKE_RUNTIME_RUN_LINGER=300"});
+  WaitUntilRunning();
+  ASSERT_EQ(Client({"stop", "held-long"}).exit_code, 0);
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  auto pod = Status();
+  ASSERT_TRUE(pod.has_value());
+  const auto& app = (*pod)["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(app.value("exitCode", -1), 0) << pod->dump(2);
+  EXPECT_EQ(CountOf(HelperEvents(), "app Exiting"), 1) << Describe(HelperEvents());
+}
+
+TEST_F(DetachedRun, AForkThatNeverExitsIsKilledAtTheRuntimeTimeout) {
+  // The wait for the fork is part of the create: --runtime-timeout bounds
+  // it, and the create fails with the timeout's message; nothing is left.
+  WritePod(Pod("held-hung",
+               "  containers:\n"
+               "  - {name: app, image: img, command: " +
+                   HelperCmd("app", "sleep 100000") + "}\n"));
+  EXPECT_EQ(Run({"--runtime-timeout", "1s"}, {"FAKE_RUNTIME_RUN_LINGER=100000"}), 1) << RunStderr();
+  auto pod = Status();
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_THAT(pod->dump(), ::testing::HasSubstr("runtime create did not finish within 1s"))
+      << pod->dump(2);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 // Faults for the reliability tests come from the environment:
 // FAKE_RUNTIME_FAIL=create|start|exec makes that step fail (exit 1, message
 // on stderr), FAKE_RUNTIME_HANG=create|start makes it hang until killed.
+// FAKE_RUNTIME_RUN_AWAIT_EXIT and FAKE_RUNTIME_RUN_LINGER shape `run` (Run).
 // FAKE_RUNTIME_CALLS=FILE appends "COMMAND ID" for each call, for tests
 // of which calls podvisor makes.
 // FAKE_RUNTIME_ARGS="PROGRAM ARG..." runs that (in /) instead of every
@@ -236,10 +237,7 @@ int Start(const std::string& id) {
 // through the subreaper, as with runc. With FAKE_RUNTIME_RUN_AWAIT_EXIT=1
 // the call returns only once that process has exited (left a zombie):
 // podvisor then adopts an init that is gone already.
-int Run(std::vector<std::string> args) {
-  std::erase_if(args, [](const std::string& a) { return a == "--detach" || a == "-d"; });
-  if (args.empty() || args.back().starts_with("-")) Die("run: container id required");
-  std::string id = args.back();
+int CreateAndStart(const std::vector<std::string>& args, const std::string& id) {
   if (int rc = Create(args); rc != 0) return rc;
   pid_t pid = LoadState(id)["pid"].get<pid_t>();
   if (int rc = Start(id); rc != 0) return rc;
@@ -248,6 +246,33 @@ int Run(std::vector<std::string> args) {
     while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
     }
   }
+  return 0;
+}
+
+// FAKE_RUNTIME_RUN_LINGER=MS: crun's way. A fork creates and starts the
+// container and reports back; the call exits at once while the fork, the
+// container process's parent, lingers MS milliseconds before it exits.
+int Run(std::vector<std::string> args) {
+  std::erase_if(args, [](const std::string& a) { return a == "--detach" || a == "-d"; });
+  if (args.empty() || args.back().starts_with("-")) Die("run: container id required");
+  std::string id = args.back();
+  const char* linger = std::getenv("FAKE_RUNTIME_RUN_LINGER");
+  if (!linger) return CreateAndStart(args, id);
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) Die(std::string("pipe2: ") + strerror(errno));
+  pid_t fork_pid = fork();
+  if (fork_pid < 0) Die(std::string("fork: ") + strerror(errno));
+  if (fork_pid == 0) {
+    close(report[0]);
+    int rc = CreateAndStart(args, id);  // Die() exits: the report stays empty
+    if (write(report[1], "k", 1) != 1) _exit(1);
+    close(report[1]);
+    usleep(static_cast<useconds_t>(std::atoi(linger)) * 1000);
+    _exit(rc);
+  }
+  close(report[1]);
+  char byte = 0;
+  if (read(report[0], &byte, 1) != 1) return 1;  // the fork failed and said why
   return 0;
 }
 

@@ -158,7 +158,14 @@ class Executor {
   void DeleteRecord(Instance& inst);
   void SignalInstance(const SignalContainer& a);
   void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
-  Status AdoptInit(Instance& inst, const std::filesystem::path& pid_file);
+
+  // init_adoption.cc: the init a create or run left becomes our child.
+  void OnCreateReturned(const std::string& container, int instance, const std::string& id,
+                        const std::filesystem::path& pid_file,
+                        const std::filesystem::path& log_file);
+  void FailCreate(Instance& inst, const std::string& message);
+  Status AdoptInit(Instance& inst, pid_t pid);
+
   void ReportExit(Instance& inst);
   void WatchLogPipe(Instance& inst, int index);
   void FinishDelete(Instance& inst);
@@ -174,6 +181,11 @@ class Executor {
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
                              int stdout_fd, int stderr_fd,
                              std::function<void(const signals::ExitInfo&)> done);
+  // Tracks a runtime process as a call: its exit runs `done`, the pod's end
+  // waits for it, and --runtime-timeout bounds it if `step` is bounded.
+  Status TrackRuntimeCall(signals::ChildProcess process, const std::string& step,
+                          const std::filesystem::path& log_file,
+                          std::function<void(const signals::ExitInfo&)> done);
   // The current record of (container, instance), or one by runtime id:
   // callbacks of runtime calls hold the id, because a failed create is
   // retried under the same instance number with a new id.

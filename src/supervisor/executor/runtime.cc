@@ -81,9 +81,19 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
   auto child = signals::Spawn(spawn);
   if (!child) return child.take_error().Wrap("runtime " + cmd.step);
   pid_t pid = child->pid();
+  if (auto s = TrackRuntimeCall(std::move(*child), cmd.step, log_file, std::move(done)); !s) {
+    return s.take_error();
+  }
+  return pid;
+}
+
+Status Executor::TrackRuntimeCall(signals::ChildProcess process, const std::string& step,
+                                  const std::filesystem::path& log_file,
+                                  std::function<void(const signals::ExitInfo&)> done) {
+  pid_t pid = process.pid();
   auto call = std::make_unique<RuntimeCall>();
-  call->process = std::move(*child);
-  call->what = cmd.step;
+  call->process = std::move(process);
+  call->what = step;
   if (auto s = reaper_.Track(call->process,
                              [this, pid, done = std::move(done)](const signals::ExitInfo& exit) {
                                if (auto it = calls_.find(pid);
@@ -95,24 +105,23 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
                                MaybeFinish();
                              });
       !s) {
-    return s.take_error();
+    return s;
   }
-  if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(cmd.step)) {
+  if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(step)) {
     // A hung runtime is killed at its deadline; its exit then fails the
     // call like any other runtime failure (runtime_timeout.h).
-    call->deadline =
-        loop_.AddTimer(std::chrono::steady_clock::now() + options_.runtime_timeout,
-                       [this, pid, log_file, step = cmd.step] {
-                         auto it = calls_.find(pid);
-                         if (it == calls_.end()) return;
-                         it->second->deadline = 0;
-                         log::Warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
-                         RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
-                         (void)it->second->process.SendSignal(SIGKILL);
-                       });
+    call->deadline = loop_.AddTimer(
+        std::chrono::steady_clock::now() + options_.runtime_timeout, [this, pid, log_file, step] {
+          auto it = calls_.find(pid);
+          if (it == calls_.end()) return;
+          it->second->deadline = 0;
+          log::Warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
+          RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
+          (void)it->second->process.SendSignal(SIGKILL);
+        });
   }
   calls_.emplace(pid, std::move(call));
-  return pid;
+  return Ok();
 }
 
 Status Executor::PrepareInstance(Instance& inst) {
@@ -227,30 +236,12 @@ void Executor::CreateInstance(const CreateContainer& a) {
       run ? cli.Run(inst.id, inst.dir, pid_file) : cli.Create(inst.id, inst.dir, pid_file),
       log_file, out_w.get(), err_w.get(),
       [this, container, instance, id, pid_file, log_file](const signals::ExitInfo& exit) {
+        if (exit.success()) return OnCreateReturned(container, instance, id, pid_file, log_file);
         Instance* inst = FindById(id);
         if (!inst) return;
-        std::string message;
-        if (exit.success()) {
-          // A `run` init may have run and exited already: it is our
-          // zombie child by now, adopted all the same (the reaper holds
-          // an unknown child until the runtime call's exit is handled).
-          Status adopted = AdoptInit(*inst, pid_file);
-          if (adopted) {
-            Feed(RuntimeCreated{container, instance, inst->id});
-            return;
-          }
-          message = adopted.error().message();
-        } else {
-          message = oci::LastRuntimeError(log_file);
-          if (message.empty()) message = "runtime create " + exit.ToString();
-        }
-        log::Warn("creating {}: {}", inst->id, message);
-        // A failed run reports a failed create: never started, as far as
-        // the pod is concerned, and an init it started is reaped already.
-        inst->start_pending = false;
-        if (inst->early_exit) inst->exited = true;
-        DeleteRecord(*inst);
-        Feed(RuntimeFailed{container, instance, RuntimeStep::kCreate, message});
+        std::string message = oci::LastRuntimeError(log_file);
+        if (message.empty()) message = "runtime create " + exit.ToString();
+        FailCreate(*inst, message);
       });
   if (!spawned) {
     inst.runtime_state = false;
@@ -259,26 +250,6 @@ void Executor::CreateInstance(const CreateContainer& a) {
   }
   WatchLogPipe(inst, 0);
   WatchLogPipe(inst, 1);
-}
-
-Status Executor::AdoptInit(Instance& inst, const std::filesystem::path& pid_file) {
-  int pid = 0;
-  std::ifstream(pid_file) >> pid;
-  auto init = signals::ChildProcess::Adopt(pid);
-  if (!init) return init.error().Wrap("adopting the container process");
-  std::string id = inst.id;
-  if (auto s = reaper_.Track(*init,
-                             [this, id](const signals::ExitInfo& e) {
-                               if (Instance* i = FindById(id)) OnInitExited(*i, e);
-                             });
-      !s) {
-    return s;
-  }
-  inst.init.emplace(std::move(*init));
-  // The runtime made the cgroup during create: its count now is what the
-  // instance starts with (0 for a fresh cgroup).
-  inst.oom_kills_at_create = cgroups::ContainerOomKills(inst.cgroups_path, cgroups::CgroupMounts());
-  return Ok();
 }
 
 void Executor::WatchLogPipe(Instance& inst, int index) {

@@ -1,0 +1,92 @@
+// The Executor's side of a create (or `run --detach`) that returned: the
+// container init the runtime wrote to --pid-file becomes our child, to be
+// reaped and signalled through its pidfd (S5.9).
+//
+// The init is reparented to us when the runtime process above it exits.
+// runc's create and run are that process; crun's `run --detach` is not: it
+// forks, the fork starts the container and reports back, and the command
+// exits while the fork (the init's parent) is still on its way out. The
+// adoption then waits for that process's exit, which the reaper reports
+// like a runtime call's: it is one, still running, bounded by the same
+// --runtime-timeout (no polling, no sleep).
+#include <fstream>
+
+#include "common/log.h"
+
+#include "cgroups/cleanup.h"
+#include "cgroups/oom.h"
+#include "oci/runtime_cli.h"
+#include "supervisor/executor/internal.h"
+
+namespace podvisor::supervisor {
+
+void Executor::OnCreateReturned(const std::string& container, int instance,
+                                const std::string& id, const std::filesystem::path& pid_file,
+                                const std::filesystem::path& log_file) {
+  Instance* inst = FindById(id);
+  if (!inst) return;
+  pid_t pid = 0;
+  std::ifstream(pid_file) >> pid;
+  // A `run` init may have run and exited already: it is our zombie child
+  // by now, adopted all the same (the reaper holds an unknown child until
+  // the runtime call's exit is handled).
+  Status adopted = AdoptInit(*inst, pid);
+  if (adopted) {
+    Feed(RuntimeCreated{container, instance, id});
+    return;
+  }
+  if (adopted.error().code() == ECHILD) {
+    pid_t between = signals::ChildProcess::ChildAncestorOf(pid);
+    if (between > 0 && between != pid) {
+      auto remnant = signals::ChildProcess::Adopt(between);
+      if (remnant) {
+        log::Debug("{}: the container process {} is still the child of runtime process {}",
+                   id, pid, between);
+        auto retry = [this, container, instance, id, pid_file,
+                      log_file](const signals::ExitInfo& exit) {
+          if (exit.success()) return OnCreateReturned(container, instance, id, pid_file, log_file);
+          // Failed, or killed at the runtime's deadline: the create did.
+          Instance* inst = FindById(id);
+          if (!inst) return;
+          std::string message = oci::LastRuntimeError(log_file);
+          if (message.empty()) message = "runtime create " + exit.ToString();
+          FailCreate(*inst, message);
+        };
+        if (TrackRuntimeCall(std::move(*remnant), "create", log_file, retry)) return;
+      }
+    }
+  }
+  FailCreate(*inst, adopted.error().message());
+}
+
+void Executor::FailCreate(Instance& inst, const std::string& message) {
+  log::Warn("creating {}: {}", inst.id, message);
+  // A failed run reports a failed create: never started, as far as the
+  // pod is concerned, and an init it started is reaped already.
+  inst.start_pending = false;
+  if (inst.early_exit) inst.exited = true;
+  std::string container = inst.container;
+  int instance = inst.instance;
+  DeleteRecord(inst);
+  Feed(RuntimeFailed{container, instance, RuntimeStep::kCreate, message});
+}
+
+Status Executor::AdoptInit(Instance& inst, pid_t pid) {
+  auto init = signals::ChildProcess::Adopt(pid);
+  if (!init) return init.error().Wrap("adopting the container process");
+  std::string id = inst.id;
+  if (auto s = reaper_.Track(*init,
+                             [this, id](const signals::ExitInfo& e) {
+                               if (Instance* i = FindById(id)) OnInitExited(*i, e);
+                             });
+      !s) {
+    return s;
+  }
+  inst.init.emplace(std::move(*init));
+  // The runtime made the cgroup during create: its count now is what the
+  // instance starts with (0 for a fresh cgroup).
+  inst.oom_kills_at_create = cgroups::ContainerOomKills(inst.cgroups_path, cgroups::CgroupMounts());
+  return Ok();
+}
+
+}  // namespace podvisor::supervisor
