@@ -20,8 +20,8 @@
 
 namespace podvisor::supervisor {
 
-void Executor::OnCreateReturned(const std::string& container, int instance,
-                                const std::string& id, const std::filesystem::path& pid_file,
+void Executor::OnCreateReturned(const std::string& container, int instance, const std::string& id,
+                                const std::filesystem::path& pid_file,
                                 const std::filesystem::path& log_file) {
   Instance* inst = FindById(id);
   if (!inst) return;
@@ -37,11 +37,13 @@ void Executor::OnCreateReturned(const std::string& container, int instance,
   }
   if (adopted.error().code() == ECHILD) {
     pid_t between = signals::ChildProcess::ChildAncestorOf(pid);
-    if (between > 0 && between != pid) {
+    // Only a process nobody tracks: a watched one (another container's
+    // init, a runtime call) is not a remnant of this call.
+    if (between > 0 && between != pid && !reaper_.IsWatched(between)) {
       auto remnant = signals::ChildProcess::Adopt(between);
       if (remnant) {
-        log::Debug("{}: the container process {} is still the child of runtime process {}",
-                   id, pid, between);
+        log::Debug("{}: the container process {} is still the child of runtime process {}", id, pid,
+                   between);
         auto retry = [this, container, instance, id, pid_file,
                       log_file](const signals::ExitInfo& exit) {
           if (exit.success()) return OnCreateReturned(container, instance, id, pid_file, log_file);
