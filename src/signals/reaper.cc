@@ -100,7 +100,8 @@ Result<size_t> Reaper::Dispatch() {
       auto watched = DispatchWatched();
       if (!watched) return watched.take_error();
       reaped += *watched;
-      if (handlers_.count(pid)) continue;  // claimed: the next peek finds it
+      if (handlers_.count(pid)) continue;                   // claimed: the next peek finds it
+      if (hold_orphans_ && hold_orphans_()) return reaped;  // header: SetOrphanHold
       if (on_orphan_) on_orphan_(**peeked);
       if (handlers_.count(pid)) continue;
     }

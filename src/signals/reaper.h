@@ -87,6 +87,16 @@ class Reaper {
   // pid, the exit goes to that owner and is no orphan.
   void SetOrphanHandler(ExitHandler on_orphan) { on_orphan_ = std::move(on_orphan); }
 
+  // While `hold` answers true, an exited child nobody claims is left a
+  // zombie instead of being reaped as an orphan, and Dispatch returns: an
+  // owner may be about to claim it. The case: a multithreaded runtime
+  // (runc is Go) hands the container init to us when its last thread
+  // exits, a moment before the runtime process itself can be waited for,
+  // so an init that exited at once can be seen before the call whose
+  // handler adopts it. The call's own exit (a SIGCHLD) runs Dispatch
+  // again; watched children are still dispatched meanwhile.
+  void SetOrphanHold(std::function<bool()> hold) { hold_orphans_ = std::move(hold); }
+
   // Reaps every exited child as described above. Returns how many were
   // reaped. An Error means waitid itself failed (not ECHILD); the children
   // reaped before it have been dispatched.
@@ -102,6 +112,7 @@ class Reaper {
 
   std::unordered_map<pid_t, ExitHandler> handlers_;
   ExitHandler on_orphan_;
+  std::function<bool()> hold_orphans_;
   uint64_t orphans_reaped_ = 0;
 };
 

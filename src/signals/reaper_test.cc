@@ -198,6 +198,60 @@ TEST(Reaper, WatchedExitsGoFirstSoTheirHandlersMayClaimAnUnknownOne) {
   EXPECT_TRUE(HasNoChildren());
 }
 
+TEST(Reaper, AHeldOrphanWaitsForTheCallThatClaimsIt) {
+  // runc's `run --detach`: the init (unknown) has exited and is our
+  // child, but the runtime (tracked) cannot be waited for yet. Held, the
+  // init stays a zombie until the runtime's handler claims it.
+  Reaper reaper;
+  ChildProcess init = MustSpawn({.argv = {"/bin/sh", "-c", "exit 7"}});
+  init.Commit();
+  ChildProcess runtime = MustSpawn({.argv = {"/bin/sleep", "1000"}});
+  std::optional<ExitInfo> init_exit;
+  ASSERT_TRUE(
+      reaper
+          .Track(runtime,
+                 [&](const ExitInfo&) {
+                   ASSERT_TRUE(
+                       reaper.Watch(init.pid(), [&](const ExitInfo& e) { init_exit = e; }).ok());
+                 })
+          .ok());
+  reaper.SetOrphanHold([&] { return reaper.IsWatched(runtime.pid()); });
+  ASSERT_TRUE(WaitReadable(init.pidfd()));
+  auto reaped = reaper.Dispatch();
+  ASSERT_TRUE(reaped.ok()) << reaped.error().message();
+  EXPECT_EQ(*reaped, 0u);
+  EXPECT_EQ(ProcState(init.pid()), 'Z') << "held: still a zombie";
+  ASSERT_TRUE(runtime.SendSignal(SIGKILL).ok());
+  ASSERT_TRUE(WaitReadable(runtime.pidfd()));
+  reaped = reaper.Dispatch();
+  ASSERT_TRUE(reaped.ok()) << reaped.error().message();
+  EXPECT_EQ(*reaped, 2u);
+  EXPECT_EQ(reaper.orphans_reaped(), 0u);
+  ASSERT_TRUE(init_exit.has_value());
+  EXPECT_EQ(*init_exit, ExitInfo::Exited(init.pid(), 7));
+  EXPECT_TRUE(HasNoChildren());
+}
+
+TEST(Reaper, AHeldOrphanIsReapedOnceTheHoldEnds) {
+  Reaper reaper;
+  ChildProcess orphan = MustSpawn({.argv = {"/bin/true"}});
+  orphan.Commit();
+  ChildProcess call = MustSpawn({.argv = {"/bin/sleep", "1000"}});
+  bool call_ended = false;
+  ASSERT_TRUE(reaper.Track(call, [&](const ExitInfo&) { call_ended = true; }).ok());
+  reaper.SetOrphanHold([&] { return !call_ended; });
+  ASSERT_TRUE(WaitReadable(orphan.pidfd()));
+  ASSERT_TRUE(reaper.Dispatch().ok());
+  EXPECT_EQ(reaper.orphans_reaped(), 0u);
+  ASSERT_TRUE(call.SendSignal(SIGKILL).ok());
+  ASSERT_TRUE(WaitReadable(call.pidfd()));
+  auto reaped = reaper.Dispatch();
+  ASSERT_TRUE(reaped.ok()) << reaped.error().message();
+  EXPECT_EQ(*reaped, 2u);
+  EXPECT_EQ(reaper.orphans_reaped(), 1u);
+  EXPECT_TRUE(HasNoChildren());
+}
+
 TEST(Reaper, AnOrphanHandlerMayClaimTheExit) {
   Reaper reaper;
   ChildProcess child = MustSpawn({.argv = {"/bin/sh", "-c", "exit 7"}});

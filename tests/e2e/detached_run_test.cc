@@ -198,5 +198,26 @@ TEST_F(DetachedRun, AForkThatNeverExitsIsKilledAtTheRuntimeTimeout) {
       << pod->dump(2);
 }
 
+TEST_F(DetachedRun, AnInitThatExitedBeforeItsRunCouldBeWaitedForIsNoOrphan) {
+  // runc is multithreaded: its last thread hands the init over a moment
+  // before runc itself can be waited for. An init that exited at once is
+  // then our zombie before the call's exit is: it must be held for the
+  // call's handler, not reaped as an orphan (the fake makes the moment
+  // 200 ms).
+  WritePod(Pod("orphaned",
+               "  initContainers:\n  - {name: init, image: img, command: [/bin/true]}\n"
+               "  containers:\n  - {name: app, image: img, command: " +
+                   ShCmd("exit 3") + "}\n"));
+  EXPECT_EQ(Run({}, {CallsEnv(), "FAKE_RUNTIME_RUN_ORPHAN_INIT=200"}), 1) << RunStderr();
+  auto pod = Status();
+  ASSERT_TRUE(pod.has_value());
+  const auto& init = (*pod)["status"]["initContainerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(init.value("reason", ""), "Completed") << pod->dump(2);
+  const auto& app = (*pod)["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(app.value("exitCode", -1), 3) << pod->dump(2);
+  EXPECT_THAT(RunStderr(), ::testing::Not(::testing::HasSubstr("adopting"))) << RunStderr();
+  EXPECT_THAT(Calls("orphaned"), ElementsAre("run init", "run app"));
+}
+
 }  // namespace
 }  // namespace podvisor::e2e

@@ -14,7 +14,7 @@
 // Faults for the reliability tests come from the environment:
 // FAKE_RUNTIME_FAIL=create|start|exec makes that step fail (exit 1, message
 // on stderr), FAKE_RUNTIME_HANG=create|start makes it hang until killed.
-// FAKE_RUNTIME_RUN_AWAIT_EXIT and FAKE_RUNTIME_RUN_LINGER shape `run` (Run).
+// FAKE_RUNTIME_RUN_AWAIT_EXIT, _LINGER and _ORPHAN_INIT shape `run` (Run).
 // FAKE_RUNTIME_CALLS=FILE appends "COMMAND ID" for each call, for tests
 // of which calls podvisor makes.
 // FAKE_RUNTIME_ARGS="PROGRAM ARG..." runs that (in /) instead of every
@@ -27,8 +27,10 @@
 // returns only once the child holds the fifo, so an immediate `start`
 // always finds its reader.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -252,10 +254,38 @@ int CreateAndStart(const std::vector<std::string>& args, const std::string& id) 
 // FAKE_RUNTIME_RUN_LINGER=MS: crun's way. A fork creates and starts the
 // container and reports back; the call exits at once while the fork, the
 // container process's parent, lingers MS milliseconds before it exits.
+// FAKE_RUNTIME_RUN_ORPHAN_INIT=MS: the container process is handed to
+// podvisor before the call ends (a fork creates it and exits at once), and
+// the call exits MS milliseconds after the container process has: podvisor
+// sees that exit before the call's, as with a multithreaded runc whose
+// last thread hands the init over a moment before the process can be
+// waited for.
+int RunWithOrphanedInit(const std::vector<std::string>& args, const std::string& id, int ms) {
+  pid_t creator = fork();
+  if (creator < 0) Die(std::string("fork: ") + strerror(errno));
+  if (creator == 0) _exit(Create(args));
+  int status = 0;
+  while (waitpid(creator, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  pid_t pid = LoadState(id)["pid"].get<pid_t>();
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) Die(std::string("pidfd_open: ") + strerror(errno));
+  if (int rc = Start(id); rc != 0) return rc;
+  pollfd exited = {pidfd, POLLIN, 0};
+  while (poll(&exited, 1, -1) < 0 && errno == EINTR) {
+  }
+  usleep(static_cast<useconds_t>(ms) * 1000);
+  return 0;
+}
+
 int Run(std::vector<std::string> args) {
   std::erase_if(args, [](const std::string& a) { return a == "--detach" || a == "-d"; });
   if (args.empty() || args.back().starts_with("-")) Die("run: container id required");
   std::string id = args.back();
+  if (const char* ms = std::getenv("FAKE_RUNTIME_RUN_ORPHAN_INIT")) {
+    return RunWithOrphanedInit(args, id, std::atoi(ms));
+  }
   const char* linger = std::getenv("FAKE_RUNTIME_RUN_LINGER");
   if (!linger) return CreateAndStart(args, id);
   int report[2];

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <sys/epoll.h>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -67,7 +68,14 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
       options_(std::move(options)),
       loop_(std::move(loop)),
       lifecycle_(pod_, options_.lifecycle),
-      layout_(options_.state_dir.parent_path(), pod_.metadata.name) {}
+      layout_(options_.state_dir.parent_path(), pod_.metadata.name) {
+  // A container init handed to us by a create (or run) still in flight is
+  // not an orphan yet: that call's handler adopts it (signals/reaper.h).
+  reaper_.SetOrphanHold([this] {
+    return std::any_of(calls_.begin(), calls_.end(),
+                       [](const auto& call) { return call.second->what == "create"; });
+  });
+}
 
 Executor::~Executor() {
   Cleanup();
