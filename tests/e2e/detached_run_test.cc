@@ -184,6 +184,18 @@ TEST_F(DetachedRun, ALongRunningInitHeldByTheRuntimesForkIsSignalledDirectly) {
   EXPECT_EQ(CountOf(HelperEvents(), "app Exiting"), 1) << Describe(HelperEvents());
 }
 
+TEST_F(DetachedRun, AForkExitingJustAsTheCallReturnsNeverFailsTheCreate) {
+  // No linger: the fork exits around the moment the call does, so over
+  // many pods the adoption meets every order of the two exits, including
+  // the fork's exit between two looks at the init's parent.
+  for (int i = 0; i < 25; ++i) {
+    SCOPED_TRACE("pod " + std::to_string(i));
+    WritePod(Pod("race", "  containers:\n  - {name: app, image: img, command: [/bin/true]}\n"));
+    ASSERT_EQ(Run({}, {"FAKE_RUNTIME_RUN_LINGER=0"}), 0) << RunStderr();
+    ASSERT_EQ(Client({"rm", "race"}, true).exit_code, 0);
+  }
+}
+
 TEST_F(DetachedRun, AForkThatNeverExitsIsKilledAtTheRuntimeTimeout) {
   // The wait for the fork is part of the create: --runtime-timeout bounds
   // it, and the create fails with the timeout's message; nothing is left.

@@ -37,6 +37,13 @@ void Executor::OnCreateReturned(const std::string& container, int instance, cons
   }
   if (adopted.error().code() == ECHILD) {
     pid_t between = signals::ChildProcess::ChildAncestorOf(pid);
+    if (between == pid) {
+      // The fork exited since the first look: the init is ours now.
+      if (adopted = AdoptInit(*inst, pid); adopted) {
+        Feed(RuntimeCreated{container, instance, id});
+        return;
+      }
+    }
     // Only a process nobody tracks: a watched one (another container's
     // init, a runtime call) is not a remnant of this call.
     if (between > 0 && between != pid && !reaper_.IsWatched(between)) {
