@@ -5,7 +5,10 @@
 // normally; and a second run while the first is alive touches nothing.
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -111,6 +114,48 @@ TEST_F(Recovery, ASecondRunWhileTheFirstLivesChangesNothing) {
   EXPECT_EQ(FakeRuntimePids(state_dir_ / "twice" / "runtime").size(), 3u);
   auto stop = Client({"stop", "--grace", "1"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+}
+
+// The pids of processes whose command line has every one of `words`.
+std::vector<pid_t> ProcessesWith(const std::vector<std::string>& words) {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    pid_t pid = std::atoi(entry.path().filename().c_str());
+    if (pid <= 0) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (std::all_of(words.begin(), words.end(),
+                    [&](const std::string& w) { return cmdline.find(w) != std::string::npos; })) {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+TEST_F(Recovery, ACreateInFlightDiesWithItsSigkilledSupervisor) {
+  // A create left running would go on making its container after the
+  // recovery (the next run's, or a shim's delete) has looked.
+  WritePod(PodHeader("inflight", "Always", 1) + "  containers:\n" +
+           PodEntry("app", HelperCmd("app", "sleep 100000")));
+  StartRun({}, {"FAKE_RUNTIME_HANG=create"});
+  std::vector<std::string> words = {(state_dir_ / "inflight" / "runtime").string(), "create"};
+  std::vector<pid_t> creates;
+  for (int i = 0; i < 500 && creates.empty(); ++i) {
+    creates = ProcessesWith(words);
+    if (creates.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(creates.size(), 1u) << "the hung create";
+  ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
+  EXPECT_EQ(WaitRun(), -1);
+  for (int i = 0; i < 500 && Alive(creates[0]); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(Alive(creates[0])) << "the create outlived its supervisor";
+  StartRun();  // recovers, then runs the pod
+  WaitUntilRunning();
+  EXPECT_EQ(Client({"stop", "--grace", "1"}).exit_code, 0);
   EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +79,16 @@ Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
   // Copy-assigned from a std::string: assigning the literal trips GCC 12's
   // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
   spawn.cwd = std::string(kRootDir);
+  if (cmd.step == "create") {
+    // A create that outlives a SIGKILLed supervisor would go on making the
+    // container after recovery has looked (the next run's, or the shim's
+    // delete): it dies with us, and recovery finds at most a half-made
+    // container, which it handles.
+    spawn.pre_exec = [parent = ::getpid()] {
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
+      return ::getppid() == parent ? 0 : ESRCH;  // we died before the prctl
+    };
+  }
   auto child = signals::Spawn(spawn);
   if (!child) return child.take_error().Wrap("runtime " + cmd.step);
   pid_t pid = child->pid();
