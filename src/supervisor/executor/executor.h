@@ -159,10 +159,10 @@ class Executor {
   void SignalInstance(const SignalContainer& a);
   void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
 
-  // init_adoption.cc: the init a create or run left becomes our child.
-  void OnCreateReturned(const std::string& container, int instance, const std::string& id,
-                        const std::filesystem::path& pid_file,
-                        const std::filesystem::path& log_file);
+  // init_adoption.cc: the exit of a create or run (or of the process it
+  // left holding the init); the init becomes our child.
+  void OnCreateCallExited(const std::string& id, const std::filesystem::path& pid_file,
+                          const std::filesystem::path& log_file, const signals::ExitInfo& exit);
   void FailCreate(Instance& inst, const std::string& message);
   Status AdoptInit(Instance& inst, pid_t pid);
 

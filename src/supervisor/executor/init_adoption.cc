@@ -1,5 +1,5 @@
-// The Executor's side of a create (or `run --detach`) that returned: the
-// container init the runtime wrote to --pid-file becomes our child, to be
+// The Executor's side of a create (or `run --detach`) that ended: on success
+// the container init the runtime wrote to --pid-file becomes our child, to be
 // reaped and signalled through its pidfd (S5.9).
 //
 // The init is reparented to us when the runtime process above it exits.
@@ -20,49 +20,43 @@
 
 namespace podvisor::supervisor {
 
-void Executor::OnCreateReturned(const std::string& container, int instance, const std::string& id,
-                                const std::filesystem::path& pid_file,
-                                const std::filesystem::path& log_file) {
+void Executor::OnCreateCallExited(const std::string& id, const std::filesystem::path& pid_file,
+                                  const std::filesystem::path& log_file,
+                                  const signals::ExitInfo& exit) {
   Instance* inst = FindById(id);
   if (!inst) return;
+  if (!exit.success()) {
+    // Failed, or killed at --runtime-timeout: so did the create.
+    std::string message = oci::LastRuntimeError(log_file);
+    if (message.empty()) message = "runtime create " + exit.ToString();
+    return FailCreate(*inst, message);
+  }
   pid_t pid = 0;
   std::ifstream(pid_file) >> pid;
   // A `run` init may have run and exited already: it is our zombie child
   // by now, adopted all the same (the reaper holds an unknown child until
   // the runtime call's exit is handled).
   Status adopted = AdoptInit(*inst, pid);
+  pid_t between = 0;
+  if (!adopted && adopted.error().code() == ECHILD) {
+    between = signals::ChildProcess::ChildAncestorOf(pid);
+    // The fork exited since the first look: the init is ours now.
+    if (between == pid) adopted = AdoptInit(*inst, pid);
+  }
   if (adopted) {
-    Feed(RuntimeCreated{container, instance, id});
+    Feed(RuntimeCreated{inst->container, inst->instance, id});
     return;
   }
-  if (adopted.error().code() == ECHILD) {
-    pid_t between = signals::ChildProcess::ChildAncestorOf(pid);
-    if (between == pid) {
-      // The fork exited since the first look: the init is ours now.
-      if (adopted = AdoptInit(*inst, pid); adopted) {
-        Feed(RuntimeCreated{container, instance, id});
-        return;
-      }
-    }
-    // Only a process nobody tracks: a watched one (another container's
-    // init, a runtime call) is not a remnant of this call.
-    if (between > 0 && between != pid && !reaper_.IsWatched(between)) {
-      auto remnant = signals::ChildProcess::Adopt(between);
-      if (remnant) {
-        log::Debug("{}: the container process {} is still the child of runtime process {}", id, pid,
-                   between);
-        auto retry = [this, container, instance, id, pid_file,
-                      log_file](const signals::ExitInfo& exit) {
-          if (exit.success()) return OnCreateReturned(container, instance, id, pid_file, log_file);
-          // Failed, or killed at the runtime's deadline: the create did.
-          Instance* inst = FindById(id);
-          if (!inst) return;
-          std::string message = oci::LastRuntimeError(log_file);
-          if (message.empty()) message = "runtime create " + exit.ToString();
-          FailCreate(*inst, message);
-        };
-        if (TrackRuntimeCall(std::move(*remnant), "create", log_file, retry)) return;
-      }
+  // Only a process nobody tracks: a watched one (another container's
+  // init, a runtime call) is not a remnant of this call.
+  if (between > 0 && between != pid && !reaper_.IsWatched(between)) {
+    if (auto remnant = signals::ChildProcess::Adopt(between)) {
+      log::Debug("{}: the container process {} is still the child of runtime process {}", id, pid,
+                 between);
+      auto rest = [this, id, pid_file, log_file](const signals::ExitInfo& e) {
+        OnCreateCallExited(id, pid_file, log_file, e);
+      };
+      if (TrackRuntimeCall(std::move(*remnant), "create", log_file, rest)) return;
     }
   }
   FailCreate(*inst, adopted.error().message());

@@ -206,11 +206,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
   // record stays under its own id until its cleanup is done.
   current_[{a.container, a.instance}] = inst.id;
   instances_[inst.id] = std::move(owned);
-  auto fail = [&](const Error& e) {
-    log::Warn("creating {}: {}", inst.id, e.message());
-    DeleteRecord(inst);
-    Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kCreate, e.message()});
-  };
+  auto fail = [&](const Error& e) { FailCreate(inst, e.message()); };
 
   if (auto s = PrepareInstance(inst); !s) return fail(s.error());
   std::filesystem::path log_dir = options_.log_dir / a.container;
@@ -230,8 +226,6 @@ void Executor::CreateInstance(const CreateContainer& a) {
   oci::RuntimeCli cli = Runtime();
   std::filesystem::path pid_file = inst.dir / "init.pid";
   std::filesystem::path log_file = inst.dir / "runtime.log";
-  std::string container = a.container;
-  int instance = a.instance;
   std::string id = inst.id;
   inst.runtime_state = true;
   // One runtime process instead of two when the start follows at once: a
@@ -246,17 +240,11 @@ void Executor::CreateInstance(const CreateContainer& a) {
   auto spawned = SpawnRuntime(
       run ? cli.Run(inst.id, inst.dir, pid_file) : cli.Create(inst.id, inst.dir, pid_file),
       log_file, out_w.get(), err_w.get(),
-      [this, container, instance, id, pid_file, log_file](const signals::ExitInfo& exit) {
-        if (exit.success()) return OnCreateReturned(container, instance, id, pid_file, log_file);
-        Instance* inst = FindById(id);
-        if (!inst) return;
-        std::string message = oci::LastRuntimeError(log_file);
-        if (message.empty()) message = "runtime create " + exit.ToString();
-        FailCreate(*inst, message);
+      [this, id, pid_file, log_file](const signals::ExitInfo& exit) {
+        OnCreateCallExited(id, pid_file, log_file, exit);
       });
   if (!spawned) {
     inst.runtime_state = false;
-    inst.start_pending = false;
     return fail(spawned.error());
   }
   WatchLogPipe(inst, 0);
