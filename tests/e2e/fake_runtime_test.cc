@@ -253,6 +253,11 @@ TEST_P(StopOrder, S5_4_StopSignalsSidecarsInReverseOrderAfterRegulars) {
            Entry("app", HelperCmd("app", "trap-sigterm 300 0")));
   StartRun();
   WaitUntilRunning();
+  // Running is the runtime's word; the helpers say when their SIGTERM
+  // handlers are in place (a SIGTERM before that kills them with 143).
+  for (const char* name : {"side-1", "side-2", "app"}) {
+    ASSERT_TRUE(WaitForHelperEvent(std::string(name) + " Started")) << name;
+  }
   if (by_sigterm) {
     ASSERT_EQ(::kill(run_pid(), SIGTERM), 0);
   } else {
