@@ -22,6 +22,9 @@ namespace {
 using ::testing::HasSubstr;
 
 // A sidecar and an app that run until stopped, each with its own ROLE.
+// Ready once the shell's SIGTERM trap is set: until then a SIGTERM to the
+// container's PID 1 is ignored, and a test that stops a "2/2" pod would
+// wait for the SIGKILL.
 constexpr const char* kLongPod = R"(apiVersion: v1
 kind: Pod
 metadata:
@@ -34,12 +37,14 @@ spec:
     image: busybox
     restartPolicy: Always
     env: [{name: ROLE, value: sidecar}]
-    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; touch /tmp/trapped; while true; do sleep 1; done"]
+    readinessProbe: {exec: {command: [test, -f, /tmp/trapped]}, periodSeconds: 1}
   containers:
   - name: app
     image: busybox
     env: [{name: ROLE, value: app}]
-    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 1000 & wait"]
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; touch /tmp/trapped; sleep 1000 & wait"]
+    readinessProbe: {exec: {command: [test, -f, /tmp/trapped]}, periodSeconds: 1}
 )";
 
 constexpr const char* kSucceedingPod = R"(apiVersion: v1
