@@ -90,9 +90,12 @@ Result<UnpackedBundle> UnpackBundleImage(const fs::path& layout_dir, const fs::p
     return lock.take_error();
   }
   UnpackedBundle bundle(dir, std::move(*lock));
+  const std::string what = "bundle image " + layout_dir.string();
+  auto budget = LayerBudget::FromEnvironment();
+  if (!budget) return budget.take_error();
   for (const auto& layer : layout->layers) {
-    if (auto s = ApplyLayer(layout_dir, layer, dir); !s) {
-      return s.take_error().Wrap("unpacking bundle image " + layout_dir.string());
+    if (auto s = ApplyLayer(layout_dir, layer, dir, *budget); !s) {
+      return s.take_error().Wrap("unpacking " + what);
     }
   }
   return bundle;

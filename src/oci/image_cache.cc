@@ -26,18 +26,31 @@ Status WriteFile(const fs::path& path, std::string_view data) {
   return Ok();
 }
 
+// S14.7: what makes an entry whole. rename(2) publishes only a scratch
+// directory whose unpack returned success, and this is checked again on
+// every use, so an entry that lost its rootfs (a layer that got to remove
+// it, a crash of an older podvisor, a hand edit) is unpacked again instead
+// of handed to the runtime.
+bool IsCompleteEntry(const fs::path& entry) {
+  struct stat st {};
+  return ::lstat((entry / "rootfs").c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         ::lstat((entry / "image.json").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 Status Unpack(const ResolvedLayout& layout, const fs::path& scratch) {
   if (auto s = MakeDirs(scratch / "rootfs", 0755); !s) return s;
-  // The root must be free of symlinks for libarchive's symlink guard,
-  // which checks every component of the absolute names we hand it.
+  // ApplyLayer wants a root without symlinks on the way.
   std::error_code ec;
   fs::path root = fs::canonical(scratch / "rootfs", ec);
   if (ec)
     return Error("resolving " + (scratch / "rootfs").string() + ": " + ec.message(), ec.value());
+  auto budget = LayerBudget::FromEnvironment();
+  if (!budget) return budget.take_error();
   for (const auto& layer : layout.layers) {
-    if (auto s = ApplyLayer(layout.dir, layer, root); !s) return s;
+    if (auto s = ApplyLayer(layout.dir, layer, root, *budget); !s) return s;
   }
   if (auto s = WriteFile(scratch / "image.json", layout.config_json); !s) return s;
+  if (!IsCompleteEntry(scratch)) return Error("the unpacked " + root.string() + " is gone");
   // On a disk-backed state dir the rename below must not reach the disk
   // before the files it publishes (tmpfs: a no-op).
   Fd dir(::open(scratch.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -57,7 +70,7 @@ Result<fs::path> EnsureUnpacked(const fs::path& cache_dir, const ResolvedLayout&
   fs::path base = cache_dir / digest.algorithm;
   fs::path entry = base / digest.hex;
   std::error_code ec;
-  if (fs::is_directory(entry, ec)) return entry;
+  if (IsCompleteEntry(entry)) return entry;
   if (auto s = MakeDirs(base, 0700); !s) return s.take_error().Wrap(what);
 
   // Blocks only while another podvisor unpacks this very image, before
@@ -68,7 +81,11 @@ Result<fs::path> EnsureUnpacked(const fs::path& cache_dir, const ResolvedLayout&
   while (::flock(lock.get(), LOCK_EX) != 0) {
     if (errno != EINTR) return Error::FromErrno(what + ": locking " + lock_path.string());
   }
-  if (fs::is_directory(entry, ec)) return entry;  // the other one finished it
+  if (IsCompleteEntry(entry)) return entry;  // the other one finished it
+  // Incomplete: nobody can be using it (HoldEntry finds no rootfs to run),
+  // and we hold the lock that every unpacker of it takes.
+  fs::remove_all(entry, ec);
+  if (ec) return Error(what + ": removing " + entry.string() + ": " + ec.message(), ec.value());
 
   fs::path scratch = base / ("." + digest.hex + ".partial");
   fs::remove_all(scratch, ec);  // a crashed unpack's; we hold the lock

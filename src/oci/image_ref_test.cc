@@ -27,8 +27,8 @@ class ImageRef : public ::testing::Test {
 
 TEST_F(ImageRef, TaggedReferenceNamesTheLayoutSkopeoWrote) {
   LayoutBuilder b(Bundle() / "images" / "debian");
-  json v11 = b.Manifest(b.Config({{"Cmd", {"eleven"}}}), {b.Layer({File("v", "11")})});
-  json v12 = b.Manifest(b.Config({{"Cmd", {"twelve"}}}), {b.Layer({File("v", "12")})});
+  json v11 = b.ManifestWith({{"Cmd", {"eleven"}}}, {b.Layer({File("v", "11")})});
+  json v12 = b.ManifestWith({{"Cmd", {"twelve"}}}, {b.Layer({File("v", "12")})});
   b.WriteIndex({LayoutBuilder::WithTag(v11, "11"), LayoutBuilder::WithTag(v12, "12")});
   auto dir = pod::ResolveImageDir(Bundle(), "debian:12");
   ASSERT_TRUE(dir) << dir.error().message();
@@ -47,8 +47,8 @@ TEST_F(ImageRef, TaggedReferenceNamesTheLayoutSkopeoWrote) {
 
 TEST_F(ImageRef, DigestReferencePicksThatManifest) {
   LayoutBuilder b(Bundle() / "images" / "debian");
-  json one = b.Manifest(b.Config({{"Cmd", {"one"}}}), {b.Layer({File("v", "1")})});
-  json two = b.Manifest(b.Config({{"Cmd", {"two"}}}), {b.Layer({File("v", "2")})});
+  json one = b.ManifestWith({{"Cmd", {"one"}}}, {b.Layer({File("v", "1")})});
+  json two = b.ManifestWith({{"Cmd", {"two"}}}, {b.Layer({File("v", "2")})});
   b.WriteIndex({LayoutBuilder::WithTag(one, "latest"), LayoutBuilder::WithTag(two, "other")});
   const std::string digest = two["digest"];
   auto image = LoadImage(Bundle(), "debian@" + digest, {Cache()});
@@ -63,8 +63,8 @@ TEST_F(ImageRef, DigestReferencePicksThatManifest) {
 TEST_F(ImageRef, DirectoryOfTheFullNameStillWins) {
   fs::create_directories(Bundle() / "images" / "debian:12" / "rootfs");
   LayoutBuilder b(Bundle() / "images" / "debian");
-  b.WriteIndex({LayoutBuilder::WithTag(
-      b.Manifest(b.Config(json::object()), {b.Layer({File("v", "1")})}), "12")});
+  b.WriteIndex(
+      {LayoutBuilder::WithTag(b.ManifestWith(json::object(), {b.Layer({File("v", "1")})}), "12")});
   auto dir = pod::ResolveImageDir(Bundle(), "debian:12");
   ASSERT_TRUE(dir);
   EXPECT_EQ(*dir, Bundle() / "images" / "debian:12");

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "common/fd.h"
@@ -21,14 +24,20 @@ namespace fs = std::filesystem;
 constexpr std::string_view kWhiteoutPrefix = ".wh.";
 constexpr std::string_view kOpaqueMarker = ".wh..wh..opq";
 
-// The blob as the decompressor reads it, hashed on the way.
+// The blob as the decompressor reads it, hashed on the way. Reads stop one
+// byte past the descriptor's size: a blob that is a symlink to /dev/zero
+// or a file still growing must not be read forever, and one byte more is
+// enough for CheckBlob to name the mismatch.
 struct BlobSource {
   Fd fd;
   DigestHasher hasher;
+  uint64_t limit = 0;
   uint64_t bytes = 0;
   int read_errno = 0;
 
   Result<std::size_t> Read(char* buf, std::size_t size) {
+    if (bytes > limit) return std::size_t{0};
+    size = static_cast<std::size_t>(std::min<uint64_t>(size, limit + 1 - bytes));
     ssize_t n;
     do {
       n = ::read(fd.get(), buf, size);
@@ -53,6 +62,55 @@ struct BlobSource {
   }
 };
 
+// The uncompressed tar stream as the tar reader reads it: hashed for the
+// diff_id (S14.8) and charged to the image's budget (S14.9) on the way,
+// so nothing reads a layer twice.
+class MeteredStream final : public Decompressor {
+ public:
+  MeteredStream(Decompressor& in, std::optional<DigestHasher> hasher, LayerBudget& budget)
+      : in_(in), hasher_(std::move(hasher)), budget_(budget) {}
+
+  Result<std::size_t> Read(char* buf, std::size_t size) override {
+    auto n = in_.Read(buf, size);
+    if (!n) return n;
+    if (hasher_) hasher_->Update(buf, *n);
+    budget_.bytes += *n;
+    if (budget_.bytes > budget_.max_bytes) return OverBudget();
+    return n;
+  }
+
+  // Before a file's data is written: refuses one that would not fit, so
+  // an 18 MB blob claiming a 4 GiB file fails before the first byte.
+  Status Reserve(uint64_t size) const {
+    if (size > budget_.max_bytes - std::min(budget_.bytes, budget_.max_bytes)) return OverBudget();
+    return Ok();
+  }
+
+  // The rest of the stream (end-of-archive blocks, padding) belongs to the
+  // diff_id as much as the entries do.
+  Status Drain() {
+    std::vector<char> buf(1 << 16);
+    for (;;) {
+      auto n = Read(buf.data(), buf.size());
+      if (!n) return n.take_error();
+      if (*n == 0) return Ok();
+    }
+  }
+
+  std::string FinishHex() { return hasher_ ? hasher_->FinishHex() : std::string(); }
+
+ private:
+  Error OverBudget() const {
+    return Error("the image unpacks to more than " + std::to_string(budget_.max_bytes) +
+                     " bytes (S14.9: the bound is " + LayerBudget::kMaxBytesVariable + ")",
+                 EFBIG);
+  }
+
+  Decompressor& in_;
+  std::optional<DigestHasher> hasher_;
+  LayerBudget& budget_;
+};
+
 // "./a//b/" -> "a/b"; nullopt when a component is "..". Leading '/' and
 // "./" are dropped: layer names are relative to the image root whatever
 // the tar writer did.
@@ -72,10 +130,40 @@ std::optional<std::string> CleanEntryPath(std::string_view raw) {
   return out;
 }
 
+// "8589934592", "8Gi": a positive count, with a binary suffix when allowed.
+Result<uint64_t> ParseCount(std::string_view text, bool suffixes) {
+  uint64_t value = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (value > (UINT64_MAX - 9) / 10) return Error("too large");
+    value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) return Error("not a number");
+  std::string_view suffix = text.substr(i);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffixes) {
+    for (auto [name, bits] :
+         {std::pair{"Ki", 10}, std::pair{"Mi", 20}, std::pair{"Gi", 30}, std::pair{"Ti", 40}}) {
+      if (suffix == name) shift = bits;
+    }
+  }
+  if (shift < 0)
+    return Error(suffixes ? "use a number of bytes, or with Ki, Mi, Gi or Ti" : "not a number");
+  if (shift > 0 && value > (UINT64_MAX >> shift)) return Error("too large");
+  value <<= shift;
+  if (value == 0) return Error("must be more than 0");
+  return value;
+}
+
 class LayerApplier {
  public:
-  LayerApplier(const fs::path& root, const LayerDescriptor& layer)
-      : root_(root), name_("layer " + layer.blob.digest.ToString()) {}
+  LayerApplier(const fs::path& root, const LayerDescriptor& layer, MeteredStream& stream,
+               LayerBudget& budget)
+      : root_(root),
+        name_("layer " + layer.blob.digest.ToString()),
+        stream_(stream),
+        budget_(budget) {}
 
   Status Apply(TarReader& reader);
 
@@ -114,6 +202,8 @@ class LayerApplier {
 
   fs::path root_;
   std::string name_;
+  MeteredStream& stream_;
+  LayerBudget& budget_;
   // Paths this layer wrote: whiteouts apply to lower layers only (the
   // spec), whatever order the tar lists entries and whiteouts in.
   std::set<std::string> written_;
@@ -190,13 +280,30 @@ Status LayerApplier::ApplyEntry(TarReader& reader, const TarHeader& h) {
   std::string base = as_path.filename().string();
   std::string parent = as_path.parent_path().string();
 
+  if (++budget_.entries > budget_.max_entries) {
+    return Error(name_ + ": the image has more than " + std::to_string(budget_.max_entries) +
+                     " entries (S14.9: the bound is " + LayerBudget::kMaxEntriesVariable + ")",
+                 EFBIG);
+  }
   if (base.compare(0, kWhiteoutPrefix.size(), kWhiteoutPrefix) == 0) {
     if (base == kOpaqueMarker) return Opaque(parent);
     // Other ".wh..wh." names are aufs bookkeeping (hard link stores), not
     // whiteouts.
     if (base.compare(0, 8, ".wh..wh.") == 0) return Ok();
     std::string target = base.substr(kWhiteoutPrefix.size());
+    // S14.7: the name after ".wh." is a file name like any other. "" and
+    // "." would white out the directory itself, ".." the one above it,
+    // and with parent "" that is the directory holding the root: refused
+    // here rather than cleaned, as CleanEntryPath refuses "..".
+    if (target.empty() || target == "." || target == "..") {
+      return Error(name_ + ": whiteout \"" + raw + "\" names no file of its directory");
+    }
     return Whiteout(parent.empty() ? target : parent + "/" + target);
+  }
+  if (h.type == TarHeader::Type::kFile) {
+    if (auto s = stream_.Reserve(h.size); !s) {
+      return Error(name_ + ": \"" + raw + "\": " + s.error().message(), s.error().code());
+    }
   }
 
   bool missing = false;
@@ -367,12 +474,20 @@ Status LayerApplier::Apply(TarReader& reader) {
 
 }  // namespace
 
-Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, const fs::path& root) {
+Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, const fs::path& root,
+                  LayerBudget& budget) {
   const Descriptor& blob = layer.blob;
   fs::path path = BlobPath(layout_dir, blob.digest);
   auto hasher = DigestHasher::Create(blob.digest.algorithm);
   if (!hasher) return hasher.take_error();
-  BlobSource src{Fd(), std::move(*hasher), 0, 0};
+  std::optional<DigestHasher> diff_hasher;
+  if (layer.diff_id) {
+    auto h = DigestHasher::Create(layer.diff_id->algorithm);
+    if (!h) return h.take_error();
+    diff_hasher.emplace(std::move(*h));
+  }
+  BlobSource src{Fd(), std::move(*hasher), static_cast<uint64_t>(std::max<int64_t>(blob.size, 0)),
+                 0, 0};
   src.fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!src.fd)
     return Error::FromErrno("blob " + blob.digest.ToString() + " is missing: " + path.string());
@@ -381,15 +496,46 @@ Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, cons
   // plain tar is as wrong as a corrupt one.
   auto decompressor = MakeDecompressor(
       layer.compression, [&src](char* buf, std::size_t size) { return src.Read(buf, size); });
-  TarReader reader(*decompressor);
-  Status applied = LayerApplier(root, layer).Apply(reader);
+  const std::string name = "layer " + blob.digest.ToString();
+  MeteredStream stream(*decompressor, std::move(diff_hasher), budget);
+  TarReader reader(stream);
+  Status applied = LayerApplier(root, layer, stream, budget).Apply(reader);
+  if (applied) {
+    if (auto s = stream.Drain(); !s)
+      applied = Error(name + ": " + s.error().message(), s.error().code());
+  }
   if (src.read_errno) {
-    return Error::FromErrno("layer " + blob.digest.ToString() + ": reading " + path.string(),
-                            src.read_errno);
+    return Error::FromErrno(name + ": reading " + path.string(), src.read_errno);
   }
   src.Drain();
   if (auto s = CheckBlob(blob.digest, blob.size, src.hasher.FinishHex(), src.bytes); !s) return s;
-  return applied;
+  if (!applied) return applied;
+  // S14.8: the blob was the one the manifest names, but the config (whose
+  // digest is the image's id) must describe the same content.
+  if (layer.diff_id) {
+    std::string actual = stream.FinishHex();
+    if (actual != layer.diff_id->hex) {
+      return Error(name + ": its uncompressed content is " + layer.diff_id->algorithm + ":" +
+                   actual + ", the image config's rootfs.diff_ids says " +
+                   layer.diff_id->ToString());
+    }
+  }
+  return Ok();
+}
+
+Result<LayerBudget> LayerBudget::FromEnvironment() {
+  LayerBudget budget;
+  for (auto [variable, field, suffixes] :
+       {std::tuple{kMaxBytesVariable, &budget.max_bytes, true},
+        std::tuple{kMaxEntriesVariable, &budget.max_entries, false}}) {
+    const char* text = std::getenv(variable);
+    if (text == nullptr || *text == '\0') continue;
+    auto value = ParseCount(text, suffixes);
+    if (!value)
+      return Error(std::string(variable) + "=\"" + text + "\": " + value.error().message());
+    *field = *value;
+  }
+  return budget;
 }
 
 }  // namespace podvisor::oci

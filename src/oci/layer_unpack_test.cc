@@ -29,9 +29,10 @@ class LayerUnpack : public ::testing::Test {
       json d = builder_->Layer(entries, gzip);
       auto digest = ParseDigest(d["digest"].get<std::string>());
       LayerDescriptor layer{{d["mediaType"], *digest, d["size"], std::nullopt, ""},
-                            gzip ? LayerCompression::kGzip : LayerCompression::kNone};
+                            gzip ? LayerCompression::kGzip : LayerCompression::kNone,
+                            std::nullopt};
       last_digest_ = d["digest"];
-      if (auto s = ApplyLayer(builder_->dir(), layer, root_); !s) return s;
+      if (auto s = ApplyLayer(builder_->dir(), layer, root_, budget_); !s) return s;
     }
     return Ok();
   }
@@ -44,6 +45,7 @@ class LayerUnpack : public ::testing::Test {
   std::optional<LayoutBuilder> builder_;
   fs::path root_;
   std::string last_digest_;
+  LayerBudget budget_;
 };
 
 TEST_F(LayerUnpack, LaterLayersOverwriteEarlierOnes) {
@@ -173,10 +175,114 @@ TEST_F(LayerUnpack, GzipBlobLabelledPlainTarIsAnError) {
   auto digest = ParseDigest(d["digest"].get<std::string>());
   LayerDescriptor layer{
       {"application/vnd.oci.image.layer.v1.tar", *digest, d["size"], std::nullopt, ""},
-      LayerCompression::kNone};
-  auto s = ApplyLayer(builder_->dir(), layer, root_);
+      LayerCompression::kNone,
+      std::nullopt};
+  auto s = ApplyLayer(builder_->dir(), layer, root_, budget_);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.error().message(), HasSubstr("layer " + d["digest"].get<std::string>()));
+}
+
+// ".wh..." whited out "..": the directory above the one it stands in, and
+// at the top of a layer the directory holding the root.
+TEST_F(LayerUnpack, S14_7_WhiteoutOfDotDotIsRefused) {
+  LayoutBuilder::Write(tmp_.path() / "sentinel", "outside the root");
+  for (const char* name : {".wh...", "a/.wh..."}) {
+    auto s = Apply({{Dir("a"), File("a/x", "x")}, {File(name, "")}});
+    ASSERT_FALSE(s) << name;
+    EXPECT_THAT(s.error().message(),
+                HasSubstr("whiteout \"" + std::string(name) + "\" names no file of its directory"));
+    EXPECT_EQ(ReadFile(tmp_.path() / "sentinel"), "outside the root") << name;
+    EXPECT_TRUE(fs::is_directory(builder_->dir())) << name;
+    EXPECT_EQ(ReadFile(root_ / "a" / "x"), "x") << name;
+  }
+}
+
+TEST_F(LayerUnpack, S14_7_WhiteoutOfTheDirectoryItselfIsRefused) {
+  for (const char* name : {"a/.wh.", "a/.wh..", ".wh.", ".wh.."}) {
+    auto s = Apply({{Dir("a"), File("a/x", "x")}, {File(name, "")}});
+    ASSERT_FALSE(s) << name;
+    EXPECT_THAT(s.error().message(), HasSubstr("names no file of its directory"));
+    EXPECT_EQ(ReadFile(root_ / "a" / "x"), "x") << name;
+  }
+}
+
+TEST_F(LayerUnpack, S14_7_OpaqueAndOrdinaryWhiteoutsStillWork) {
+  ASSERT_TRUE(Apply({{Dir("a"), File("a/x", "x"), File("a/y", "y"), File("b", "b")},
+                     {File("a/.wh..wh..opq", ""), File("a/z", "z"), File(".wh.b", "")}}));
+  EXPECT_FALSE(Exists("a/x"));
+  EXPECT_FALSE(Exists("b"));
+  EXPECT_EQ(ReadFile(root_ / "a" / "z"), "z");
+}
+
+LayerDescriptor DescriptorOf(const json& d, std::optional<Digest> diff_id) {
+  auto digest = ParseDigest(d["digest"].get<std::string>());
+  return {{d["mediaType"], *digest, d["size"], std::nullopt, ""},
+          LayerCompression::kGzip,
+          std::move(diff_id)};
+}
+
+TEST_F(LayerUnpack, S14_8_DiffIdMismatchNamesTheLayerAndBothDigests) {
+  std::vector<TarEntry> entries = {File("a", "1")};
+  json d = builder_->Layer(entries);
+  std::string actual = "sha256:" + HashHex("sha256", MakeTar(entries, false));
+  Digest claimed{"sha256", std::string(64, '0')};
+  auto s = ApplyLayer(builder_->dir(), DescriptorOf(d, claimed), root_, budget_);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(
+      s.error().message(),
+      HasSubstr("layer " + d["digest"].get<std::string>() + ": its uncompressed content is " +
+                actual + ", the image config's rootfs.diff_ids says " + claimed.ToString()));
+  auto right = ParseDigest(actual);
+  ASSERT_TRUE(right);
+  fs::remove_all(root_);
+  fs::create_directories(root_);
+  EXPECT_TRUE(ApplyLayer(builder_->dir(), DescriptorOf(d, *right), root_, budget_));
+}
+
+TEST_F(LayerUnpack, S14_9_FileOverTheBoundIsRefusedBeforeItIsWritten) {
+  budget_.max_bytes = 1 << 20;
+  auto s = Apply({{File("small", "s"), File("big", std::string(2 << 20, 'z'))}});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code(), EFBIG);
+  EXPECT_THAT(s.error().message(),
+              HasSubstr("\"big\": the image unpacks to more than 1048576 bytes (S14.9: the bound "
+                        "is PODVISOR_IMAGE_MAX_BYTES)"));
+  EXPECT_FALSE(Exists("big"));
+}
+
+TEST_F(LayerUnpack, S14_9_TheBoundCoversAllLayersOfTheImage) {
+  budget_.max_bytes = 1 << 20;
+  ASSERT_TRUE(Apply({{File("a", std::string(600 << 10, 'a'))}}));
+  auto s = Apply({{File("b", std::string(600 << 10, 'b'))}});
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().message(), HasSubstr("more than 1048576 bytes"));
+}
+
+TEST_F(LayerUnpack, S14_9_EntriesOverTheBoundAreRefused) {
+  budget_.max_entries = 3;
+  auto s = Apply({{File("a", ""), File("b", ""), File("c", ""), File("d", "")}});
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().message(), HasSubstr("the image has more than 3 entries (S14.9: the bound "
+                                             "is PODVISOR_IMAGE_MAX_ENTRIES)"));
+  EXPECT_FALSE(Exists("d"));
+}
+
+TEST(LayerBudgetTest, S14_9_ReadFromTheEnvironment) {
+  ::setenv(LayerBudget::kMaxBytesVariable, "3Gi", 1);
+  ::setenv(LayerBudget::kMaxEntriesVariable, "42", 1);
+  auto b = LayerBudget::FromEnvironment();
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ(b->max_bytes, uint64_t{3} << 30);
+  EXPECT_EQ(b->max_entries, 42u);
+  ::setenv(LayerBudget::kMaxEntriesVariable, "42Gi", 1);
+  auto bad = LayerBudget::FromEnvironment();
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("PODVISOR_IMAGE_MAX_ENTRIES=\"42Gi\""));
+  ::unsetenv(LayerBudget::kMaxBytesVariable);
+  ::unsetenv(LayerBudget::kMaxEntriesVariable);
+  auto defaults = LayerBudget::FromEnvironment();
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->max_bytes, LayerBudget::kDefaultMaxBytes);
 }
 
 }  // namespace

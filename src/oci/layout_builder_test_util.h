@@ -6,9 +6,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct TarEntry {
-  enum Kind { kFile, kDir, kSymlink, kHardlink } kind = kFile;
+  enum Kind { kFile, kDir, kSymlink, kHardlink, kFifo } kind = kFile;
   std::string path;
   std::string data;  // file content, or the link target
   int mode = 0644;
@@ -42,13 +44,31 @@ inline TarEntry Symlink(std::string path, std::string target) {
 inline TarEntry Hardlink(std::string path, std::string target) {
   return {TarEntry::kHardlink, std::move(path), std::move(target), 0644};
 }
+inline TarEntry Fifo(std::string path) {
+  return {TarEntry::kFifo, std::move(path), {}, 0644};
+}
+
+// `data` as one gzip member (zlib), so a gzip layer's uncompressed stream
+// is exactly the plain tar, whose digest is the layer's diff_id.
+inline std::string Gzip(const std::string& data) {
+  z_stream z{};
+  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
 
 // A tar (gzip-compressed unless `gzip` is false) of `entries`, in order.
 inline std::string MakeTar(const std::vector<TarEntry>& entries, bool gzip = true) {
   std::string out;
   struct archive* a = archive_write_new();
   archive_write_set_format_pax_restricted(a);
-  if (gzip) archive_write_add_filter_gzip(a);
   archive_write_open(
       a, &out, nullptr,
       [](struct archive*, void* client, const void* buf, size_t n) -> la_ssize_t {
@@ -78,6 +98,9 @@ inline std::string MakeTar(const std::vector<TarEntry>& entries, bool gzip = tru
         archive_entry_set_filetype(e, AE_IFREG);
         archive_entry_set_hardlink(e, t.data.c_str());
         break;
+      case TarEntry::kFifo:
+        archive_entry_set_filetype(e, AE_IFIFO);
+        break;
     }
     archive_entry_set_perm(e, static_cast<mode_t>(t.mode));
     archive_write_header(a, e);
@@ -86,7 +109,7 @@ inline std::string MakeTar(const std::vector<TarEntry>& entries, bool gzip = tru
   }
   archive_write_close(a);
   archive_write_free(a);
-  return out;
+  return gzip ? Gzip(out) : out;
 }
 
 class LayoutBuilder {
@@ -106,15 +129,26 @@ class LayoutBuilder {
             {"size", static_cast<int64_t>(data.size())}};
   }
   json Layer(const std::vector<TarEntry>& entries, bool gzip = true) {
-    return Blob(MakeTar(entries, gzip), gzip ? "application/vnd.oci.image.layer.v1.tar+gzip"
-                                             : "application/vnd.oci.image.layer.v1.tar");
+    json desc = Blob(MakeTar(entries, gzip), gzip ? "application/vnd.oci.image.layer.v1.tar+gzip"
+                                                  : "application/vnd.oci.image.layer.v1.tar");
+    diff_ids_[desc["digest"]] = "sha256:" + HashHex("sha256", MakeTar(entries, false));
+    return desc;
   }
-  json Config(const json& config, const std::string& arch = "amd64") {
+  // A config whose rootfs.diff_ids are those of `layers` (made by Layer()).
+  json Config(const json& config, const std::string& arch = "amd64",
+              const std::vector<json>& layers = {}) {
+    json ids = json::array();
+    for (const auto& l : layers) ids.push_back(diff_ids_.at(l["digest"].get<std::string>()));
     json doc = {{"architecture", arch},
                 {"os", "linux"},
                 {"config", config},
-                {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}};
+                {"rootfs", {{"type", "layers"}, {"diff_ids", ids}}}};
     return Blob(doc.dump(), "application/vnd.oci.image.config.v1+json");
+  }
+  // A manifest of `layers` with a config that lists their diff_ids.
+  json ManifestWith(const json& config, const std::vector<json>& layers,
+                    const std::string& arch = "amd64") {
+    return Manifest(Config(config, arch, layers), layers);
   }
   json Manifest(const json& config, const std::vector<json>& layers) {
     json doc = {{"schemaVersion", 2},
@@ -146,7 +180,7 @@ class LayoutBuilder {
               const json& config = json::object()) {
     std::vector<json> descs;
     for (const auto& l : layers) descs.push_back(Layer(l));
-    json manifest = Manifest(Config(config), descs);
+    json manifest = ManifestWith(config, descs);
     WriteIndex({manifest});
     return manifest;
   }
@@ -162,6 +196,7 @@ class LayoutBuilder {
 
  private:
   fs::path dir_;
+  std::map<std::string, std::string> diff_ids_;  // layer digest -> diff_id
 };
 
 // A fresh temp dir per test, removed afterwards.

@@ -169,6 +169,32 @@ Status CheckConfigPlatform(const std::string& config_json, const Descriptor& con
   return Ok();
 }
 
+// S14.8: rootfs.diff_ids is required (image-spec config.md) and lists one
+// digest per layer, in the manifest's order; each is checked against the
+// layer's uncompressed stream when the layer is unpacked (layer_unpack.h).
+Status DecodeDiffIds(const std::string& config_json, ResolvedLayout& out) {
+  std::string what = "image config " + out.config.digest.ToString() + ": rootfs.diff_ids";
+  auto doc = ParseJson(config_json, "image config " + out.config.digest.ToString());
+  if (!doc) return doc.take_error();
+  auto rootfs = doc->find("rootfs");
+  const json* ids = nullptr;
+  if (rootfs != doc->end() && rootfs->is_object()) {
+    auto it = rootfs->find("diff_ids");
+    if (it != rootfs->end()) ids = &*it;
+  }
+  if (ids == nullptr || !ids->is_array()) return Error(what + ": must be an array");
+  if (ids->size() != out.layers.size()) {
+    return Error(what + " lists " + std::to_string(ids->size()) + " digests for the manifest's " +
+                 std::to_string(out.layers.size()) + " layers");
+  }
+  for (std::size_t i = 0; i < ids->size(); ++i) {
+    auto digest = ParseDigest((*ids)[i].is_string() ? (*ids)[i].get<std::string>() : "");
+    if (!digest) return digest.take_error().Wrap(what + "[" + std::to_string(i) + "]");
+    out.layers[i].diff_id = std::move(*digest);
+  }
+  return Ok();
+}
+
 Status DecodeManifest(const json& doc, ResolvedLayout& out) {
   std::string what = "manifest " + out.manifest.digest.ToString();
   auto config = doc.find("config");
@@ -187,7 +213,7 @@ Status DecodeManifest(const json& doc, ResolvedLayout& out) {
       return Error(where + ": layer " + d->digest.ToString() + " has unsupported media type \"" +
                    d->media_type + "\"");
     }
-    out.layers.push_back({std::move(*d), *compression});
+    out.layers.push_back({std::move(*d), *compression, std::nullopt});
   }
   return Ok();
 }
@@ -329,6 +355,7 @@ Result<ResolvedLayout> ResolveLayout(const fs::path& dir, std::string_view tag,
   if (auto s = CheckConfigPlatform(out.config_json, out.config, platform); !s) {
     return s.take_error().Wrap(where);
   }
+  if (auto s = DecodeDiffIds(out.config_json, out); !s) return s.take_error().Wrap(where);
   return out;
 }
 

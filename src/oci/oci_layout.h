@@ -46,6 +46,9 @@ enum class LayerCompression { kNone, kGzip, kZstd };
 struct LayerDescriptor {
   Descriptor blob;
   LayerCompression compression = LayerCompression::kNone;
+  // The config's rootfs.diff_ids entry for this layer: the digest of its
+  // uncompressed tar stream (S14.8). Always set by ResolveLayout.
+  std::optional<Digest> diff_id;
 };
 
 // What a layout resolves to for one tag and platform.

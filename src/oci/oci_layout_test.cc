@@ -8,6 +8,7 @@
 #include "oci/digest.h"
 #include "oci/image.h"
 #include "oci/image_cache.h"
+#include "oci/layer_unpack.h"
 #include "oci/layout_builder_test_util.h"
 #include "oci/oci_layout.h"
 #include "pod/validate.h"
@@ -102,8 +103,8 @@ TEST_F(OciLayout, WithoutACacheDirALayoutIsAClearError) {
 
 TEST_F(OciLayout, PicksThisPlatformFromANestedIndex) {
   LayoutBuilder& b = Image();
-  json arm = b.Manifest(b.Config({{"Cmd", {"arm"}}}, "arm64"), {b.Layer({File("arch", "arm64")})});
-  json amd = b.Manifest(b.Config({{"Cmd", {"amd"}}}, "amd64"), {b.Layer({File("arch", "amd64")})});
+  json arm = b.ManifestWith({{"Cmd", {"arm"}}}, {b.Layer({File("arch", "arm64")})}, "arm64");
+  json amd = b.ManifestWith({{"Cmd", {"amd"}}}, {b.Layer({File("arch", "amd64")})}, "amd64");
   json index = b.Index(
       {LayoutBuilder::WithPlatform(arm, "arm64"), LayoutBuilder::WithPlatform(amd, "amd64")});
   b.WriteIndex({LayoutBuilder::WithTag(index, "latest")});
@@ -120,8 +121,8 @@ TEST_F(OciLayout, PicksThisPlatformFromANestedIndex) {
 
 TEST_F(OciLayout, PicksTheManifestTaggedLikeTheReference) {
   LayoutBuilder& b = Image();
-  json v1 = b.Manifest(b.Config({{"Cmd", {"v1"}}}), {b.Layer({File("v", "1")})});
-  json v2 = b.Manifest(b.Config({{"Cmd", {"v2"}}}), {b.Layer({File("v", "2")})});
+  json v1 = b.ManifestWith({{"Cmd", {"v1"}}}, {b.Layer({File("v", "1")})});
+  json v2 = b.ManifestWith({{"Cmd", {"v2"}}}, {b.Layer({File("v", "2")})});
   b.WriteIndex(
       {LayoutBuilder::WithTag(v1, "1.0"), LayoutBuilder::WithTag(v2, "docker.io/x/app:2.0")});
   auto two = ResolveLayout(b.dir(), "2.0", kAmd64);
@@ -146,7 +147,7 @@ TEST_F(OciLayout, ConfigForAnotherArchitectureIsRefused) {
 TEST_F(OciLayout, CorruptLayerNamesItsDigestAndLeavesNoCacheEntry) {
   LayoutBuilder& b = Image();
   json layer = b.Layer({File("a", std::string(4096, 'x'))});
-  b.WriteIndex({b.Manifest(b.Config(json::object()), {layer})});
+  b.WriteIndex({b.ManifestWith(json::object(), {layer})});
   std::string blob = ReadFile(b.BlobFile(layer));
   blob[blob.size() / 2] ^= 0x55;
   LayoutBuilder::Write(b.BlobFile(layer), blob);
@@ -162,7 +163,7 @@ TEST_F(OciLayout, CorruptLayerNamesItsDigestAndLeavesNoCacheEntry) {
 TEST_F(OciLayout, TruncatedLayerNamesItsDigest) {
   LayoutBuilder& b = Image();
   json layer = b.Layer({File("a", std::string(100000, 'y'))}, /*gzip=*/false);
-  b.WriteIndex({b.Manifest(b.Config(json::object()), {layer})});
+  b.WriteIndex({b.ManifestWith(json::object(), {layer})});
   std::string blob = ReadFile(b.BlobFile(layer));
   LayoutBuilder::Write(b.BlobFile(layer), blob.substr(0, blob.size() / 2));
   auto image = Load();
@@ -173,7 +174,7 @@ TEST_F(OciLayout, TruncatedLayerNamesItsDigest) {
 TEST_F(OciLayout, MissingBlobsNameTheirDigest) {
   LayoutBuilder& b = Image();
   json layer = b.Layer({File("a", "1")});
-  json config = b.Config(json::object());
+  json config = b.Config(json::object(), "amd64", {layer});
   json manifest = b.Manifest(config, {layer});
   b.WriteIndex({manifest});
   fs::remove(b.BlobFile(layer));
@@ -195,7 +196,7 @@ TEST_F(OciLayout, MissingBlobsNameTheirDigest) {
 
 TEST_F(OciLayout, ManifestWithWrongSizeIsRefused) {
   LayoutBuilder& b = Image();
-  json manifest = b.Manifest(b.Config(json::object()), {b.Layer({File("a", "1")})});
+  json manifest = b.ManifestWith(json::object(), {b.Layer({File("a", "1")})});
   manifest["size"] = manifest["size"].get<int64_t>() + 1;
   b.WriteIndex({manifest});
   auto r = ResolveLayout(b.dir(), "", kAmd64);
@@ -216,7 +217,7 @@ TEST_F(OciLayout, UnsupportedLayerMediaTypeIsNamed) {
 TEST_F(OciLayout, CacheEntryIsReusedAndAStalePartialUnpackIsReplaced) {
   LayoutBuilder& b = Image();
   json layer = b.Layer({File("a", "1")});
-  json manifest = b.Manifest(b.Config(json::object()), {layer});
+  json manifest = b.ManifestWith(json::object(), {layer});
   b.WriteIndex({manifest});
   std::string hex = std::string(manifest["digest"]).substr(7);
   // A crashed unpack left a scratch dir behind.
@@ -235,9 +236,81 @@ TEST_F(OciLayout, CacheEntryIsReusedAndAStalePartialUnpackIsReplaced) {
   EXPECT_EQ(ReadFile(second->rootfs / "marker"), "kept");
 }
 
+// No finished entry under the cache: a failed unpack leaves nothing a
+// later run would take as good.
+void ExpectNoEntry(const fs::path& cache, const json& manifest) {
+  std::string hex = std::string(manifest["digest"]).substr(7);
+  EXPECT_FALSE(fs::exists(cache / "sha256" / hex));
+  EXPECT_FALSE(fs::exists(cache / "sha256" / ("." + hex + ".partial")));
+}
+
+TEST_F(OciLayout, S14_8_WrongDiffIdIsRefusedAndLeavesNoEntry) {
+  LayoutBuilder& b = Image();
+  json layer = b.Layer({File("a", "1")});
+  std::string wrong = "sha256:" + std::string(64, 'e');
+  json config = b.Blob(json{{"architecture", "amd64"},
+                            {"os", "linux"},
+                            {"rootfs", {{"type", "layers"}, {"diff_ids", {wrong}}}}}
+                           .dump(),
+                       "application/vnd.oci.image.config.v1+json");
+  json manifest = b.Manifest(config, {layer});
+  b.WriteIndex({manifest});
+  auto r = Load();
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("layer " + std::string(layer["digest"]) +
+                                             ": its uncompressed content is sha256:"));
+  EXPECT_THAT(r.error().message(), HasSubstr("the image config's rootfs.diff_ids says " + wrong));
+  ExpectNoEntry(Cache(), manifest);
+}
+
+TEST_F(OciLayout, S14_8_DiffIdsMustListEveryLayer) {
+  LayoutBuilder& b = Image();
+  json one = b.Layer({File("a", "1")});
+  json two = b.Layer({File("b", "2")});
+  b.WriteIndex({b.Manifest(b.Config(json::object(), "amd64", {one}), {one, two})});
+  auto r = ResolveLayout(b.dir(), "", kAmd64);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(),
+              HasSubstr("rootfs.diff_ids lists 1 digests for the manifest's 2 layers"));
+}
+
+TEST_F(OciLayout, S14_9_ImageOverTheBoundIsRefusedAndLeavesNoEntry) {
+  LayoutBuilder& b = Image();
+  json manifest = b.Simple({{File("big", std::string(3 << 20, 'z'))}});
+  ::setenv(LayerBudget::kMaxBytesVariable, "1Mi", 1);
+  auto r = Load();
+  ::unsetenv(LayerBudget::kMaxBytesVariable);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("the image unpacks to more than 1048576 bytes"));
+  ExpectNoEntry(Cache(), manifest);
+  EXPECT_TRUE(Load()) << "under the default bound it fits";
+}
+
+TEST_F(OciLayout, S14_7_WhiteoutOfTheParentLeavesNothingOutsideAndNoEntry) {
+  LayoutBuilder& b = Image();
+  fs::create_directories(Cache() / "sha256");
+  LayoutBuilder::Write(Cache() / "sha256" / "sentinel", "beside the scratch directory");
+  json manifest = b.Simple({{Dir("a"), File("a/x", "x")}, {File("a/.wh...", "")}});
+  auto r = Load();
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("whiteout \"a/.wh...\" names no file"));
+  ExpectNoEntry(Cache(), manifest);
+  EXPECT_EQ(ReadFile(Cache() / "sha256" / "sentinel"), "beside the scratch directory");
+}
+
+TEST_F(OciLayout, S14_7_AnEntryThatLostItsRootfsIsUnpackedAgain) {
+  Image().Simple({{File("a", "1")}});
+  auto first = Load();
+  ASSERT_TRUE(first) << first.error().message();
+  fs::remove_all(first->rootfs);
+  auto second = Load();
+  ASSERT_TRUE(second) << second.error().message();
+  EXPECT_EQ(ReadFile(second->rootfs / "a"), "1");
+}
+
 TEST_F(OciLayout, UncompressedLayersWork) {
   LayoutBuilder& b = Image();
-  b.WriteIndex({b.Manifest(b.Config(json::object()), {b.Layer({File("plain", "tar")}, false)})});
+  b.WriteIndex({b.ManifestWith(json::object(), {b.Layer({File("plain", "tar")}, false)})});
   auto image = Load();
   ASSERT_TRUE(image) << image.error().message();
   EXPECT_EQ(ReadFile(image->rootfs / "plain"), "tar");
