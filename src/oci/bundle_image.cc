@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oci/bundle_fs.h"
 #include "oci/layer_unpack.h"
 
 namespace podvisor::oci {
@@ -98,6 +99,13 @@ Result<UnpackedBundle> UnpackBundleImage(const fs::path& layout_dir, const fs::p
       return s.take_error().Wrap("unpacking " + what);
     }
   }
+  // S14.5: the tree is registry content that run, validate and the
+  // executor then read as plain paths (pod.yaml, config/, images/<ref>/
+  // and its blobs, seccomp/), and runc follows a rootfs symlink. Rather
+  // than confine every one of those readers, the tree is allowed to hold
+  // nothing a plain open could follow out of it: directories and regular
+  // files only. It is private (0700) and nobody writes it after this.
+  if (auto s = CheckConfinedTree(dir, what, budget->max_entries); !s) return s.take_error();
   return bundle;
 }
 

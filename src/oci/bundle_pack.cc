@@ -39,6 +39,11 @@ json DescriptorJson(const char* media_type, const WrittenBlob& blob) {
 }
 
 // Writes a tree into a tar, entries named `prefix` + their relative path.
+// A rootfs (keep_owner) is written as it is, symlinks included: they mean
+// something inside the container. The bundle's own files are followed
+// (S14.5): an unpacked bundle image may hold no symlink, so a config file,
+// pod.yaml or layout blob that is a link on the operator's disk travels as
+// its content.
 class TreeWriter {
  public:
   TreeWriter(TarWriter& tar, bool keep_owner) : tar_(tar), keep_owner_(keep_owner) {}
@@ -73,7 +78,7 @@ class TreeWriter {
   // a directory.
   Status Tree(const fs::path& src, const std::string& name) {
     struct stat st {};
-    if (::lstat(src.c_str(), &st) != 0) return Error::FromErrno("pack: reading " + src.string());
+    if (Stat(src, st) != 0) return Error::FromErrno("pack: reading " + src.string());
     if (auto s = Parents(name); !s) return s;
     if (auto s = Entry(src, name, st); !s) return s;
     if (!S_ISDIR(st.st_mode)) return Ok();
@@ -87,10 +92,14 @@ class TreeWriter {
     for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename());
     if (ec) return Error("pack: listing " + dir.string() + ": " + ec.message(), ec.value());
     std::sort(names.begin(), names.end());
+    // Followed links could loop (a -> .); no real bundle nests this deep.
+    if (prefix.size() > kMaxFollowedName) {
+      return Error("pack: " + dir.string() + ": nested too deep (a symlink loop?)", ELOOP);
+    }
     for (const auto& n : names) {
       fs::path src = dir / n;
       struct stat st {};
-      if (::lstat(src.c_str(), &st) != 0) return Error::FromErrno("pack: reading " + src.string());
+      if (Stat(src, st) != 0) return Error::FromErrno("pack: reading " + src.string());
       if (auto s = Entry(src, prefix + n, st); !s) return s;
       if (S_ISDIR(st.st_mode)) {
         if (auto s = Children(src, prefix + n + "/"); !s) return s;
@@ -100,6 +109,12 @@ class TreeWriter {
   }
 
  private:
+  static constexpr std::size_t kMaxFollowedName = 4096;
+
+  int Stat(const fs::path& src, struct stat& st) const {
+    return keep_owner_ ? ::lstat(src.c_str(), &st) : ::stat(src.c_str(), &st);
+  }
+
   Status Entry(const fs::path& src, const std::string& name, const struct stat& st) {
     TarWriteHeader h;
     h.name = name;
@@ -146,7 +161,7 @@ class TreeWriter {
         return tar_.Begin(h);
       }
     }
-    Fd fd(::open(src.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    Fd fd(::open(src.c_str(), O_RDONLY | (keep_owner_ ? O_NOFOLLOW : 0) | O_CLOEXEC));
     if (!fd) return Error::FromErrno("pack: opening " + src.string());
     h.size = static_cast<uint64_t>(st.st_size);
     if (auto s = tar_.Begin(h); !s) return s;

@@ -96,6 +96,28 @@ TEST_F(BundlePack, ASymlinkedLayoutTravelsAsItsContent) {
   EXPECT_TRUE(fs::exists(side / "index.json"));
 }
 
+// The operator's bundle may use symlinks (it is trusted); the image it packs
+// to holds their content, since an unpacked bundle image may hold none.
+TEST_F(BundlePack, S14_5_SymlinkedFilesTravelAsTheirContent) {
+  fs::path shared = tmp_.path() / "shared";
+  fs::create_directories(shared);
+  LayoutBuilder::Write(shared / "b.yaml", "kind: Secret\n");
+  LayoutBuilder::Write(shared / "pod.yaml", kPod);
+  fs::create_symlink(shared / "b.yaml", bundle_ / "config" / "b.yaml");
+  fs::remove(bundle_ / "pod.yaml");
+  fs::create_symlink(shared / "pod.yaml", bundle_ / "pod.yaml");
+  fs::path out = tmp_.path() / "out";
+  auto packed = PackBundle(Input(), out);
+  ASSERT_TRUE(packed) << packed.error().message();
+  auto unpacked = UnpackBundleImage(out, tmp_.path() / "bundles");
+  ASSERT_TRUE(unpacked) << unpacked.error().message();
+  for (const char* file : {"config/b.yaml", "pod.yaml"}) {
+    EXPECT_FALSE(fs::is_symlink(unpacked->dir() / file)) << file;
+  }
+  EXPECT_EQ(ReadFile(unpacked->dir() / "config" / "b.yaml"), "kind: Secret\n");
+  EXPECT_EQ(ReadFile(unpacked->dir() / "pod.yaml"), kPod);
+}
+
 TEST_F(BundlePack, RefusesAnExistingOut) {
   fs::create_directories(tmp_.path() / "out");
   auto r = PackBundle(Input(), tmp_.path() / "out");

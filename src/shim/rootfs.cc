@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <map>
 
+#include "oci/bundle_fs.h"
+#include "oci/layer_unpack.h"
+
 namespace podvisor::shim {
 
 MountCall ParseMountOptions(const std::vector<std::string>& options) {
@@ -80,6 +83,15 @@ Status MountRootfs(const std::vector<RootfsMount>& mounts, const std::filesystem
       return err;
     }
     ++mounted;
+  }
+  // S14.5: the snapshot is a bundle image's layer as containerd unpacked
+  // it, and `run` reads it as a plain bundle directory: it may hold
+  // nothing a plain open would follow out of it, as run's own unpack of a
+  // bundle image may not.
+  if (auto s = oci::CheckConfinedTree(target, "bundle image", oci::LayerBudget::kDefaultMaxEntries);
+      !s) {
+    for (int i = 0; i < mounted; ++i) ::umount2(target.c_str(), MNT_DETACH);
+    return s;
   }
   return Ok();
 }

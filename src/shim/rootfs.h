@@ -30,8 +30,10 @@ struct MountCall {
 };
 MountCall ParseMountOptions(const std::vector<std::string>& options);
 
-// Mounts each in order at `target` (created if missing). On failure,
-// unmounts what it mounted.
+// Mounts each in order at `target` (created if missing), then checks that
+// the mounted bundle holds only directories and regular files (S14.5:
+// "bundle image: images/img/rootfs: a symlink leaving the bundle"). On
+// failure, unmounts what it mounted.
 Status MountRootfs(const std::vector<RootfsMount>& mounts, const std::filesystem::path& target);
 
 // Unmounts everything at `target`, topmost first; absent or unmounted is
