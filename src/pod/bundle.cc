@@ -36,7 +36,13 @@ Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundl
   if (HasDotDotComponent(image)) return Error("must not contain '..'");
 
   std::filesystem::path ref(image);
-  if (ref.is_absolute()) return DropTrailingSeparator(ref.lexically_normal());
+  // S14.6: an image is always the bundle's own. An absolute path would
+  // name a host directory, and the pod may come from a bundle image
+  // (registry content, or the shim's containerd snapshot, which podvisor
+  // reads as a plain directory and cannot tell from the operator's).
+  if (ref.is_absolute()) {
+    return Error("must name a directory under BUNDLE/images, not an absolute path");
+  }
 
   // "." or "./" would name BUNDLE/images itself; only a directory *under*
   // it is an image. Without "..", lexical normalisation cannot climb out of

@@ -1,9 +1,8 @@
 // Image references to directories of a bundle (docs/INTERFACE.md "Bundle layout").
 //   image: busybox                   -> BUNDLE/images/busybox/
 //   image: registry.example/app:1.2  -> BUNDLE/images/registry.example/app:1.2/
-//   image: /abs/path                 -> /abs/path
-// A reference containing a ".." component, or a relative one resolving
-// outside BUNDLE/images, is rejected.
+// An absolute path (S14.6), a reference containing a ".." component, or
+// one resolving outside BUNDLE/images, is rejected.
 #pragma once
 
 #include <filesystem>

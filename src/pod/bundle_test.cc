@@ -39,9 +39,14 @@ TEST(ResolveImageDir, RegistryPathAndTag) {
   EXPECT_EQ(Resolve("bundle", "a//b/./c"), "bundle/images/a/b/c");
 }
 
-TEST(ResolveImageDir, AbsolutePathUsedAsIs) {
-  EXPECT_EQ(Resolve("/b", "/opt/images/app"), "/opt/images/app");
-  EXPECT_EQ(Resolve("/b", "/opt//images/./app/"), "/opt/images/app");
+// A bundle image naming a host directory as its image made it the
+// container's root filesystem.
+TEST(ResolveImageDir, S14_6_AbsolutePathIsRefused) {
+  const std::string refused =
+      "error: must name a directory under BUNDLE/images, not an absolute path";
+  EXPECT_EQ(Resolve("/b", "/opt/images/app"), refused);
+  EXPECT_EQ(Resolve("/b", "/"), refused);
+  EXPECT_EQ(Resolve("/b", "//etc"), refused);
 }
 
 TEST(ResolveImageDir, RejectsDotDotAnywhere) {
@@ -107,10 +112,16 @@ class ValidateImagesTest : public ::testing::Test {
 };
 
 TEST_F(ValidateImagesTest, PresentImagesPass) {
+  EXPECT_THAT(Check(PodWithImages({"busybox"}, {"registry.example/app:1.2", "busybox"})),
+              IsEmpty());
+}
+
+TEST_F(ValidateImagesTest, S14_6_AbsoluteImageIsInvalid) {
   fs::create_directories(bundle_ / "abs-image/rootfs");
   std::string absolute = (bundle_ / "abs-image").string();
-  EXPECT_THAT(Check(PodWithImages({"busybox"}, {"registry.example/app:1.2", absolute, "busybox"})),
-              IsEmpty());
+  EXPECT_THAT(Check(PodWithImages({}, {absolute})),
+              ElementsAre("spec.containers[0].image: Invalid value: \"" + absolute +
+                          "\": must name a directory under BUNDLE/images, not an absolute path"));
 }
 
 TEST_F(ValidateImagesTest, MissingDirectoryOrRootfs) {
