@@ -71,7 +71,7 @@ for t in json.load(sys.stdin):
   nice -n 19 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
   if ((have_clang)); then
     CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized
-    nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer \
+    nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer fuzz/layer_fuzzer \
       $(ninja -C build-fuzz -t targets all 2>/dev/null | grep -o '^fuzz/ttrpc_frame_fuzzer' | head -1)
   fi
 ) >build-background.log 2>&1 &
@@ -187,6 +187,22 @@ if ((have_clang)); then
   else
     echo "fuzz: ttrpc: SKIPPED (the shim is not in the build: see meson's message)"
   fi
+  # Image layers (S14.7): every input is a tar unpacked on disk, so a tenth
+  # of the runs, bounded the same way on any machine.
+  layer_runs=$((fuzz_runs / 10))
+  log "fuzz: image layers, ${layer_runs} runs"
+  layer_corpus=$(mktemp -d)
+  cp fuzz/seeds/layer-* "$layer_corpus"/ 2>/dev/null || true
+  if build-fuzz/fuzz/layer_fuzzer -runs="$layer_runs" -rss_limit_mb=2048 \
+      -artifact_prefix=build-fuzz/ -max_len=65536 -print_final_stats=1 \
+      "$layer_corpus" >build-fuzz/fuzz-layer.log 2>&1; then
+    echo "fuzz: layers: no crash or escape in ${layer_runs} runs ($(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' build-fuzz/fuzz-layer.log))"
+  else
+    tail -40 build-fuzz/fuzz-layer.log
+    echo "fuzz: layers: FAILED (the input is in $root/build-fuzz/)"
+    status=1
+  fi
+  rm -rf "$layer_corpus"
 else
   echo "fuzz: SKIPPED (clang++ not installed)"
 fi
