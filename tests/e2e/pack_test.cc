@@ -118,6 +118,67 @@ TEST_F(Pack, PackRefusesAnImageOutsideTheBundle) {
   EXPECT_FALSE(fs::exists(dir_ / "image"));
 }
 
+// A bundle image is registry content (S14.5): a layer holding pod.yaml and
+// a symlink out of the bundle, made with the image script as an attacker
+// would push it. `validate` and `run` refuse it naming the link, nothing
+// of the host is read, nothing is left in STATE/.bundles.
+class PackedAttack : public Pack {
+ protected:
+  // Replaces BUNDLE by a bundle image of `layer` (a directory).
+  void MakeBundleImage(const fs::path& layer) {
+    std::ofstream(layer / "pod.yaml") << Expand(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: evil}\nspec:\n  restartPolicy: Never\n"
+        "  containers:\n  - name: app\n    image: img\n    command: " +
+        ShCmd("echo \"$STOLEN\" > {{DIR}}/out") +
+        "\n    env: [{name: STOLEN, valueFrom: {configMapKeyRef: {name: host, key: secret, "
+        "optional: true}}}]\n");
+    fs::remove_all(bundle_);
+    auto made = testing::RunCommand(
+        {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+         bundle_.string(), R"({"Labels":{"io.podvisor.bundle":"1"}})", layer.string()});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+  }
+  void ExpectRefused(const std::string& message) {
+    auto validated = Podvisor({"validate", bundle_.string()});
+    EXPECT_EQ(validated.exit_code, 2) << validated.err;
+    EXPECT_THAT(validated.err, HasSubstr(message));
+    EXPECT_EQ(Run(), 2) << RunStderr();
+    EXPECT_THAT(RunStderr(), HasSubstr(message));
+    EXPECT_FALSE(fs::exists(scratch_ / "out")) << "the pod ran";
+    EXPECT_FALSE(fs::exists(state_dir_ / ".bundles")) << "the unpacked bundle was left";
+  }
+};
+
+TEST_F(PackedAttack, S14_5_RootfsSymlinkToTheHostRootIsRefused) {
+  fs::path layer = dir_ / "layer";
+  fs::create_directories(layer / "images" / "img");
+  fs::create_directory_symlink("/", layer / "images" / "img" / "rootfs");
+  MakeBundleImage(layer);
+  ExpectRefused("images/img/rootfs: a symlink leaving the bundle");
+}
+
+TEST_F(PackedAttack, S14_5_ImageSymlinkToAHostDirectoryIsRefused) {
+  fs::path host_image = dir_ / "host-image";
+  fs::create_directories(host_image / "rootfs");
+  fs::path layer = dir_ / "layer";
+  fs::create_directories(layer / "images");
+  fs::create_directory_symlink(host_image, layer / "images" / "img");
+  MakeBundleImage(layer);
+  ExpectRefused("images/img: a symlink leaving the bundle");
+}
+
+TEST_F(PackedAttack, S14_5_ConfigSymlinkToAHostFileIsRefused) {
+  fs::path host_file = dir_ / "host-secret.yaml";
+  std::ofstream(host_file)
+      << "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: host}\ndata: {secret: hunter2}\n";
+  fs::path layer = dir_ / "layer";
+  fs::create_directories(layer / "config");
+  fs::create_directories(layer / "images" / "img" / "rootfs");
+  fs::create_symlink(host_file, layer / "config" / "x.yaml");
+  MakeBundleImage(layer);
+  ExpectRefused("config/x.yaml: a symlink leaving the bundle");
+}
+
 TEST_F(Pack, CgroupParentSelfNeedsCgroupV2) {
   std::error_code ec;
   if (fs::exists("/sys/fs/cgroup/cgroup.controllers", ec)) {
