@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/terminal_text.h"
 #include "supervisor/control/control_server.h"
 
 namespace podvisor::cli {
@@ -19,25 +20,35 @@ Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, con
   }
   if (!reply) return reply.take_error().Wrap("pod " + pod);
   if (reply->is_object() && reply->contains("error")) {
-    return Error("pod " + pod + ": " + (*reply)["error"].get<std::string>());
+    const nlohmann::json& error = (*reply)["error"];
+    return Error("pod " + pod + ": " +
+                 (error.is_string() ? error.get<std::string>() : error.dump()));
   }
   return reply;
 }
 
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  // S14.21: every cell is made one line of visible text before the
+  // columns are measured, and measured in terminal columns, not bytes: a
+  // termination message's newline cannot add a row, nor its tab, escape
+  // sequence or wide characters move the next column.
+  std::vector<std::vector<std::string>> cells;
   std::vector<std::size_t> widths;
+  cells.reserve(rows.size());
   for (const auto& row : rows) {
+    std::vector<std::string>& safe = cells.emplace_back();
     for (std::size_t i = 0; i < row.size(); ++i) {
+      safe.push_back(TerminalSafe(row[i]));
       if (widths.size() <= i) widths.push_back(0);
-      widths[i] = std::max(widths[i], row[i].size());
+      widths[i] = std::max(widths[i], DisplayWidth(safe.back()));
     }
   }
   std::string out;
-  for (const auto& row : rows) {
+  for (const auto& row : cells) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 3, ' ');
+      if (i + 1 < row.size()) line += std::string(widths[i] - DisplayWidth(row[i]) + 3, ' ');
     }
     out += line + "\n";
   }

@@ -18,7 +18,9 @@ namespace podvisor::cli {
 Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
                                      const nlohmann::json& request, bool wait_forever = false);
 
-// Left-aligned columns separated by three spaces, like kubectl.
+// Left-aligned columns separated by three spaces, like kubectl. Cells are
+// shown TerminalSafe (S14.20, S14.21): one line each, aligned by the
+// columns they take on a terminal.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace podvisor::cli

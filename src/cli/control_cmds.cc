@@ -14,12 +14,13 @@
 #include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "common/terminal_text.h"
 
 namespace podvisor::cli {
 namespace {
 
 int Fail(const Error& e) {
-  std::fprintf(stderr, "podvisor: %s\n", e.message().c_str());
+  std::fprintf(stderr, "podvisor: %s\n", TerminalSafe(e.message()).c_str());  // S14.20
   return kExitFailed;
 }
 

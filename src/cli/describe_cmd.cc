@@ -16,6 +16,7 @@
 #include "cli/events_table.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "common/terminal_text.h"
 
 namespace podvisor::cli {
 namespace {
@@ -24,33 +25,54 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Key-value lines whose values line up, as kubectl's tabwriter aligns them
-// within one block; `indent` spaces before the key.
+// within one block; `indent` spaces before the key. S14.20: keys, values
+// and raw lines are shown TerminalSafe, so a value is one line whatever
+// its text (a termination message's newline cannot forge a "Ready: True"
+// line); a value of several lines (labels, annotations) is a list, each
+// item on its own line under the first.
 class Block {
  public:
   explicit Block(int indent) : indent_(indent) {}
-  void Add(const std::string& key, const std::string& value) { rows_.emplace_back(key, value); }
-  void Raw(const std::string& line) { rows_.emplace_back("\n" + line, ""); }
+  void Add(const std::string& key, const std::string& value) {
+    rows_.push_back({false, TerminalSafe(key), {TerminalSafe(value)}});
+  }
+  void AddList(const std::string& key, const std::vector<std::string>& values) {
+    Row row{false, TerminalSafe(key), {}};
+    for (const auto& v : values) row.values.push_back(TerminalSafe(v));
+    rows_.push_back(std::move(row));
+  }
+  void Raw(const std::string& line) { rows_.push_back({true, TerminalSafe(line), {}}); }
   std::string Render() const {
     std::size_t width = 0;
-    for (const auto& [k, v] : rows_) {
-      if (!k.starts_with('\n')) width = std::max(width, k.size() + 1);
+    for (const Row& r : rows_) {
+      if (!r.raw) width = std::max(width, DisplayWidth(r.key) + 1);
     }
     std::string out;
-    for (const auto& [k, v] : rows_) {
-      if (k.starts_with('\n')) {
-        out += k.substr(1) + "\n";
+    for (const Row& r : rows_) {
+      if (r.raw) {
+        out += r.key + "\n";
         continue;
       }
-      std::string line = std::string(indent_, ' ') + k + ":";
-      if (!v.empty()) line += std::string(width - k.size() + 1, ' ') + v;
+      std::string line = std::string(indent_, ' ') + r.key + ":";
+      const std::string pad(indent_ + width + 2, ' ');
+      for (std::size_t i = 0; i < r.values.size(); ++i) {
+        if (r.values[i].empty()) continue;
+        line += i == 0 ? std::string(width - DisplayWidth(r.key) + 1, ' ') : "\n" + pad;
+        line += r.values[i];
+      }
       out += line + "\n";
     }
     return out;
   }
 
  private:
+  struct Row {
+    bool raw;
+    std::string key;  // a raw row's whole line
+    std::vector<std::string> values;
+  };
   int indent_;
-  std::vector<std::pair<std::string, std::string>> rows_;
+  std::vector<Row> rows_;
 };
 
 std::string Str(const json& j, const char* key, const std::string& fallback = "") {
@@ -73,14 +95,14 @@ std::string DescribeTime(const std::string& rfc3339) {
   return buf;
 }
 
-std::string Map(const json& m, const std::string& indent) {
-  if (!m.is_object() || m.empty()) return "<none>";
-  std::string out;
+// "k=v" items of a map (labels, annotations, node selectors), one a line.
+std::vector<std::string> Map(const json& m) {
+  if (!m.is_object() || m.empty()) return {"<none>"};
+  std::vector<std::string> items;
   for (const auto& [k, v] : m.items()) {
-    if (!out.empty()) out.append("\n").append(indent);
-    out.append(k).append("=").append(v.is_string() ? v.get<std::string>() : v.dump());
+    items.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
   }
-  return out;
+  return items;
 }
 
 // "http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3"
@@ -302,8 +324,8 @@ int Describe(const std::string& name, const std::string& state_dir) {
   top.Add("Node", Str(spec, "nodeName", "<none>") +
                       (status.contains("hostIP") ? "/" + Str(status, "hostIP") : ""));
   if (status.contains("startTime")) top.Add("Start Time", DescribeTime(Str(status, "startTime")));
-  top.Add("Labels", Map(meta.value("labels", json::object()), std::string(18, ' ')));
-  top.Add("Annotations", Map(meta.value("annotations", json::object()), std::string(18, ' ')));
+  top.AddList("Labels", Map(meta.value("labels", json::object())));
+  top.AddList("Annotations", Map(meta.value("annotations", json::object())));
   // kubectl's "Terminating" while a deletion runs; an ended pod keeps
   // the deletion time of its stop request, and its phase says more.
   const std::string phase = Str(status, "phase", "Unknown");
@@ -355,7 +377,7 @@ int Describe(const std::string& name, const std::string& state_dir) {
   for (const auto& v : volumes) out += DescribeVolume(v);
   Block tail(0);
   tail.Add("QoS Class", Str(status, "qosClass", "BestEffort"));
-  tail.Add("Node-Selectors", Map(spec.value("nodeSelector", json::object()), std::string(17, ' ')));
+  tail.AddList("Node-Selectors", Map(spec.value("nodeSelector", json::object())));
   tail.Add("Tolerations", "<none>");
   out += tail.Render();
   out += DescribeEvents(fs::path(state_dir) / *pod / "events.jsonl", now);

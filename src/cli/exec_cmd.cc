@@ -30,6 +30,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "common/terminal_text.h"
 #include "signals/spawn.h"
 
 namespace podvisor::cli {
@@ -44,7 +45,7 @@ struct ExecOptions {
 };
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  std::fprintf(stderr, "podvisor: %s\n", TerminalSafe(message).c_str());  // S14.20
   return kExitFailed;
 }
 

@@ -25,6 +25,7 @@
 #include "cli/pod_loading.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "common/terminal_text.h"
 #include "pod/status.h"
 #include "supervisor/logs/cri_log.h"
 #include "supervisor/logs/log_files.h"
@@ -34,8 +35,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// S14.20: an error may quote what a pod wrote.
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  std::fprintf(stderr, "podvisor: %s\n", TerminalSafe(message).c_str());
   return kExitFailed;
 }
 
@@ -98,6 +100,8 @@ Result<std::string> SelectLogPod(const LogsOptions& o, const std::string& name) 
   if (pod) return pod;
   std::error_code ec;
   if (!name.empty()) {
+    // S14.23: never a path outside the log directory.
+    if (Status s = CheckNameArgument("pod name", name); !s) return s.take_error();
     if (fs::is_directory(fs::path(o.log_dir) / name, ec)) return name;
     return pod;
   }
@@ -199,6 +203,9 @@ int Logs(const LogsOptions& o) {
 
   std::vector<Stream> streams;
   for (const std::string& name : containers) {
+    // S14.23: the argument, or a name in the pod's record, becomes a
+    // directory under the pod's logs: "../../x" must not.
+    if (Status s = CheckNameArgument("container name", name); !s) return Fail(s.error().message());
     fs::path dir = fs::path(o.log_dir) / *pod / name;
     auto instances = supervisor::LogInstances(dir);
     if (instances.empty()) {

@@ -3,6 +3,8 @@
 // paths `podvisor run` would use (state dir, cgroup parent, the pod's
 // pinned namespaces). Reads the bundle and this host's memory size,
 // hostname and (for privileged containers) devices; creates nothing.
+// S14.24: a Secret's values are printed only with --show-secrets; without
+// it each reads "<redacted: secret NAME key KEY>".
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 
 #include "cgroups/self_parent.h"
 #include "cli/commands.h"
+#include "common/terminal_text.h"
 #include "oci/bundle_image.h"
 #include "oci/capabilities.h"
 #include "oci/devices.h"
@@ -34,7 +37,20 @@ struct OciConfigOptions {
   std::string state_dir = "/run/podvisor";
   std::string cgroup_parent = "/podvisor";
   int instance = 0;
+  bool show_secrets = false;
 };
+
+// S14.24: every value of the bundle's Secrets becomes a marker naming it,
+// before the config is built, so what is derived from a value is redacted
+// as well: the env var of a secretKeyRef or an envFrom secretRef, and a
+// $(VAR) of either expanded into command, args or a subPathExpr.
+void RedactSecretValues(pod::Pod& pod) {
+  for (auto& [name, secret] : pod.config.secrets) {
+    for (auto& [key, value] : secret.data) {
+      value = "<redacted: secret " + name + " key " + key + ">";
+    }
+  }
+}
 
 int64_t NodeMemoryBytes() {
   struct sysinfo info {};
@@ -75,7 +91,9 @@ int RunOciConfig(const OciConfigOptions& opts) {
   pod::FieldErrors errors = std::move(parsed->errors);
   for (auto& e : pod::ValidatePod(pod)) errors.push_back(std::move(e));
   if (!errors.empty()) {
-    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
+    // S14.20: a field error quotes the manifest's value, which a bundle
+    // image pulled from a registry controls.
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", TerminalSafe(e.ToString()).c_str());
     std::fprintf(stderr, "podvisor: pod \"%s\" is invalid (see `podvisor validate`)\n",
                  pod.metadata.name.c_str());
     return kExitUsage;
@@ -130,12 +148,17 @@ int RunOciConfig(const OciConfigOptions& opts) {
     in.host_devices = std::move(*devices);
   }
 
+  // After validation, which may read a typed Secret's values.
+  if (!opts.show_secrets) RedactSecretValues(pod);
   auto config = oci::GenerateConfig(pod, *container, *image, in);
   if (!config) {
     std::fprintf(stderr, "podvisor: %s\n", config.error().message().c_str());
     return kExitUsage;
   }
-  std::printf("%s\n", config->dump(2).c_str());
+  // A Secret's value shown with --show-secrets may be any bytes: invalid
+  // UTF-8 becomes U+FFFD rather than an exception.
+  std::printf("%s\n",
+              config->dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   return kExitSucceeded;
 }
 
@@ -155,6 +178,8 @@ void AddOciConfigCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--instance", opts->instance, "Instance (restart count) of the container")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--show-secrets", opts->show_secrets,
+                "Print the values of the bundle's Secrets (redacted by default)");
   cmd->callback([opts, &exit_code] { exit_code = RunOciConfig(*opts); });
 }
 

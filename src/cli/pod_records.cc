@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/events_table.h"
 #include "common/fd.h"
+#include "common/terminal_text.h"
 
 namespace podvisor::cli {
 namespace {
@@ -120,6 +121,14 @@ std::vector<pod::ContainerStatus> StatusesFromJson(const json& list) {
 
 }  // namespace
 
+Status CheckNameArgument(std::string_view what, const std::string& value) {
+  if (IsDnsLabel(value)) return Ok();
+  return Error(std::string(what) + " " + TerminalSafeQuoted(value) +
+                   ": must be a DNS-1123 label (at most 63 lower-case letters, digits and '-', "
+                   "starting and ending with a letter or digit)",
+               EINVAL);
+}
+
 bool SupervisorAnswers(const fs::path& socket) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -177,6 +186,7 @@ std::vector<PodEntry> FindPods(const fs::path& state_dir) {
 
 Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name) {
   if (!name.empty()) {
+    if (Status s = CheckNameArgument("pod name", name); !s) return s.take_error();
     // Only this pod's directory, as FindPods would judge it: the client
     // commands (kill, status, stop) must not read every other pod's
     // record or knock on its socket to find the one they were given.

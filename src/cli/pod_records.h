@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,13 +27,20 @@ struct PodEntry {
   std::string phase;  // Pending, Running, Succeeded, Failed or Unknown
 };
 
+// S14.23: a name the user gives (a pod's, a container's) is joined to the
+// state or log directory, so it must be a DNS-1123 label, as pod
+// directories and container names are: "../x", "a/b" and "." are refused
+// with an error naming the argument (`what`: "pod name", "container name").
+Status CheckNameArgument(std::string_view what, const std::string& value);
+
 // Every pod under `state_dir`, by name.
 std::vector<PodEntry> FindPods(const std::filesystem::path& state_dir);
 
 // True when a supervisor accepts a connection on `socket`.
 bool SupervisorAnswers(const std::filesystem::path& socket);
 
-// `name` when given (an error when no such pod is there); else the only
+// `name` when given (an error when it is no DNS label, or no such pod is
+// there); else the only
 // running pod; else the only pod. The error lists the candidates with
 // their phase.
 Result<std::string> SelectPod(const std::filesystem::path& state_dir, const std::string& name);

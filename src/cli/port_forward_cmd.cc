@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "common/terminal_text.h"
 
 namespace podvisor::cli {
 namespace {
@@ -43,7 +44,7 @@ struct Forward {
 };
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  std::fprintf(stderr, "podvisor: %s\n", TerminalSafe(message).c_str());  // S14.20
   return kExitFailed;
 }
 

@@ -72,6 +72,12 @@ int Rm(const Dirs& d, const std::vector<std::string>& names) {
   int code = kExitSucceeded;
   std::vector<PodEntry> pods = FindPods(d.state_dir);
   for (const std::string& name : names) {
+    // S14.23: a clear error for "../x", not a search for it.
+    if (Status s = CheckNameArgument("pod name", name); !s) {
+      std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
+      code = kExitFailed;
+      continue;
+    }
     const PodEntry* found = nullptr;
     for (const auto& p : pods) {
       if (p.name == name) found = &p;

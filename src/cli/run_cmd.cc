@@ -17,6 +17,7 @@
 #include "cli/pod_loading.h"
 #include "cli/pod_summary.h"
 #include "common/signal_names.h"
+#include "common/terminal_text.h"
 #include "network/pod_network.h"
 #include "oci/image.h"
 #include "oci/image_cache.h"
@@ -96,14 +97,15 @@ void ExplainEnd(const pod::Pod& pod, const pod::PodStatus& status) {
             std::string(kind) + " " + c.name + " failed: exit code " + std::to_string(t->exit_code);
         if (t->signal != 0) line += " (signal " + std::to_string(t->signal) + ")";
         line += ", reason " + (t->reason.empty() ? std::string("Error") : t->reason);
-        if (!t->message.empty()) line += ", message " + nlohmann::json(t->message).dump();
+        // S14.20: the container wrote it; quoted so its end is ours.
+        if (!t->message.empty()) line += ", message " + TerminalSafeQuoted(t->message);
         if (c.restart_count > 0) line += ", after " + std::to_string(c.restart_count) + " restarts";
         log::Warn("{}", line);
       } else if (const auto& w = c.state.waiting; w && w->reason != "PodInitializing" &&
                                                   w->reason != "ContainerCreating" &&
                                                   !w->reason.empty()) {
         std::string line = std::string(kind) + " " + c.name + " never ran: " + w->reason;
-        if (!w->message.empty()) line += ", message " + nlohmann::json(w->message).dump();
+        if (!w->message.empty()) line += ", message " + TerminalSafeQuoted(w->message);
         log::Warn("{}", line);
       }
     }

@@ -20,6 +20,7 @@
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
 #include "common/fd.h"
+#include "common/terminal_text.h"
 
 namespace podvisor::cli {
 namespace {
@@ -53,7 +54,7 @@ struct StatusOptions {
 };
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  std::fprintf(stderr, "podvisor: %s\n", TerminalSafe(message).c_str());  // S14.20
   return kExitFailed;
 }
 

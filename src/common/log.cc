@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common/clock.h"
+#include "common/terminal_text.h"
 
 namespace podvisor::log {
 namespace {
@@ -29,39 +30,6 @@ void AppendTime(std::string& out, long long unix_ns, int digits) {
   int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02u:%02u:%02u.%0*ldZ", t.year, t.month,
                         t.day, t.hour, t.minute, t.second, digits, shown);
   out.append(buf, static_cast<std::size_t>(n));
-}
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (u < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", u);
-          out += esc;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
 }
 
 }  // namespace
@@ -101,7 +69,7 @@ std::string FormatLine(Style style, Level level, std::string_view message, long 
       line += " podvisor ";
       line += LevelName(level);
       line += ": ";
-      line += message;
+      line += TerminalSafe(message);
       break;
     case Style::kJson:
       line += "{\"time\":\"";
@@ -109,7 +77,7 @@ std::string FormatLine(Style style, Level level, std::string_view message, long 
       line += "\",\"level\":\"";
       line += LevelName(level);
       line += "\",\"logger\":\"podvisor\",\"msg\":";
-      AppendJsonString(line, message);
+      line += TerminalSafeJson(message);
       line += '}';
       break;
     case Style::kShim:
@@ -117,7 +85,7 @@ std::string FormatLine(Style style, Level level, std::string_view message, long 
       line += ' ';
       line += LevelName(level);
       line += " containerd-shim-podvisor-v1 ";
-      line += message;
+      line += TerminalSafe(message);
       break;
   }
   return line;

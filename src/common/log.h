@@ -39,8 +39,11 @@ void Configure(Style style, Level level);
 void SetLevel(Level level);
 bool Enabled(Level level);
 
-// One line at `level`, if enabled. `message` is written as is (kText,
-// kShim) or escaped as a JSON string (kJson).
+// One line at `level`, if enabled. Messages quote what containers wrote
+// (termination messages, hook output, runtime errors), so `message` is
+// made safe for the terminal stderr may be (S14.22): TerminalSafe in kText
+// and kShim (a newline in it is "\n", never a second line), a JSON string
+// that is also terminal-safe in kJson.
 void Write(Level level, std::string_view message);
 // The line Write would write at `unix_ns`, without its newline: for tests.
 std::string FormatLine(Style style, Level level, std::string_view message, long long unix_ns);

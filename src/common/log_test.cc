@@ -37,6 +37,32 @@ TEST(Log, JsonLineEscapesTheMessageAndParses) {
   EXPECT_EQ(parsed["msg"], message);
 }
 
+// A container's termination message quoted in a warning of `run`: its
+// escape sequences, carriage return, newline, C1 CSI and invalid UTF-8
+// must not reach the operator's terminal as they are.
+constexpr std::string_view kHostile = "msg \x1b]0;owned\x07\x1b[2K\rok\nfake\xc2\x9b\xff";
+
+TEST(Log, S14_22_TextAndShimLinesEscapeControlCharacters) {
+  EXPECT_EQ(FormatLine(Style::kText, Level::kWarning, kHostile, kNs),
+            "2026-11-24T05:12:03.123Z podvisor warning: "
+            "msg \\x1b]0;owned\\x07\\x1b[2K\\rok\\nfake\\u009b\\xff");
+  EXPECT_EQ(FormatLine(Style::kShim, Level::kError, kHostile, kNs),
+            "2026-11-24T05:12:03.123456Z error containerd-shim-podvisor-v1 "
+            "msg \\x1b]0;owned\\x07\\x1b[2K\\rok\\nfake\\u009b\\xff");
+}
+
+TEST(Log, S14_22_JsonLineIsValidJsonWithNoRawControlBytes) {
+  std::string line = FormatLine(Style::kJson, Level::kWarning, kHostile, kNs);
+  for (char c : line) {
+    auto u = static_cast<unsigned char>(c);
+    EXPECT_FALSE(u < 0x20 || u == 0x7f) << "raw control byte " << int{u} << " in " << line;
+  }
+  EXPECT_EQ(line.find("\xc2\x9b"), std::string::npos) << "raw C1 CSI in " << line;
+  auto parsed = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << line;
+  EXPECT_EQ(parsed["msg"], "msg \x1b]0;owned\x07\x1b[2K\rok\nfake\u009b\ufffd");
+}
+
 TEST(Log, ParseLevelTakesTheNamesAndTheirShortFormsOnly) {
   EXPECT_EQ(ParseLevel("trace"), Level::kTrace);
   EXPECT_EQ(ParseLevel("warn"), Level::kWarning);
