@@ -106,7 +106,7 @@ TEST_F(Logs, S11_2_ChattyContainerRotatesWhileLogsFollowAcrossRotationsAndAResta
   std::vector<std::string> rotated_plain, rotated_gz;
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
-  const std::regex rotated_name(R"(^0\.log\.\d{8}-\d{6}(\.gz)?$)");
+  const std::regex rotated_name(R"(^0\.log\.\d{8}-\d{6}(\.\d{6})?(\.gz)?$)");
   for (const auto& n : names) {
     if (n == "0.log" || n == "1.log") continue;
     ASSERT_TRUE(std::regex_match(n, rotated_name)) << "unexpected file " << n;
