@@ -31,20 +31,40 @@ namespace podvisor::supervisor {
 
 bool Executor::ReadLogPipe(Instance& inst, int index) {
   LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
+  // S14.17: a failing write (a full log file system) is reported through
+  // the writer's notices, at most one a minute, never once per record: at
+  // a few thousand records a second that would be the supervisor's own
+  // flood of warnings on the same full disk.
+  auto report = [&](bool flush) {
+    if (!inst.log) return;
+    auto notice = inst.log->TakeNotice(std::chrono::steady_clock::now(), flush);
+    if (!notice) return;
+    OnPublish(Publish{notice->resumed ? EventType::kNormal : EventType::kWarning,
+                      notice->resumed ? "LogWriteResumed" : "LogWriteFailed",
+                      "container/" + inst.container, notice->message});
+  };
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(inst.pipes[index].get(), buf, sizeof buf);
     if (n > 0) {
       if (inst.log) {
-        auto s = inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
-                                  std::chrono::system_clock::now());
-        if (!s) log::Warn("{}", s.error().message());
+        // Errors are counted by the writer and reported below.
+        (void)inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
+                               std::chrono::system_clock::now());
       }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return false;
-    return true;  // EOF (or an error: nothing more will come)
+    if (n < 0 && errno == EAGAIN) {
+      report(false);
+      return false;
+    }
+    // EOF (or an error: nothing more will come). The trailing partial line
+    // is written here (the caller's Close then finds nothing), so that
+    // what is still unreported, its failure included, is reported now.
+    if (inst.log) (void)inst.log->Close(stream, std::chrono::system_clock::now());
+    report(true);
+    return true;
   }
 }
 
