@@ -168,8 +168,11 @@ Status CriLogWriter::Close(LogStream stream, WallTime now) {
 }
 
 std::optional<LogWriteNotice> CriLogWriter::TakeNotice(MonoTime now, bool flush) {
-  if (failures_since_notice_ == 0) return std::nullopt;
   bool failing = write_failing_ || rotation_failing_;
+  // A reported failure is followed by a report that it is over, even when
+  // nothing more was dropped after the first.
+  bool due = failures_since_notice_ > 0 || (!failing && failure_reported_);
+  if (!due) return std::nullopt;
   std::optional<MonoTime>& last = failing ? last_failure_notice_ : last_resumed_notice_;
   if (!flush && last && now - *last < kLogNoticeInterval) return std::nullopt;
   last = now;
@@ -186,6 +189,7 @@ std::optional<LogWriteNotice> CriLogWriter::TakeNotice(MonoTime now, bool flush)
   }
   dropped_since_notice_ = 0;
   failures_since_notice_ = 0;
+  failure_reported_ = failing;
   return notice;
 }
 

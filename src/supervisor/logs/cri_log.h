@@ -73,7 +73,8 @@ class CriLogWriter {
   Status Close(LogStream stream, WallTime now);
 
   // S14.17: a notice when records were dropped or a rotation failed since
-  // the last one, and none of the same kind was given in the last
+  // the last one, or writes work again after a failure notice, and none
+  // of the same kind was given in the last
   // kLogNoticeInterval; `flush` (the instance ended) reports what is left
   // whatever the interval. The caller publishes it.
   std::optional<LogWriteNotice> TakeNotice(MonoTime now, bool flush = false);
@@ -104,6 +105,7 @@ class CriLogWriter {
   uint64_t failures_since_notice_ = 0;  // failed writes and rotations
   bool write_failing_ = false;          // the last record was dropped
   bool rotation_failing_ = false;       // the last rotation failed
+  bool failure_reported_ = false;       // the last notice said writes fail
   std::string last_error_;
   std::optional<MonoTime> last_failure_notice_;
   std::optional<MonoTime> last_resumed_notice_;
