@@ -99,12 +99,15 @@ TEST_F(LogPressure, S14_17_AFullLogDirectoryIsReportedOnceAndNeverTearsARecord) 
     std::this_thread::sleep_for(milliseconds(50));
   }
   auto failed = reasons("LogWriteFailed");
-  ASSERT_EQ(failed.size(), 1u) << RunStderr().substr(0, 4000);
-  EXPECT_EQ(failed[0].value("type", ""), "Warning");
-  EXPECT_EQ(failed[0].value("object", ""), "container/app");
-  EXPECT_THAT(failed[0].value("message", ""), HasSubstr("ENOSPC"));
-  EXPECT_THAT(failed[0].value("message", ""), HasSubstr("log records dropped"));
+  EXPECT_EQ(failed.size(), 1u) << RunStderr().substr(0, 4000);
+  for (const auto& e : failed) {
+    EXPECT_EQ(e.value("type", ""), "Warning");
+    EXPECT_EQ(e.value("object", ""), "container/app");
+    EXPECT_THAT(e.value("message", ""), HasSubstr("ENOSPC"));
+    EXPECT_THAT(e.value("message", ""), HasSubstr("log records dropped"));
+  }
   EXPECT_THAT(Client({"events", "flood"}).out, HasSubstr("LogWriteFailed"));
+  // Space returns; the container goes on (and ends) whatever was seen above.
   fs::remove(log_dir_ / "filler");
   std::ofstream(scratch_ / "go") << "";
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
