@@ -1,6 +1,7 @@
 #include "oci/projected_volumes.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,10 +135,64 @@ Status ApplyFsGroup(const std::filesystem::path& path, gid_t gid) {
   return Ok();
 }
 
+// Removes what DIR holds (a payload of an earlier start), not DIR itself.
+Status ClearDirectory(const std::filesystem::path& dir, const std::string& what) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> old;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    old.push_back(entry.path());
+  if (ec) return Error(what + ": listing: " + ec.message(), ec.value());
+  for (const auto& path : old) {
+    std::filesystem::remove_all(path, ec);
+    if (ec) return Error(what + ": removing " + path.string() + ": " + ec.message(), ec.value());
+  }
+  return Ok();
+}
+
+// S14.15: makes DIR a place where secret bytes are only in memory.
+Status PrepareSecretTmpfs(const std::filesystem::path& dir, const std::vector<ProjectedFile>& files,
+                          const std::string& what) {
+  if (IsMountPoint(dir)) {
+    if (FilesystemType(dir) == TMPFS_MAGIC) return Ok();  // ours, from an earlier start
+    return Error(what +
+                     ": is a mount point but not a tmpfs, and secret data is only written to a "
+                     "tmpfs",
+                 EBUSY);
+  }
+  // Emptied first: a tmpfs mounted over an old payload would hide it, not
+  // remove it (a volume an older podvisor wrote to the disk).
+  if (Status s = ClearDirectory(dir, what); !s) return s;
+  // The size bounds what a container could write if the mount were
+  // writable; it is mounted read-only, so the payload plus slack is plenty.
+  std::size_t bytes = 0;
+  for (const auto& f : files) bytes += f.content.size() + 4096;
+  std::string options = "mode=0755,size=" + std::to_string(bytes + 1024 * 1024);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options.c_str()) ==
+      0) {
+    return Ok();
+  }
+  int err = errno;
+  // Without the privilege to mount (a run as an ordinary user), a state
+  // directory the caller put on a tmpfs keeps the bytes in memory too.
+  if (FilesystemType(dir) == TMPFS_MAGIC) return Ok();
+  return Error::FromErrno(what +
+                              ": secret data is only written to a tmpfs: the directory is not on "
+                              "one, and mounting one failed (run as root, or give a --state-dir "
+                              "on a tmpfs such as $XDG_RUNTIME_DIR)",
+                          err);
+}
+
 }  // namespace
 
 bool IsProjectedKind(const pod::Volume& v) {
   return v.config_map || v.secret || v.downward_api || v.projected;
+}
+
+bool HoldsSecretData(const pod::Volume& v) {
+  if (v.secret) return true;
+  if (!v.projected) return false;
+  return std::any_of(v.projected->sources.begin(), v.projected->sources.end(),
+                     [](const pod::VolumeProjection& p) { return p.secret.has_value(); });
 }
 
 Result<std::vector<ProjectedFile>> ProjectedVolumeFiles(const pod::Pod& pod,
@@ -246,29 +301,11 @@ Status PrepareProjectedVolume(const pod::Pod& pod, const pod::Volume& volume,
   if (!files) return files.take_error();
   if (Status s = MakeDirs(volumes_dir, 0755); !s) return s.error().Wrap(what);
   if (Status s = MakeDirs(dir, 0755); !s) return s.error().Wrap(what);
-  if (volume.secret) {
-    // Secret values stay in memory, as the kubelet keeps them. The size
-    // bounds what a container could write if the mount were writable; it
-    // is mounted read-only, so the payload plus slack is plenty.
-    std::size_t bytes = 0;
-    for (const auto& f : *files) bytes += f.content.size() + 4096;
-    std::string options = "mode=0755,size=" + std::to_string(bytes + 1024 * 1024);
-    if (!IsMountPoint(dir)) {
-      if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  options.c_str()) != 0) {
-        return Error::FromErrno(what + ": mounting tmpfs");
-      }
-    }
+  if (HoldsSecretData(volume)) {
+    if (Status s = PrepareSecretTmpfs(dir, *files, what); !s) return s;
   }
   // A recovered or restarted pod may find an old payload: start empty.
-  std::error_code ec;
-  std::vector<std::filesystem::path> old;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-    old.push_back(entry.path());
-  for (const auto& path : old) {
-    std::filesystem::remove_all(path, ec);
-    if (ec) return Error(what + ": removing " + path.string() + ": " + ec.message(), ec.value());
-  }
+  if (Status s = ClearDirectory(dir, what); !s) return s;
   std::optional<int64_t> fs_group;
   if (pod.spec.security_context) fs_group = pod.spec.security_context->fs_group;
   if (Status s = WriteAtomically(dir, *files, fs_group); !s) return s.error().Wrap(what);

@@ -1,14 +1,19 @@
 // configMap, secret, downwardAPI and projected volumes (projected_volumes.h):
 // which files, with which modes, in the kubelet's atomic-writer layout.
 // The tmpfs of a secret volume and fsGroup ownership need root; those
-// tests say so when skipped.
+// tests say so when skipped. S14.15: secret data only ever on a tmpfs.
 #include "oci/projected_volumes.h"
 
+#include <grp.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -16,6 +21,7 @@
 #include <linux/magic.h>
 
 #include "oci/layout.h"
+#include "oci/mounts.h"
 #include "oci/volumes.h"
 #include "pod/parse.h"
 
@@ -121,6 +127,7 @@ class AtomicWriter : public ::testing::Test {
       EXPECT_TRUE(CleanupPod(*layout_));
     }
     std::filesystem::remove_all(dir_);
+    if (!shm_dir_.empty()) std::filesystem::remove_all(shm_dir_);
   }
   static unsigned Mode(const std::filesystem::path& p) {
     struct stat st {};
@@ -134,6 +141,7 @@ class AtomicWriter : public ::testing::Test {
     return s.str();
   }
   std::filesystem::path dir_;
+  std::filesystem::path shm_dir_;  // a test's directory on /dev/shm
   std::optional<PodLayout> layout_;
 };
 
@@ -201,6 +209,130 @@ TEST_F(AtomicWriter, SecretVolumesAreTmpfsAndFsGroupOwnsEverything) {
     if (e.path().filename().string().starts_with("..2")) ++payloads;
   }
   EXPECT_EQ(payloads, 1u);
+}
+
+long FsType(const std::filesystem::path& p) {
+  struct statfs fs {};
+  EXPECT_EQ(::statfs(p.c_str(), &fs), 0) << p;
+  return static_cast<long>(fs.f_type);
+}
+
+constexpr const char* kSecretAndConfigMapProjection = R"(    - name: p
+      projected:
+        sources:
+          - configMap: {name: cfg, items: [{key: level, path: level}]}
+          - secret: {name: sec}
+    - name: plain
+      projected:
+        sources:
+          - configMap: {name: cfg, items: [{key: level, path: level}]}
+)";
+
+TEST_F(AtomicWriter, S14_15_AProjectedVolumeWithASecretSourceIsATmpfsGoneWithThePod) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting tmpfs needs root";
+  pod::Pod pod = ParsePod(kSecretAndConfigMapProjection);
+  layout_.emplace(dir_, "web");
+  ASSERT_TRUE(PreparePodVolumes(pod, layout_->VolumesDir()));
+  std::filesystem::path p = layout_->VolumesDir() / "p";
+  EXPECT_EQ(FsType(p), TMPFS_MAGIC) << "secret values stay in memory";
+  EXPECT_EQ(Read(p / "pass"), "s3cret");
+  EXPECT_EQ(Read(p / "level"), "debug");
+  EXPECT_NE(FsType(layout_->VolumesDir() / "plain"), TMPFS_MAGIC)
+      << "without a secret source it is written as a configMap volume is";
+  ASSERT_TRUE(CleanupPod(*layout_));
+  EXPECT_FALSE(std::filesystem::exists(p));
+  auto left = MountPointsUnder(dir_);
+  ASSERT_TRUE(left);
+  EXPECT_TRUE(left->empty()) << "a tmpfs is left mounted";
+  layout_.reset();
+}
+
+TEST_F(AtomicWriter, S14_15_AnOldPayloadOnDiskIsRemovedBeforeTheTmpfsCoversIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting tmpfs needs root";
+  pod::Pod pod = ParsePod("    - {name: s, secret: {secretName: sec}}\n");
+  layout_.emplace(dir_, "web");
+  std::filesystem::path s = layout_->VolumesDir() / "s";
+  std::filesystem::create_directories(s / "..2020_01_01_00_00_00.1");
+  std::ofstream(s / "..2020_01_01_00_00_00.1" / "pass") << "old-s3cret";
+  ASSERT_TRUE(PreparePodVolumes(pod, layout_->VolumesDir()));
+  EXPECT_EQ(FsType(s), TMPFS_MAGIC);
+  ASSERT_EQ(::umount2(s.c_str(), 0), 0) << std::strerror(errno);
+  EXPECT_TRUE(std::filesystem::is_empty(s)) << "an old payload was left on the disk, hidden";
+}
+
+// Runs FN as nobody in a child when we are root, in this process
+// otherwise: as a user without the privilege to mount. Returns FN's
+// error message, or "" when it succeeded.
+std::string Unprivileged(const std::function<Status()>& fn) {
+  if (::geteuid() != 0) {
+    Status s = fn();
+    return s ? "" : s.error().message();
+  }
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+        ::setresuid(65534, 65534, 65534) != 0) {
+      ::_exit(2);
+    }
+    Status s = fn();
+    std::string out = s ? "" : s.error().message();
+    (void)!::write(fds[1], out.data(), out.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the unprivileged child failed";
+  return out;
+}
+
+// A directory `nobody` may write in.
+std::filesystem::path DirForNobody(const std::filesystem::path& path) {
+  std::filesystem::create_directories(path);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  }
+  return path;
+}
+
+TEST_F(AtomicWriter, S14_15_WithoutPrivilegeSecretDataGoesOnlyToATmpfsTheCallerProvides) {
+  pod::Pod pod = ParsePod(kSecretAndConfigMapProjection);
+  ::chmod(dir_.c_str(), 0755);
+  // On the disk: refused, naming the volume, and nothing written.
+  std::filesystem::path disk = DirForNobody(dir_ / "disk");
+  ASSERT_NE(FsType(disk), TMPFS_MAGIC) << "the test's temp dir must be on a disk";
+  std::string refused =
+      Unprivileged([&] { return PrepareProjectedVolume(pod, pod.spec.volumes[0], disk, Node()); });
+  EXPECT_THAT(refused, testing::HasSubstr("volume \"p\""));
+  EXPECT_THAT(refused, testing::HasSubstr("secret data is only written to a tmpfs"));
+  for (const auto& e : std::filesystem::recursive_directory_iterator(disk)) {
+    EXPECT_FALSE(e.is_regular_file()) << e.path() << " written to the disk";
+  }
+  // A projection without secrets is written there as before.
+  EXPECT_EQ(
+      Unprivileged([&] { return PrepareProjectedVolume(pod, pod.spec.volumes[1], disk, Node()); }),
+      "");
+  // A state directory on a tmpfs (a --state-dir under $XDG_RUNTIME_DIR)
+  // keeps secret bytes in memory without a mount of our own.
+  if (FsType("/dev/shm") != TMPFS_MAGIC) GTEST_SKIP() << "/dev/shm is not a tmpfs here";
+  char tmpl[] = "/dev/shm/podvisor-projected-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  shm_dir_ = tmpl;
+  ::chmod(shm_dir_.c_str(), 0755);
+  std::filesystem::path in_memory = DirForNobody(shm_dir_ / "volumes");
+  EXPECT_EQ(Unprivileged([&] {
+              return PrepareProjectedVolume(pod, pod.spec.volumes[0], in_memory, Node());
+            }),
+            "");
+  EXPECT_EQ(Read(in_memory / "p" / "pass"), "s3cret");
+  EXPECT_FALSE(IsMountPoint(in_memory / "p")) << "no mount of its own without privilege";
 }
 
 }  // namespace

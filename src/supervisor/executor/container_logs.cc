@@ -9,12 +9,18 @@
 // child takes the other core when there is one and the loop only sees its
 // exit. The pod's end waits for a running one (MaybeFinish waits for
 // every call), so no half-written .gz.partial is left behind; a crash
-// leaves the plain file, which readers use.
+// leaves the plain file, which readers use. The file being compressed is
+// retention's to remove only once its compressor is done (S14.19): removed
+// under it, its .gz appeared after retention had counted the files and
+// its unlink failed; a queued file that retention removes leaves the
+// queue with it.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "common/log.h"
 
@@ -25,26 +31,55 @@ namespace podvisor::supervisor {
 
 bool Executor::ReadLogPipe(Instance& inst, int index) {
   LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
+  // S14.17: a failing write (a full log file system) is reported through
+  // the writer's notices, at most one a minute, never once per record: at
+  // a few thousand records a second that would be the supervisor's own
+  // flood of warnings on the same full disk.
+  auto report = [&](bool flush) {
+    if (!inst.log) return;
+    auto notice = inst.log->TakeNotice(std::chrono::steady_clock::now(), flush);
+    if (!notice) return;
+    OnPublish(Publish{notice->resumed ? EventType::kNormal : EventType::kWarning,
+                      notice->resumed ? "LogWriteResumed" : "LogWriteFailed",
+                      "container/" + inst.container, notice->message});
+  };
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(inst.pipes[index].get(), buf, sizeof buf);
     if (n > 0) {
       if (inst.log) {
-        auto s = inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
-                                  std::chrono::system_clock::now());
-        if (!s) log::Warn("{}", s.error().message());
+        // Errors are counted by the writer and reported below.
+        (void)inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
+                               std::chrono::system_clock::now());
       }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return false;
-    return true;  // EOF (or an error: nothing more will come)
+    if (n < 0 && errno == EAGAIN) {
+      report(false);
+      return false;
+    }
+    // EOF (or an error: nothing more will come). The trailing partial line
+    // is written here (the caller's Close then finds nothing), so that
+    // what is still unreported, its failure included, is reported now.
+    if (inst.log) (void)inst.log->Close(stream, std::chrono::system_clock::now());
+    report(true);
+    return true;
   }
 }
 
 void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
-  RetentionPlan plan = PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files);
+  // S14.19: the file the compressor is reading is its own until it ends;
+  // retention runs again then (the reaper's callback below).
+  std::vector<std::string> compressing;
+  if (!compressing_.empty() && compressing_.parent_path() == dir) {
+    compressing.push_back(compressing_.filename().string());
+  }
+  RetentionPlan plan =
+      PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files, compressing);
   for (const auto& name : plan.remove) {
+    // A queued file too old to keep is removed, and so no longer queued.
+    std::erase_if(compress_queue_, [&](const auto& q) { return q.first == dir / name; });
     if (::unlink((dir / name).c_str()) != 0 && errno != ENOENT) {
       log::Warn("removing old log {}: {}", (dir / name).string(), std::strerror(errno));
     }
@@ -52,9 +87,8 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
   if (finished_) return;  // the final flush of a finished pod: no new children
   for (const auto& name : plan.compress) {
     std::filesystem::path file = dir / name;
-    bool queued =
-        file == compressing_ || std::any_of(compress_queue_.begin(), compress_queue_.end(),
-                                            [&](const auto& q) { return q.first == file; });
+    bool queued = std::any_of(compress_queue_.begin(), compress_queue_.end(),
+                              [&](const auto& q) { return q.first == file; });
     if (!queued) compress_queue_.emplace_back(file, instance);
   }
   StartCompression();
@@ -84,9 +118,15 @@ void Executor::StartCompression() {
       reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
         calls_.erase(pid);
         compressing_.clear();
-        if (!exit.success()) log::Warn("compressing {}: {}", file.string(), exit.ToString());
-        // Rotations while it ran may have made more files old enough to go.
-        OnLogRotated(dir, inst);
+        if (exit.success()) {
+          // Rotations while it ran may have made more files old enough to
+          // go, this one included (S14.19).
+          OnLogRotated(dir, inst);
+        } else {
+          // Not planned again before the next rotation: on a full disk a
+          // retry at once would fail at once, a loop of children.
+          log::Warn("compressing {}: {}", file.string(), exit.ToString());
+        }
         StartCompression();
         MaybeFinish();
       });

@@ -17,18 +17,6 @@ std::size_t Index(LogStream s) {
   return s == LogStream::kStdout ? 0 : 1;
 }
 
-Status WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error::FromErrno("write");
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return Ok();
-}
-
 }  // namespace
 
 std::string_view LogStreamName(LogStream s) {
@@ -73,14 +61,50 @@ Status CriLogWriter::Rotate(WallTime now) {
   }
   int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
   if (fd < 0) {
-    // Keep writing to the file we have (now under its rotated name)
-    // rather than lose output.
-    return Error::FromErrno("opening log " + path_.string());
+    Error error = Error::FromErrno("opening log " + path_.string());
+    // Keep writing to the file we have rather than lose output, under its
+    // own name again, so that the next record retries the rotation.
+    (void)::rename(rotated.c_str(), path_.c_str());
+    return error;
   }
   fd_.Reset(fd);
   bytes_written_ = 0;
   if (on_rotated_) on_rotated_();
   return Ok();
+}
+
+Status CriLogWriter::WriteWhole(std::string_view record) {
+  std::size_t done = 0;
+  while (done < record.size()) {
+    ssize_t n = ::write(fd_.get(), record.data() + done, record.size() - done);
+    if (n >= 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    Error error = Error::FromErrno("write");
+    if (done == 0) return error;
+    // S14.16: a full file system (or a file size limit) took the first
+    // part of the record: cut it off again, so the file ends with the last
+    // whole record and a shipper never reads a torn one as complete. With
+    // O_APPEND, our part is the last `done` bytes of the file.
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0 ||
+        ::ftruncate(fd_.get(), st.st_size - static_cast<off_t>(done)) != 0) {
+      return Error::FromErrno("cutting a torn record off")
+          .Wrap(error.message() + " after " + std::to_string(done) + " bytes");
+    }
+    return error;
+  }
+  return Ok();
+}
+
+void CriLogWriter::Failed(const Error& error, bool dropped) {
+  ++failures_since_notice_;
+  last_error_ = error.message();
+  if (!dropped) return;
+  ++records_dropped_;
+  ++dropped_since_notice_;
 }
 
 Status CriLogWriter::WriteRecord(LogStream stream, bool partial, std::string_view content,
@@ -91,14 +115,30 @@ Status CriLogWriter::WriteRecord(LogStream stream, bool partial, std::string_vie
   Status rotated;
   if (max_size_ > 0 && bytes_written_ > 0 && bytes_written_ + record.size() > max_size_) {
     rotated = Rotate(now);
+    rotation_failing_ = !rotated;
+    if (!rotated) Failed(rotated.error(), false);
   }
-  if (auto s = WriteAll(fd_.get(), record); !s) return s.take_error().Wrap(path_.string());
+  if (auto s = WriteWhole(record); !s) {
+    Error error = s.take_error().Wrap(path_.string());
+    write_failing_ = true;
+    Failed(error, true);
+    return error;
+  }
+  write_failing_ = false;
   bytes_written_ += record.size();
   return rotated;
 }
 
 Status CriLogWriter::Append(LogStream stream, std::string_view bytes, WallTime now) {
   std::string& pending = pending_[Index(stream)];
+  Status first_error;
+  auto write = [&](bool partial) {
+    Status s = WriteRecord(stream, partial, pending, now);
+    if (!s && first_error) first_error = std::move(s);
+    // Written or dropped (S14.16), the record is done: a failed F record
+    // kept here would merge with the next line.
+    pending.clear();
+  };
   while (!bytes.empty()) {
     std::size_t newline = bytes.find('\n');
     std::string_view piece = bytes.substr(0, newline);
@@ -109,19 +149,14 @@ Status CriLogWriter::Append(LogStream stream, std::string_view bytes, WallTime n
       std::size_t take = kMaxCriRecordContent - pending.size();
       pending.append(piece.substr(0, take));
       piece.remove_prefix(take);
-      if (auto s = WriteRecord(stream, true, pending, now); !s) return s;
-      pending.clear();
-    }
-    if (newline == std::string_view::npos) {
-      pending.append(piece);
-      return Ok();
+      write(true);
     }
     pending.append(piece);
-    if (auto s = WriteRecord(stream, false, pending, now); !s) return s;
-    pending.clear();
+    if (newline == std::string_view::npos) break;
+    write(false);
     bytes.remove_prefix(newline + 1);
   }
-  return Ok();
+  return first_error;
 }
 
 Status CriLogWriter::Close(LogStream stream, WallTime now) {
@@ -130,6 +165,32 @@ Status CriLogWriter::Close(LogStream stream, WallTime now) {
   Status s = WriteRecord(stream, true, pending, now);
   pending.clear();
   return s;
+}
+
+std::optional<LogWriteNotice> CriLogWriter::TakeNotice(MonoTime now, bool flush) {
+  bool failing = write_failing_ || rotation_failing_;
+  // A reported failure is followed by a report that it is over, even when
+  // nothing more was dropped after the first.
+  bool due = failures_since_notice_ > 0 || (!failing && failure_reported_);
+  if (!due) return std::nullopt;
+  std::optional<MonoTime>& last = failing ? last_failure_notice_ : last_resumed_notice_;
+  if (!flush && last && now - *last < kLogNoticeInterval) return std::nullopt;
+  last = now;
+  LogWriteNotice notice;
+  notice.resumed = !failing;
+  notice.dropped = dropped_since_notice_;
+  std::string dropped = std::to_string(dropped_since_notice_) + " log record" +
+                        (dropped_since_notice_ == 1 ? "" : "s") + " dropped";
+  if (failing) {
+    notice.message = last_error_ + "; " + dropped + " since the last report";
+  } else {
+    notice.message = "writing " + path_.string() + " again; " + dropped +
+                     " since the last report (last error: " + last_error_ + ")";
+  }
+  dropped_since_notice_ = 0;
+  failures_since_notice_ = 0;
+  failure_reported_ = failing;
+  return notice;
 }
 
 std::optional<CriRecord> ParseCriRecord(std::string_view line) {

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -29,9 +31,31 @@ bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// YYYYMMDD-HHMMSS
+// "YYYYMMDD-HHMMSS", the kubelet's stamp of a rotated log.
+constexpr std::size_t kSecondStampSize = 15;
+// S14.18: ".NNNNNN" after it for further rotations in that second; six
+// digits so that stamps still sort as strings in rotation order.
+constexpr std::size_t kSequenceSize = 6;
+constexpr int kMaxSequence = 999'999;
+
+bool IsSecondStamp(std::string_view s) {
+  return s.size() == kSecondStampSize && s[8] == '-' && AllDigits(s.substr(0, 8)) &&
+         AllDigits(s.substr(9));
+}
+
+// YYYYMMDD-HHMMSS or YYYYMMDD-HHMMSS.NNNNNN
 bool IsStamp(std::string_view s) {
-  return s.size() == 15 && s[8] == '-' && AllDigits(s.substr(0, 8)) && AllDigits(s.substr(9));
+  if (s.size() == kSecondStampSize + 1 + kSequenceSize) {
+    return s[kSecondStampSize] == '.' && AllDigits(s.substr(kSecondStampSize + 1)) &&
+           IsSecondStamp(s.substr(0, kSecondStampSize));
+  }
+  return IsSecondStamp(s);
+}
+
+// 0 for a stamp without a sequence number.
+int SequenceOf(std::string_view stamp) {
+  if (stamp.size() <= kSecondStampSize) return 0;
+  return std::atoi(std::string(stamp.substr(kSecondStampSize + 1)).c_str());
 }
 
 std::string Stamp(WallTime t) {
@@ -59,6 +83,13 @@ std::map<std::string, RotatedForms> RotatedOf(const std::vector<std::string>& na
   return out;
 }
 
+// The second after SECOND_STAMP ("YYYYMMDD-HHMMSS", UTC).
+std::string NextSecond(const std::string& second_stamp) {
+  std::tm tm{};
+  ::strptime(second_stamp.c_str(), "%Y%m%d-%H%M%S", &tm);
+  return Stamp(std::chrono::system_clock::from_time_t(::timegm(&tm) + 1));
+}
+
 std::string BaseName(int instance) {
   return std::to_string(instance) + std::string(kLogSuffix);
 }
@@ -84,6 +115,20 @@ std::string ReadTailBytes(const fs::path& file, std::size_t max) {
   return out;
 }
 
+// Copies IN into the gzip stream Z.
+Status GzipInto(int in, gzFile z, const fs::path& file, const fs::path& partial) {
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::FromErrno("reading " + file.string());
+    if (n == 0) return Ok();
+    if (::gzwrite(z, buf, static_cast<unsigned>(n)) != n) {
+      return Error("writing " + partial.string() + ": gzwrite failed");
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<LogFileName> ParseLogFileName(std::string_view name) {
@@ -107,16 +152,24 @@ std::optional<LogFileName> ParseLogFileName(std::string_view name) {
 }
 
 std::string RotatedLogName(const std::vector<std::string>& existing, int instance, WallTime now) {
+  std::string second = Stamp(now);
   auto taken = RotatedOf(existing, instance);
-  // Past the newest stamp too: a clock stepping back must not make a new
-  // file sort before older ones.
-  WallTime t = now;
-  for (;;) {
-    std::string stamp = Stamp(t);
-    bool older_than_newest = !taken.empty() && stamp <= taken.rbegin()->first;
-    if (!taken.count(stamp) && !older_than_newest) return BaseName(instance) + "." + stamp;
-    t += std::chrono::seconds(1);
+  if (taken.empty()) return BaseName(instance) + "." + second;
+  const std::string& newest = taken.rbegin()->first;
+  std::string newest_second = newest.substr(0, kSecondStampSize);
+  if (second > newest_second) return BaseName(instance) + "." + second;
+  // S14.18: the same second as the newest file, or a clock that stepped
+  // back: a sequence number after the newest's, never a made-up later
+  // second (taking "the next free second" drifted minutes ahead of the
+  // clock at a few rotations a second).
+  int next = SequenceOf(newest) + 1;
+  if (next > kMaxSequence) {
+    // A million rotations in one second: only then one second ahead.
+    return BaseName(instance) + "." + NextSecond(newest_second);
   }
+  char sequence[16];
+  std::snprintf(sequence, sizeof sequence, ".%06d", next);
+  return BaseName(instance) + "." + newest_second + sequence;
 }
 
 std::vector<std::string> ListNames(const fs::path& dir) {
@@ -154,7 +207,8 @@ std::vector<fs::path> InstanceLogFiles(const fs::path& dir, int instance) {
   return out;
 }
 
-RetentionPlan PlanRetention(const std::vector<std::string>& names, int instance, int max_files) {
+RetentionPlan PlanRetention(const std::vector<std::string>& names, int instance, int max_files,
+                            const std::vector<std::string>& compressing) {
   RetentionPlan plan;
   auto rotated = RotatedOf(names, instance);
   std::size_t keep = max_files > 1 ? static_cast<std::size_t>(max_files - 1) : 1;
@@ -162,13 +216,21 @@ RetentionPlan PlanRetention(const std::vector<std::string>& names, int instance,
   for (const auto& [stamp, forms] : rotated) {
     std::string name = BaseName(instance) + "." + stamp;
     bool newest = i + 1 == rotated.size();
-    if (rotated.size() - i > keep) {
+    bool too_old = rotated.size() - i > keep;
+    ++i;
+    // S14.19: a compressor reads this file and will rename its .gz into
+    // place; removing either now would leave an orphan .gz or fail it.
+    if (std::find(compressing.begin(), compressing.end(), name) != compressing.end()) continue;
+    if (too_old) {
       if (forms.plain) plan.remove.push_back(name);
       if (forms.gz) plan.remove.push_back(name + std::string(kGzSuffix));
-    } else if (!newest && forms.plain && !forms.gz) {
+    } else if (forms.plain && forms.gz) {
+      // A compressor ended between renaming its fsynced .gz into place
+      // and removing the original: the .gz is whole, the plain copy goes.
+      plan.remove.push_back(name);
+    } else if (!newest && forms.plain) {
       plan.compress.push_back(name);
     }
-    ++i;
   }
   return plan;
 }
@@ -180,26 +242,28 @@ Status CompressLogFile(const fs::path& file) {
   if (!in) return Error::FromErrno("opening " + file.string());
   Fd out(::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
   if (!out) return Error::FromErrno("creating " + partial.string());
-  gzFile z = ::gzdopen(out.Release(), "wb6");
-  if (!z) return Error("gzdopen " + partial.string());
-  char buf[1 << 16];
-  Status status;
-  for (;;) {
-    ssize_t n = ::read(in.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      status = Error::FromErrno("reading " + file.string());
-      break;
-    }
-    if (n == 0) break;
-    if (::gzwrite(z, buf, static_cast<unsigned>(n)) != n) {
-      status = Error("writing " + partial.string() + ": gzwrite failed");
-      break;
-    }
+  // zlib closes the descriptor it is given; ours stays open for fsync.
+  int gz_fd = ::fcntl(out.get(), F_DUPFD_CLOEXEC, 0);
+  if (gz_fd < 0) return Error::FromErrno("dup " + partial.string());
+  gzFile z = ::gzdopen(gz_fd, "wb6");
+  if (!z) {
+    ::close(gz_fd);
+    return Error("gzdopen " + partial.string());
   }
+  Status status = GzipInto(in.get(), z, file, partial);
   if (::gzclose(z) != Z_OK && status) status = Error("closing " + partial.string());
+  // S14.19: the .gz's bytes on disk before its name, and its name before
+  // the original goes: a crash or power loss at any point leaves the
+  // plain file or a whole .gz, never neither.
+  if (status && ::fsync(out.get()) != 0) status = Error::FromErrno("fsync " + partial.string());
   if (status && ::rename(partial.c_str(), gz.c_str()) != 0) {
     status = Error::FromErrno("renaming " + partial.string());
+  }
+  if (status) {
+    Fd dir(::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir || ::fsync(dir.get()) != 0) {
+      status = Error::FromErrno("fsync " + file.parent_path().string());
+    }
   }
   if (!status) {
     ::unlink(partial.c_str());

@@ -2,6 +2,7 @@
 //
 //   <log-dir>/<pod>/<container>/<n>.log                   instance n, being written
 //   <log-dir>/<pod>/<container>/<n>.log.<YYYYMMDD-HHMMSS>  rotated; the newest stays plain
+//   <log-dir>/<pod>/<container>/<n>.log.<YYYYMMDD-HHMMSS>.<NNNNNN>  more rotations in that second
 //   <log-dir>/<pod>/<container>/<n>.log.<stamp>.gz         older rotated ones, gzip
 //
 // As the kubelet does, the newest rotated file stays uncompressed, so a
@@ -37,17 +38,23 @@ constexpr int kDefaultLogMaxFiles = 5;
 
 struct LogFileName {
   int instance = 0;
-  std::string stamp;  // "YYYYMMDD-HHMMSS"; empty for the current <n>.log
+  // "YYYYMMDD-HHMMSS" or "YYYYMMDD-HHMMSS.NNNNNN"; empty for the current
+  // <n>.log. Stamps of one instance sort as strings in rotation order,
+  // which `podvisor logs` relies on.
+  std::string stamp;
   bool compressed = false;
 };
 
-// "3.log", "3.log.20261122-100405", "3.log.20261122-100405.gz"; nullopt
-// for anything else (a compressor's ".gz.partial" included).
+// "3.log", "3.log.20261122-100405", "3.log.20261122-100405.000002",
+// "3.log.20261122-100405.gz"; nullopt for anything else (a compressor's
+// ".gz.partial" included).
 std::optional<LogFileName> ParseLogFileName(std::string_view name);
 
-// "<n>.log.<YYYYMMDD-HHMMSS>" (UTC) for a rotation at `now`. When that name
-// is taken (two rotations in one second) the next free second is used, so
-// names stay unique and sort in rotation order.
+// "<n>.log.<YYYYMMDD-HHMMSS>" (UTC) for a rotation at `now`. S14.18: when
+// a file of that second (or of a later one: the clock stepped back) exists
+// already, the newest rotated file's second gets a six-digit sequence
+// number after the newest's, so names stay unique, sort in rotation order
+// and never name a second later than both `now` and the newest file.
 std::string RotatedLogName(const std::vector<std::string>& existing, int instance, WallTime now);
 
 // The names in `dir` (not recursive); empty when it cannot be read.
@@ -68,12 +75,20 @@ struct RetentionPlan {
 
 // What to do with instance `instance`'s rotated files among `names` so at
 // most `max_files` - 1 rotated files remain beside the current one, all but
-// the newest compressed. A file being compressed (plain and .gz present)
-// is left to its compressor.
-RetentionPlan PlanRetention(const std::vector<std::string>& names, int instance, int max_files);
+// the newest compressed. S14.19: `compressing` names the plain rotated
+// files a compressor has or will be given (running or queued): they are
+// neither removed nor planned again, even when too old; retention runs
+// again when the compressor ends and removes what is then too old. A
+// rotated file whose plain and .gz forms both exist without a compressor
+// (one that died between its rename and its unlink) is one file, removed
+// whole when too old.
+RetentionPlan PlanRetention(const std::vector<std::string>& names, int instance, int max_files,
+                            const std::vector<std::string>& compressing = {});
 
 // Gzips `file` into `file`.gz (through `file`.gz.partial, renamed when
 // complete, so a reader never sees a truncated .gz) and removes `file`.
+// S14.19: the .gz is fsynced before the rename and the directory after it,
+// so `file` is removed only once its compressed copy is on disk whole.
 Status CompressLogFile(const std::filesystem::path& file);
 
 // Reads plain and gzip files alike.

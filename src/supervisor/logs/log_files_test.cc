@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -63,15 +64,45 @@ class LogFiles : public ::testing::Test {
 
 TEST(LogFileNames, S11_2_RotatedNamesAreTimestamped) {
   EXPECT_EQ(RotatedLogName({}, 3, kT), "3.log.20231114-221320");
-  // A second rotation in the same second takes the next free second, so
-  // names stay unique and in rotation order.
-  EXPECT_EQ(RotatedLogName({"3.log.20231114-221320.gz", "3.log"}, 3, kT), "3.log.20231114-221321");
-  EXPECT_EQ(RotatedLogName({"3.log.20231114-221320", "3.log.20231114-221321"}, 3, kT),
-            "3.log.20231114-221322");
-  // A clock that stepped back still sorts after the newest.
-  EXPECT_EQ(RotatedLogName({"3.log.20231114-230000"}, 3, kT), "3.log.20231114-230001");
+  // S14.18: a second rotation in the same second takes a sequence number,
+  // so names stay unique and in rotation order.
+  EXPECT_EQ(RotatedLogName({"3.log.20231114-221320.gz", "3.log"}, 3, kT),
+            "3.log.20231114-221320.000001");
+  EXPECT_EQ(RotatedLogName({"3.log.20231114-221320", "3.log.20231114-221320.000001.gz"}, 3, kT),
+            "3.log.20231114-221320.000002");
+  // A later second starts without one.
+  EXPECT_EQ(RotatedLogName({"3.log.20231114-221319.000007"}, 3, kT), "3.log.20231114-221320");
+  // A clock that stepped back still sorts after the newest, in its second.
+  EXPECT_EQ(RotatedLogName({"3.log.20231114-230000"}, 3, kT), "3.log.20231114-230000.000001");
   // Other instances' names do not matter.
   EXPECT_EQ(RotatedLogName({"2.log.20231114-221320"}, 3, kT), "3.log.20231114-221320");
+  // Only a million rotations in one second move to the next.
+  EXPECT_EQ(RotatedLogName({"3.log.20231114-235959.999999"}, 3, kT), "3.log.20231115-000000");
+}
+
+TEST(LogFileNames, S14_18_RotationsAtAHighRateNeverNameAFutureSecond) {
+  // 40 rotations a second for 30 seconds: "the next free second" named
+  // the last of them 20 minutes ahead of the clock.
+  std::vector<std::string> names = {"0.log"};
+  std::vector<std::string> made;
+  WallTime t = kT;
+  for (int i = 0; i < 1200; ++i) {
+    std::string name = RotatedLogName(names, 0, t);
+    auto parsed = ParseLogFileName(name);
+    ASSERT_TRUE(parsed) << name;
+    std::string second = parsed->stamp.substr(0, 15);
+    std::string now = RotatedLogName({}, 0, t).substr(6);
+    ASSERT_LE(second, now) << "rotation " << i << " named " << name << " at " << now;
+    ASSERT_TRUE(made.empty() || made.back() < parsed->stamp) << name << " after " << made.back();
+    made.push_back(parsed->stamp);
+    names.push_back(name);
+    t += std::chrono::milliseconds(25);
+  }
+  EXPECT_EQ(made.back(), "20231114-221349.000039");
+  // Rotation order is the order of InstanceLogFiles and of `podvisor logs`.
+  std::vector<std::string> sorted = made;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, made);
 }
 
 TEST(LogFileNames, ParsesCurrentRotatedAndCompressed) {
@@ -83,8 +114,13 @@ TEST(LogFileNames, ParsesCurrentRotatedAndCompressed) {
   ASSERT_TRUE(rot);
   EXPECT_EQ(rot->stamp, "20231114-221320");
   EXPECT_TRUE(rot->compressed);
+  auto seq = ParseLogFileName("0.log.20231114-221320.000012.gz");
+  ASSERT_TRUE(seq);
+  EXPECT_EQ(seq->stamp, "20231114-221320.000012");
+  EXPECT_TRUE(seq->compressed);
   for (const char* bad : {"0.log.20231114-221320.gz.partial", "x.log", "0.log.yesterday", "0.txt",
-                          "0.log.2023111-221320", ".log"}) {
+                          "0.log.2023111-221320", ".log", "0.log.20231114-221320.1",
+                          "0.log.20231114-221320.0000001", "0.log.20231114-221320.00000x"}) {
     EXPECT_FALSE(ParseLogFileName(bad)) << bad;
   }
 }
@@ -105,10 +141,33 @@ TEST(LogRetention, S11_2_KeepsMaxFilesCompressesAllButTheNewestRotated) {
   EXPECT_EQ(PlanRetention(names, 1, 5), RetentionPlan{});
 }
 
-TEST(LogRetention, S11_2_AFileBeingCompressedIsLeftAloneUnlessItIsTooOld) {
+TEST(LogRetention, S14_19_AFileBeingCompressedIsNeverRemovedNorPlannedTwice) {
+  // The compressor of 100000 has written its .gz.partial; two rotations
+  // since made it too old for max-files 3.
+  std::vector<std::string> names = {"0.log", "0.log.20231114-100000",
+                                    "0.log.20231114-100000.gz.partial", "0.log.20231114-100001",
+                                    "0.log.20231114-100002"};
+  RetentionPlan plan = PlanRetention(names, 0, 3, {"0.log.20231114-100000"});
+  EXPECT_THAT(plan.remove, IsEmpty()) << "retention must wait for the compressor";
+  EXPECT_THAT(plan.compress, ElementsAre("0.log.20231114-100001"));
+  // Its .gz renamed into place, before the original is unlinked.
+  names.push_back("0.log.20231114-100000.gz");
+  EXPECT_EQ(PlanRetention(names, 0, 5, {"0.log.20231114-100000"}),
+            (RetentionPlan{{"0.log.20231114-100001"}, {}}));
+  // The compressor done: the next plan removes the whole file.
+  std::erase(names, "0.log.20231114-100000");
+  std::erase(names, "0.log.20231114-100000.gz.partial");
+  EXPECT_THAT(PlanRetention(names, 0, 3).remove, ElementsAre("0.log.20231114-100000.gz"));
+}
+
+TEST(LogRetention, S14_19_APlainAndGzipPairWithoutACompressorIsOneFile) {
+  // A compressor died between its rename and its unlink: the .gz is whole
+  // (fsynced before the rename), the plain copy goes; the pair counts once.
   std::vector<std::string> names = {"0.log", "0.log.20231114-100000", "0.log.20231114-100000.gz",
                                     "0.log.20231114-100001"};
-  EXPECT_EQ(PlanRetention(names, 0, 5), RetentionPlan{});
+  RetentionPlan loose = PlanRetention(names, 0, 5);
+  EXPECT_THAT(loose.remove, ElementsAre("0.log.20231114-100000"));
+  EXPECT_THAT(loose.compress, IsEmpty());
   RetentionPlan tight = PlanRetention(names, 0, 2);
   EXPECT_THAT(tight.remove, ElementsAre("0.log.20231114-100000", "0.log.20231114-100000.gz"));
   EXPECT_THAT(tight.compress, IsEmpty());
