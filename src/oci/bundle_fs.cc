@@ -43,6 +43,14 @@ std::string Join(const std::string& dir, const std::string& name) {
   return dir.empty() ? name : dir + "/" + name;
 }
 
+// "<prefix>: <rel>[: <what>]", the form of every error of the walk.
+std::string At(const std::string& prefix, const std::string& rel, std::string_view what = {}) {
+  std::string out = prefix;
+  out.append(": ").append(rel);
+  if (!what.empty()) out.append(": ").append(what);
+  return out;
+}
+
 }  // namespace
 
 Result<Fd> OpenBeneath(int root_fd, std::string_view rel, int flags, BeneathMode mode) {
@@ -79,18 +87,18 @@ Status CheckConfinedTree(const std::filesystem::path& root, std::string_view wha
     if (!dir_fd) return dir_fd.take_error().Wrap(prefix + ": opening");
     int at = dir_fd->get();
     Fd dup(::fcntl(at, F_DUPFD_CLOEXEC, 0));
-    if (!dup) return Error::FromErrno(prefix + ": " + dir_rel);
+    if (!dup) return Error::FromErrno(At(prefix, dir_rel));
     auto names = ListDir(std::move(dup), dir_rel.empty() ? "." : dir_rel);
     if (!names) return names.take_error().Wrap(prefix);
     std::vector<std::string> subdirs;
     for (const std::string& name : *names) {
       if (++seen > max_entries) {
-        return Error(prefix + ": more than " + std::to_string(max_entries) + " entries", EFBIG);
+        return Error(At(prefix, "more than " + std::to_string(max_entries) + " entries"), EFBIG);
       }
       std::string rel = Join(dir_rel, name);
       struct stat st {};
       if (::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return Error::FromErrno(prefix + ": " + rel);
+        return Error::FromErrno(At(prefix, rel));
       }
       if (S_ISDIR(st.st_mode)) {
         subdirs.push_back(std::move(rel));
@@ -98,14 +106,12 @@ Status CheckConfinedTree(const std::filesystem::path& root, std::string_view wha
       }
       if (S_ISREG(st.st_mode)) continue;
       if (!S_ISLNK(st.st_mode)) {
-        return Error(prefix + ": " + rel + ": " + KindOf(st.st_mode), EINVAL);
+        return Error(At(prefix, rel, KindOf(st.st_mode)), EINVAL);
       }
       // Followed under RESOLVE_BENEATH: EXDEV is exactly "ends outside".
       auto followed = OpenBeneath(root_fd.get(), rel, O_PATH, BeneathMode::kFollowInside);
       bool leaves = !followed && followed.error().code() == EXDEV;
-      return Error(
-          prefix + ": " + rel + (leaves ? ": a symlink leaving the bundle" : ": a symlink"),
-          EINVAL);
+      return Error(At(prefix, rel, leaves ? "a symlink leaving the bundle" : "a symlink"), EINVAL);
     }
     // Reversed, so the stack pops them in name order.
     pending.insert(pending.end(), subdirs.rbegin(), subdirs.rend());

@@ -1,6 +1,7 @@
 #include "shim/rootfs.h"
 
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <map>
@@ -87,11 +88,18 @@ Status MountRootfs(const std::vector<RootfsMount>& mounts, const std::filesystem
   // S14.5: the snapshot is a bundle image's layer as containerd unpacked
   // it, and `run` reads it as a plain bundle directory: it may hold
   // nothing a plain open would follow out of it, as run's own unpack of a
-  // bundle image may not.
-  if (auto s = oci::CheckConfinedTree(target, "bundle image", oci::LayerBudget::kDefaultMaxEntries);
-      !s) {
-    for (int i = 0; i < mounted; ++i) ::umount2(target.c_str(), MNT_DETACH);
-    return s;
+  // bundle image may not. An image with no pod.yaml or pod.json at all
+  // (not even a link) is left to Create's clearer "not a podvisor bundle".
+  struct stat st {};
+  bool bundle = ::lstat((target / "pod.yaml").c_str(), &st) == 0 ||
+                ::lstat((target / "pod.json").c_str(), &st) == 0;
+  if (bundle) {
+    if (auto s =
+            oci::CheckConfinedTree(target, "bundle image", oci::LayerBudget::kDefaultMaxEntries);
+        !s) {
+      for (int i = 0; i < mounted; ++i) ::umount2(target.c_str(), MNT_DETACH);
+      return s;
+    }
   }
   return Ok();
 }

@@ -31,7 +31,8 @@ struct MountCall {
 MountCall ParseMountOptions(const std::vector<std::string>& options);
 
 // Mounts each in order at `target` (created if missing), then checks that
-// the mounted bundle holds only directories and regular files (S14.5:
+// a mounted bundle (pod.yaml or pod.json at its top) holds only
+// directories and regular files (S14.5:
 // "bundle image: images/img/rootfs: a symlink leaving the bundle"). On
 // failure, unmounts what it mounted.
 Status MountRootfs(const std::vector<RootfsMount>& mounts, const std::filesystem::path& target);
