@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -92,7 +93,10 @@ Result<std::string> ReadFileInRoot(const std::filesystem::path& rootfs, std::str
   Fd root(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) return Error::FromErrno("opening " + rootfs.string());
   open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
+  // O_NONBLOCK: a FIFO planted by a layer must not hang the supervisor in
+  // open(2); what is opened is then checked to be a regular file, so no
+  // device node of the image is ever read (S14.7).
+  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
   std::string rel(relative);
   Fd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how)));
@@ -100,6 +104,9 @@ Result<std::string> ReadFileInRoot(const std::filesystem::path& rootfs, std::str
     if (errno == ENOENT) return std::string();
     return Error::FromErrno("opening " + (rootfs / rel).string());
   }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("checking " + (rootfs / rel).string());
+  if (!S_ISREG(st.st_mode)) return Error((rootfs / rel).string() + ": not a regular file");
   std::string content;
   char buf[8192];
   while (true) {

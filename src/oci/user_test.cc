@@ -1,10 +1,12 @@
 // User resolution from the image's own /etc/passwd and /etc/group (user.h).
 #include "oci/user.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace podvisor::oci {
@@ -206,6 +208,20 @@ TEST_F(RootfsFiles, SymlinksCannotEscapeTheImageRoot) {
   text = ReadFileInRoot(dir_ / "rootfs", "etc/passwd");
   ASSERT_TRUE(text);
   EXPECT_EQ(*text, "") << "'..' stops at the image root";
+}
+
+TEST_F(RootfsFiles, S14_7_AFifoOrDeviceIsNeverOpenedForReading) {
+  // A FIFO would block open(2) for ever, a device node would read the
+  // host's device: an account database is a regular file or nothing.
+  ASSERT_EQ(::mkfifo((dir_ / "rootfs/etc/passwd").c_str(), 0644), 0);
+  auto text = ReadFileInRoot(dir_ / "rootfs", "etc/passwd");
+  ASSERT_FALSE(text);
+  EXPECT_THAT(text.error().message(), ::testing::HasSubstr("not a regular file"));
+  std::filesystem::remove(dir_ / "rootfs/etc/passwd");
+  std::filesystem::create_symlink("/dev/null", dir_ / "rootfs/etc/group");
+  std::filesystem::create_directories(dir_ / "rootfs/dev");
+  ASSERT_EQ(::mkfifo((dir_ / "rootfs/dev/null").c_str(), 0644), 0);
+  EXPECT_FALSE(ReadFileInRoot(dir_ / "rootfs", "etc/group"));
 }
 
 }  // namespace
