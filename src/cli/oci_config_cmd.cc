@@ -47,7 +47,8 @@ struct OciConfigOptions {
 void RedactSecretValues(pod::Pod& pod) {
   for (auto& [name, secret] : pod.config.secrets) {
     for (auto& [key, value] : secret.data) {
-      value = "<redacted: secret " + name + " key " + key + ">";
+      value = "<redacted: secret ";
+      value.append(name).append(" key ").append(key).append(">");
     }
   }
 }

@@ -1,5 +1,5 @@
 // Text a container, an image or a bundle controls, made safe to print on
-// the operator's terminal (docs/SEMANTICS.md S14.20, S14.21): the one
+// the operator's terminal (docs/SEMANTICS.md S14.20 to S14.22): the one
 // escaper of every table, `describe`, `run`'s last lines and the
 // supervisor's log on stderr. It is not for machine outputs (`-o json`,
 // `-o yaml`, `-o jsonpath`, events.jsonl) nor for a container's own log

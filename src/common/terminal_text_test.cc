@@ -47,6 +47,12 @@ TEST(TerminalText, S14_20_QuotedFormEscapesQuoteAndBackslash) {
   EXPECT_EQ(TerminalSafeQuoted("say \"hi\" \\ \x1b[31m\n"), "\"say \\\"hi\\\" \\\\ \\x1b[31m\\n\"");
 }
 
+TEST(TerminalText, S14_22_JsonFormEscapesControlsAndReplacesInvalidBytes) {
+  EXPECT_EQ(TerminalSafeJson(kHostile),
+            "\"\\u001b]0;owned\\u0007\\u001b[2K\\rok\\nfake row\\t|\\u009b31m\\ufffd\\ufffd\"");
+  EXPECT_EQ(TerminalSafeJson("a\"b\\c\x7f"), "\"a\\\"b\\\\c\\u007f\"");
+}
+
 TEST(TerminalText, S14_21_DisplayWidthCountsColumnsNotBytes) {
   EXPECT_EQ(DisplayWidth("abc"), 3u);
   EXPECT_EQ(DisplayWidth("caf\xc3\xa9"), 4u);               // é: 2 bytes, 1 column
