@@ -146,5 +146,26 @@ stringData: {password: hunter2-db-value}
   }
 }
 
+// A termination message is the container's bytes: invalid UTF-8 (here a
+// lone 0xff, or a multi-byte character cut by the 4096-byte tail of
+// S11.3) once made the supervisor's status record throw and abort `run`.
+// It is kept, each invalid byte replaced by U+FFFD as a Go API server's
+// JSON encoder does.
+TEST_F(TerminalText, S14_22_InvalidUtf8InATerminationMessageNeverStopsTheSupervisor) {
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bytes\n"
+      "spec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  containers:\n"
+      "  - {name: app, image: img, terminationMessagePolicy: FallbackToLogsOnError, command: " +
+      ShCmd(R"(printf 'bad \377 end'; exit 3)") + "}\n");
+  ASSERT_EQ(Run(), 1) << RunStderr();
+  auto status = Status();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ((*status)["status"]["phase"], "Failed");
+  const auto* app = FindContainerStatus(*status, "app");
+  ASSERT_NE(app, nullptr);
+  EXPECT_EQ((*app)["state"]["terminated"]["message"], "bad \xef\xbf\xbd end\n");
+  EXPECT_EQ((*app)["state"]["terminated"]["exitCode"], 3);
+}
+
 }  // namespace
 }  // namespace podvisor::e2e

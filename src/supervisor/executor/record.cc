@@ -44,7 +44,10 @@ void Executor::WriteRecord() {
   // Serialized once per batch and compared: most batches change nothing
   // visible (a probe success, a timer), and those cost no write. The same
   // text then answers `status` requests until the next event.
-  std::string text = StatusJson().dump();
+  // replace: a termination message is the container's bytes and may be
+  // invalid UTF-8 (or cut inside a character by its 4096-byte tail);
+  // strict dumping threw and aborted the supervisor.
+  std::string text = StatusJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (!status_reply_) status_reply_.emplace(ControlReply::FromText(text));
   if (text == record_text_) return;
   if (auto s = WriteAtomically(options_.state_dir / kRecordFile, text + "\n"); !s) {
