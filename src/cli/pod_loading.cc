@@ -9,6 +9,7 @@
 #include <sys/sysinfo.h>
 
 #include "cli/commands.h"
+#include "common/terminal_text.h"
 #include "oci/image.h"
 #include "oci/spec.h"
 #include "pod/bundle.h"
@@ -154,11 +155,16 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
   if (!out.template_path.empty()) pod::PointAtTemplate(out.template_path, pod_errors, env_warnings);
   for (auto& e : pod_errors) errors.push_back(std::move(e));
   for (auto& w : env_warnings) out.warnings.push_back(std::move(w));
-  for (const auto& w : out.warnings) std::fprintf(stderr, "Warning: %s\n", w.ToString().c_str());
+  // Warnings and errors quote manifest values, which a bundle image from
+  // a registry controls: escaped for the terminal (S14.20).
+  for (const auto& w : out.warnings) {
+    std::fprintf(stderr, "Warning: %s\n", TerminalSafe(w.ToString()).c_str());
+  }
   if (!errors.empty()) {
-    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
-    std::fprintf(stderr, "podvisor: pod \"%s\" is invalid: %zu problem%s\n",
-                 out.pod.metadata.name.c_str(), errors.size(), errors.size() == 1 ? "" : "s");
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", TerminalSafe(e.ToString()).c_str());
+    std::fprintf(stderr, "podvisor: pod %s is invalid: %zu problem%s\n",
+                 TerminalSafeQuoted(out.pod.metadata.name).c_str(), errors.size(),
+                 errors.size() == 1 ? "" : "s");
     result.exit_code = kExitUsage;
     return result;
   }
