@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,12 +40,29 @@ Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& v
 Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
                          const std::vector<std::string>& pod_ips = {});
 
-// Creates the subPath directories `container` mounts that do not exist yet
-// (as the kubelet does), refusing any that resolves outside its volume
-// through a symlink.
-Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
-                       const std::filesystem::path& volumes_dir,
-                       const std::vector<std::string>& pod_ips = {});
+// Where the runtime finds each subPath: volumeMounts index -> host path.
+using SubPathSources = std::map<std::size_t, std::filesystem::path>;
+
+// S14.1-S14.3: every subPath (and subPathExpr) of `container`, resolved
+// beneath its volume (beneath.h: no symlink leads out of it), its missing
+// directories made beneath it (as the kubelet does), and the resolved
+// file or directory bound (MS_BIND | MS_REC, from its descriptor) at
+// `mount_dir`/<index>. Give the runtime those paths, never the volume's
+// path joined with the subPath: that one can be swapped for a symlink by
+// whoever shares the volume between our check and the runtime's mount.
+// On error nothing stays mounted. Needs CAP_SYS_ADMIN.
+Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& container,
+                                    const std::filesystem::path& volumes_dir,
+                                    const std::filesystem::path& mount_dir,
+                                    const std::vector<std::string>& pod_ips = {});
+
+// Where an instance's subPath binds live: <instance_dir>/subpaths.
+std::filesystem::path SubPathMountDir(const std::filesystem::path& instance_dir);
+
+// Unmounts the binds of BindSubPaths and removes `mount_dir` (only once
+// nothing is mounted below it). Idempotent. Call it after the runtime
+// deleted the container.
+Status UnbindSubPaths(const std::filesystem::path& mount_dir);
 
 // The pod's own /dev/shm: a 64 MiB tmpfs at LAYOUT/shm (idempotent).
 Status MountPodShm(const PodLayout& layout);
