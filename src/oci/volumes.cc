@@ -4,8 +4,10 @@
 #include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <system_error>
 
@@ -59,6 +61,12 @@ Status GiveToFsGroup(const pod::Volume& v, const std::filesystem::path& dir, int
   return Ok();
 }
 
+int64_t HostMemoryBytes() {
+  struct sysinfo si {};
+  if (::sysinfo(&si) != 0) return 0;
+  return static_cast<int64_t>(si.totalram) * si.mem_unit;
+}
+
 }  // namespace
 
 Status PrepareHostPath(const pod::Volume& volume) {
@@ -110,8 +118,20 @@ Status PrepareHostPath(const pod::Volume& volume) {
   return VolumeError(volume, path, "unsupported type \"" + hp.type + "\"");
 }
 
+int64_t MemoryEmptyDirBytes(const pod::EmptyDirVolumeSource& empty_dir,
+                            std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes) {
+  // S14.4, as the kubelet sizes it: the smallest of the node's memory, the
+  // pod's limit and the volume's sizeLimit. The kernel's default would
+  // give every such volume half the RAM, each, outside any limit.
+  int64_t size = node_memory_bytes > 0 ? node_memory_bytes : HostMemoryBytes();
+  if (pod_memory_limit && *pod_memory_limit > 0) size = std::min(size, *pod_memory_limit);
+  if (empty_dir.size_limit && empty_dir.size_limit->value() > 0)
+    size = std::min(size, empty_dir.size_limit->value());
+  return size;
+}
+
 Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& volumes_dir,
-                       std::optional<int64_t> default_memory_bytes) {
+                       std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes) {
   const pod::EmptyDirVolumeSource& ed = *volume.empty_dir;
   std::filesystem::path dir = volumes_dir / volume.name;
   std::string what = "volume \"" + volume.name + "\": emptyDir " + dir.string();
@@ -124,15 +144,14 @@ Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& v
     return Ok();
   }
   if (ed.medium != "Memory") return Error(what + ": unsupported medium \"" + ed.medium + "\"");
-  std::string options = "mode=0777";
-  std::optional<int64_t> size =
-      ed.size_limit ? std::optional<int64_t>(ed.size_limit->value()) : default_memory_bytes;
-  if (size) options += ",size=" + std::to_string(*size);
-  return MountTmpfs(dir, options, what);
+  int64_t size = MemoryEmptyDirBytes(ed, pod_memory_limit, node_memory_bytes);
+  // size=0 would be tmpfs's "unlimited".
+  if (size <= 0) return Error(what + ": the node's memory is unknown; nothing bounds the tmpfs");
+  return MountTmpfs(dir, "mode=0777,size=" + std::to_string(size), what);
 }
 
 Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
-                         const std::vector<std::string>& pod_ips) {
+                         const std::vector<std::string>& pod_ips, int64_t node_memory_bytes) {
   pod::EffectiveResources eff = pod::ComputeEffectiveResources(pod.spec);
   std::optional<int64_t> pod_memory;
   if (eff.every_container_has_memory_limit && eff.memory_limit)
@@ -143,7 +162,7 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
     if (v.host_path) {
       s = PrepareHostPath(v);
     } else if (v.empty_dir) {
-      s = PrepareEmptyDir(v, volumes_dir, pod_memory);
+      s = PrepareEmptyDir(v, volumes_dir, pod_memory, node_memory_bytes);
       if (s && pod.spec.security_context && pod.spec.security_context->fs_group) {
         s = GiveToFsGroup(v, volumes_dir / v.name, *pod.spec.security_context->fs_group);
       }

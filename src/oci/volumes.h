@@ -3,9 +3,8 @@
 //
 //  - emptyDir: LAYOUT/volumes/<name>/, mode 0777 as the kubelet makes it so
 //    that non-root containers can write. medium Memory: a tmpfs mounted on
-//    that directory (size = sizeLimit, else the pod's memory limit when
-//    every container has one, else the kernel default of half the RAM),
-//    so all containers of the pod share it.
+//    that directory, bounded as in S14.4 (MemoryEmptyDirBytes), so all
+//    containers of the pod share it.
 //  - hostPath: the `type` check of Kubernetes: DirectoryOrCreate (mkdir -p,
 //    0755), FileOrCreate (an empty 0644 file; the parent must exist, as in
 //    Kubernetes), Directory, File, Socket, CharDevice, BlockDevice (must
@@ -29,16 +28,22 @@ namespace podvisor::oci {
 
 Status PrepareHostPath(const pod::Volume& volume);
 
-// `default_memory_bytes`: the tmpfs size for a Memory emptyDir without
-// sizeLimit (nullopt: kernel default).
+// S14.4: the size of a Memory emptyDir's tmpfs: the smallest of the
+// node's memory (`node_memory_bytes`, 0: this host's RAM), the pod's
+// memory limit (when every container has one) and the volume's sizeLimit.
+int64_t MemoryEmptyDirBytes(const pod::EmptyDirVolumeSource& empty_dir,
+                            std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes);
+
 Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& volumes_dir,
-                       std::optional<int64_t> default_memory_bytes);
+                       std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes = 0);
 
 // Every volume of the pod, in order; stops at the first error. `pod_ips`:
 // the pod network's addresses for the downward API's status.podIP(s)
-// (empty: the host's under hostNetwork, else none).
+// (empty: the host's under hostNetwork, else none). `node_memory_bytes`:
+// what bounds a Memory emptyDir (S14.4); 0: this host's RAM.
 Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
-                         const std::vector<std::string>& pod_ips = {});
+                         const std::vector<std::string>& pod_ips = {},
+                         int64_t node_memory_bytes = 0);
 
 // Where the runtime finds each subPath: volumeMounts index -> host path.
 using SubPathSources = std::map<std::size_t, std::filesystem::path>;
