@@ -5,9 +5,10 @@
 // something beneath the root, nothing may appear outside it, and the two
 // resolvers must agree on what they open and on what leads out.
 //
-// Input: lines. "d PATH" makes directories, "l PATH TARGET" a symlink
-// (PATH's own components are tree names and never "..": the tree is the
-// fuzzer's; TARGET is anything), "o PATH" opens, "m PATH" makes dirs.
+// Input: lines. "d PATH" makes directories, "f PATH" an empty file,
+// "l PATH TARGET" a symlink (PATH's own components are tree names and
+// never "..": the tree is the fuzzer's; TARGET is anything, "@" standing
+// for the directory beside the root), "o PATH" opens, "m PATH" makes dirs.
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -131,6 +132,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 'd':
         fs::create_directories(box.root / TreePath(rest), ec);
         break;
+      case 'f': {
+        fs::path file = TreePath(rest);
+        if (file.empty()) break;
+        fs::create_directories((box.root / file).parent_path(), ec);
+        Fd made(
+            ::open((box.root / file).c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+        break;
+      }
       case 'l': {
         std::size_t space = rest.find(' ');
         if (space == std::string::npos) break;

@@ -141,6 +141,8 @@ Result<Fd> WalkOpen(int root_fd, std::string_view relative, int flags, mode_t mo
       auto target = ReadLink(entry, relative);
       if (!target) return target.take_error();
       if ((*target)[0] == '/') return Outside(relative);
+      // A last symlink to "dir/" names a directory, as "a/" does.
+      if (last && EndsAsDirectory(*target)) must_be_dir = true;
       std::deque<std::string> spliced = Components(*target);
       pending.insert(pending.begin(), spliced.begin(), spliced.end());
       continue;
