@@ -11,6 +11,7 @@ root=$PWD
 # A fixed number of fuzz runs, not a time: the same work on a fast or a
 # loaded machine (50000 runs take about 35 s at this machine's ~1400/s).
 fuzz_runs=${FUZZ_RUNS:-50000}
+beneath_runs=${FUZZ_BENEATH_RUNS:-3000}
 jobs=$(nproc)
 
 log() { printf '\n== %s  [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
@@ -71,7 +72,7 @@ for t in json.load(sys.stdin):
   nice -n 19 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
   if ((have_clang)); then
     CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized
-    nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer fuzz/layer_fuzzer \
+    nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer fuzz/layer_fuzzer fuzz/beneath_fuzzer \
       $(ninja -C build-fuzz -t targets all 2>/dev/null | grep -o '^fuzz/ttrpc_frame_fuzzer' | head -1)
   fi
 ) >build-background.log 2>&1 &
@@ -169,6 +170,22 @@ if ((have_clang)); then
     echo "fuzz: FAILED (the crashing input is in $root/build-fuzz/)"
     status=1
   fi
+  # Paths beneath a root (S14.1): each run builds a tree on disk, so a
+  # short bounded run; the property is checked on every input, not found
+  # by coverage alone.
+  log "fuzz: paths beneath a root, ${beneath_runs} runs"
+  beneath_corpus=$(mktemp -d)
+  cp fuzz/seeds/beneath-* "$beneath_corpus"/ 2>/dev/null || true
+  if build-fuzz/fuzz/beneath_fuzzer -runs="$beneath_runs" -rss_limit_mb=2048 \
+      -artifact_prefix=build-fuzz/ -max_len=4096 -print_final_stats=1 \
+      "$beneath_corpus" >build-fuzz/fuzz-beneath.log 2>&1; then
+    echo "fuzz: beneath: no failure in ${beneath_runs} runs ($(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' build-fuzz/fuzz-beneath.log))"
+  else
+    tail -40 build-fuzz/fuzz-beneath.log
+    echo "fuzz: beneath: FAILED (the input is in $root/build-fuzz/)"
+    status=1
+  fi
+  rm -rf "$beneath_corpus"
   # The shim's ttrpc framing (built when the shim is, docs/SHIM.md).
   if [[ -x build-fuzz/fuzz/ttrpc_frame_fuzzer ]]; then
     log "fuzz: ttrpc framing, ${fuzz_runs} runs"

@@ -56,7 +56,9 @@ Result<PreparedInstance> Prepare(const pod::Pod& pod, const pod::Container& cont
   out.root = layout.WritableRoot(container.name, instance, image.rootfs);
   if (Status s = MakeDirs(out.bundle_dir, 0700); !s) return s.take_error();
   if (Status s = MountWritableRoot(out.root); !s) return s.take_error();
-  if (Status s = PrepareSubPaths(pod, container, input.volumes_dir); !s) return s.take_error();
+  auto sub_paths = BindSubPaths(pod, container, input.volumes_dir, SubPathMountDir(out.bundle_dir));
+  if (!sub_paths) return sub_paths.take_error();
+  input.sub_path_sources = std::move(*sub_paths);
   if (Status s = CreateTerminationMessageFile(out.termination_message_file); !s)
     return s.take_error();
   input.root_path = out.root.merged;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,9 +48,14 @@ struct HostDevice {
 };
 
 struct ContainerConfigInput {
-  std::filesystem::path bundle;                    // the pod bundle: images/, seccomp/
-  std::filesystem::path root_path;                 // root.path: the instance's merged overlay
-  std::filesystem::path volumes_dir;               // emptyDir volume <v> is <volumes_dir>/<v>
+  std::filesystem::path bundle;       // the pod bundle: images/, seccomp/
+  std::filesystem::path root_path;    // root.path: the instance's merged overlay
+  std::filesystem::path volumes_dir;  // emptyDir volume <v> is <volumes_dir>/<v>
+  // S14.2: the bound source of volumeMounts[i]'s subPath (volumes.h
+  // BindSubPaths). A mount with a subPath and no entry here shows the
+  // volume's path joined with the subPath, which is only fit for display
+  // (validate, oci-config): a container must never be created from it.
+  std::map<std::size_t, std::filesystem::path> sub_path_sources;
   std::filesystem::path termination_message_file;  // S11.3, per instance
   std::filesystem::path etc_hosts;
   std::filesystem::path etc_hostname;

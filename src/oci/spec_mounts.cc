@@ -71,7 +71,8 @@ std::string CleanDestination(const std::string& path) {
 }
 
 // A subPath must stay below the volume (validation checks this too; it is
-// re-checked here because the result becomes a host path).
+// re-checked here because the result becomes a host path). Lexical only:
+// a created container gets the bound source of S14.2 instead.
 Result<std::filesystem::path> JoinSubPath(const std::filesystem::path& base,
                                           const std::string& sub_path, const std::string& field) {
   if (sub_path.empty()) return base;
@@ -127,6 +128,14 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
     }
     auto source = JoinSubPath(base, sub_path, sub_field);
     if (!source) return source.take_error();
+    // S14.2: the runtime mounts what was resolved beneath the volume and
+    // bound by volumes.h, not the path that names it. Propagation is still
+    // checked on the volume's own mount, the one the bind is a peer of.
+    std::filesystem::path mount_source = *source;
+    if (auto bound = ctx.input.sub_path_sources.find(i);
+        !sub_path.empty() && bound != ctx.input.sub_path_sources.end()) {
+      mount_source = bound->second;
+    }
     std::string_view propagation = PropagationOption(vm.mount_propagation);
     if (propagation != "rprivate") {
       if (!mountinfo) {
@@ -138,7 +147,7 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
         return s.take_error();
       }
     }
-    mounts.push_back(Bind(CleanDestination(vm.mount_path), *source, read_only, propagation));
+    mounts.push_back(Bind(CleanDestination(vm.mount_path), mount_source, read_only, propagation));
   }
   return mounts;
 }

@@ -4,12 +4,15 @@
 #include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <system_error>
 
 #include "common/fd.h"
+#include "oci/beneath.h"
 #include "oci/mounts.h"
 #include "oci/node_info.h"
 #include "oci/projected_volumes.h"
@@ -35,11 +38,6 @@ const char* KindOf(mode_t mode) {
   return "something else";
 }
 
-bool Inside(const std::filesystem::path& p, const std::filesystem::path& root) {
-  auto rel = p.lexically_relative(root);
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 Status MountTmpfs(const std::filesystem::path& dir, const std::string& options,
                   const std::string& what) {
   if (IsMountPoint(dir)) {
@@ -61,6 +59,12 @@ Status GiveToFsGroup(const pod::Volume& v, const std::filesystem::path& dir, int
                             std::to_string(fs_group));
   }
   return Ok();
+}
+
+int64_t HostMemoryBytes() {
+  struct sysinfo si {};
+  if (::sysinfo(&si) != 0) return 0;
+  return static_cast<int64_t>(si.totalram) * si.mem_unit;
 }
 
 }  // namespace
@@ -114,8 +118,20 @@ Status PrepareHostPath(const pod::Volume& volume) {
   return VolumeError(volume, path, "unsupported type \"" + hp.type + "\"");
 }
 
+int64_t MemoryEmptyDirBytes(const pod::EmptyDirVolumeSource& empty_dir,
+                            std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes) {
+  // S14.4, as the kubelet sizes it: the smallest of the node's memory, the
+  // pod's limit and the volume's sizeLimit. The kernel's default would
+  // give every such volume half the RAM, each, outside any limit.
+  int64_t size = node_memory_bytes > 0 ? node_memory_bytes : HostMemoryBytes();
+  if (pod_memory_limit && *pod_memory_limit > 0) size = std::min(size, *pod_memory_limit);
+  if (empty_dir.size_limit && empty_dir.size_limit->value() > 0)
+    size = std::min(size, empty_dir.size_limit->value());
+  return size;
+}
+
 Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& volumes_dir,
-                       std::optional<int64_t> default_memory_bytes) {
+                       std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes) {
   const pod::EmptyDirVolumeSource& ed = *volume.empty_dir;
   std::filesystem::path dir = volumes_dir / volume.name;
   std::string what = "volume \"" + volume.name + "\": emptyDir " + dir.string();
@@ -128,15 +144,14 @@ Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& v
     return Ok();
   }
   if (ed.medium != "Memory") return Error(what + ": unsupported medium \"" + ed.medium + "\"");
-  std::string options = "mode=0777";
-  std::optional<int64_t> size =
-      ed.size_limit ? std::optional<int64_t>(ed.size_limit->value()) : default_memory_bytes;
-  if (size) options += ",size=" + std::to_string(*size);
-  return MountTmpfs(dir, options, what);
+  int64_t size = MemoryEmptyDirBytes(ed, pod_memory_limit, node_memory_bytes);
+  // size=0 would be tmpfs's "unlimited".
+  if (size <= 0) return Error(what + ": the node's memory is unknown; nothing bounds the tmpfs");
+  return MountTmpfs(dir, "mode=0777,size=" + std::to_string(size), what);
 }
 
 Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
-                         const std::vector<std::string>& pod_ips) {
+                         const std::vector<std::string>& pod_ips, int64_t node_memory_bytes) {
   pod::EffectiveResources eff = pod::ComputeEffectiveResources(pod.spec);
   std::optional<int64_t> pod_memory;
   if (eff.every_container_has_memory_limit && eff.memory_limit)
@@ -147,7 +162,7 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
     if (v.host_path) {
       s = PrepareHostPath(v);
     } else if (v.empty_dir) {
-      s = PrepareEmptyDir(v, volumes_dir, pod_memory);
+      s = PrepareEmptyDir(v, volumes_dir, pod_memory, node_memory_bytes);
       if (s && pod.spec.security_context && pod.spec.security_context->fs_group) {
         s = GiveToFsGroup(v, volumes_dir / v.name, *pod.spec.security_context->fs_group);
       }
@@ -162,50 +177,121 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
   return Ok();
 }
 
-Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
-                       const std::filesystem::path& volumes_dir,
-                       const std::vector<std::string>& pod_ips) {
+namespace {
+
+// The subPath a volumeMount names, subPathExpr expanded; "" for none.
+Result<std::string> SubPathOf(const pod::Pod& pod, const pod::Container& container,
+                              const pod::VolumeMount& vm, const std::filesystem::path& volumes_dir,
+                              const std::vector<std::string>& pod_ips,
+                              std::optional<pod::EnvPairs>& env) {
+  if (vm.sub_path_expr.empty()) return vm.sub_path;
+  if (!env) {
+    auto resolved = pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir, pod_ips));
+    if (!resolved) return resolved.error().Wrap("container \"" + container.name + "\"");
+    env = std::move(*resolved);
+  }
+  auto expanded = pod::ExpandSubPathExpr(vm.sub_path_expr, *env);
+  if (!expanded) return expanded.error().Wrap("volume \"" + vm.name + "\"");
+  return std::move(*expanded);
+}
+
+// S14.1, S14.2: the subPath's target opened beneath the volume's root,
+// its missing directories made beneath it first (as the kubelet does, so
+// an init container's file is bound as it is and a missing path becomes a
+// directory). The root of a hostPath is the operator's and is trusted;
+// everything below any root is the pod's and is not.
+Result<Fd> OpenSubPath(const pod::Volume& volume, const std::string& sub_path,
+                       const std::filesystem::path& volumes_dir, const std::string& what) {
+  std::filesystem::path rel(sub_path);
+  if (rel.is_absolute()) return Error(what + ": must be relative");
+  for (const auto& part : rel) {
+    if (part == "..") return Error(what + ": must not contain '..'");
+  }
+  std::filesystem::path base =
+      volume.host_path ? std::filesystem::path(volume.host_path->path) : volumes_dir / volume.name;
+  Fd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return Error::FromErrno(what + ": opening the volume at " + base.string());
+  auto target = OpenBeneath(root.get(), sub_path, O_PATH);
+  if (!target && target.error().code() == ENOENT) {
+    target = MakeDirsBeneath(root.get(), sub_path, 0755);
+  }
+  if (!target) {
+    if (IsOutsideRoot(target.error())) return Error(what + ": resolves outside the volume", EXDEV);
+    return target.error().Wrap(what);
+  }
+  return target;
+}
+
+// S14.2: the very object that was resolved, bound at a path of our own;
+// the runtime mounts that path, so a component swapped for a symlink after
+// the check changes nothing.
+Status BindAt(const Fd& target, const std::filesystem::path& mount_point) {
+  struct stat st {};
+  if (::fstat(target.get(), &st) != 0) return Error::FromErrno("fstat");
+  if (S_ISDIR(st.st_mode)) {
+    if (::mkdir(mount_point.c_str(), 0700) != 0)
+      return Error::FromErrno("creating " + mount_point.string());
+  } else {
+    Fd file(
+        ::open(mount_point.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!file) return Error::FromErrno("creating " + mount_point.string());
+  }
+  std::string source = "/proc/self/fd/" + std::to_string(target.get());
+  if (::mount(source.c_str(), mount_point.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+    return Error::FromErrno("binding it at " + mount_point.string());
+  return Ok();
+}
+
+}  // namespace
+
+Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& container,
+                                    const std::filesystem::path& volumes_dir,
+                                    const std::filesystem::path& mount_dir,
+                                    const std::vector<std::string>& pod_ips) {
+  SubPathSources sources;
   std::optional<pod::EnvPairs> env;
-  for (const pod::VolumeMount& vm : container.volume_mounts) {
-    std::string sub_path = vm.sub_path;
-    if (!vm.sub_path_expr.empty()) {
-      if (!env) {
-        auto resolved =
-            pod::ResolveContainerEnv(pod, container, LocalNode(pod, volumes_dir, pod_ips));
-        if (!resolved) return resolved.error().Wrap("container \"" + container.name + "\"");
-        env = std::move(*resolved);
-      }
-      auto expanded = pod::ExpandSubPathExpr(vm.sub_path_expr, *env);
-      if (!expanded) return expanded.error().Wrap("volume \"" + vm.name + "\"");
-      sub_path = std::move(*expanded);
-    }
-    if (sub_path.empty()) continue;
-    std::string what = "volume \"" + vm.name + "\": subPath \"" + sub_path + "\"";
-    std::filesystem::path rel(sub_path);
-    if (rel.is_absolute()) return Error(what + ": must be relative");
-    for (const auto& part : rel) {
-      if (part == "..") return Error(what + ": must not contain '..'");
-    }
+  auto bind = [&](std::size_t index, const pod::VolumeMount& vm) -> Status {
+    auto sub_path = SubPathOf(pod, container, vm, volumes_dir, pod_ips, env);
+    if (!sub_path) return sub_path.take_error();
+    if (sub_path->empty()) return Ok();
+    std::string what = "volume \"" + vm.name + "\": subPath \"" + *sub_path + "\"";
     const pod::Volume* volume = nullptr;
     for (const auto& v : pod.spec.volumes) {
       if (v.name == vm.name) volume = &v;
     }
     if (!volume) return Error(what + ": no such volume");
-    std::filesystem::path base = volume->host_path ? std::filesystem::path(volume->host_path->path)
-                                                   : volumes_dir / volume->name;
-    std::filesystem::path target = base / rel;
-    std::error_code ec;
-    if (!std::filesystem::exists(target, ec)) {
-      if (Status s = MakeDirs(target, 0755); !s) return s.error().Wrap(what);
+    auto target = OpenSubPath(*volume, *sub_path, volumes_dir, what);
+    if (!target) return target.take_error();
+    if (sources.empty()) {
+      if (Status s = MakeDirs(mount_dir, 0700); !s) return s.error().Wrap(what);
     }
-    auto real_base = std::filesystem::canonical(base, ec);
-    if (ec) return Error(what + ": " + base.string() + ": " + ec.message(), ec.value());
-    auto real_target = std::filesystem::canonical(target, ec);
-    if (ec) return Error(what + ": " + target.string() + ": " + ec.message(), ec.value());
-    if (real_target != real_base && !Inside(real_target, real_base)) {
-      return Error(what + ": resolves to " + real_target.string() + ", outside the volume");
+    std::filesystem::path mount_point = mount_dir / std::to_string(index);
+    if (Status s = BindAt(*target, mount_point); !s) return s.error().Wrap(what);
+    sources[index] = mount_point;
+    return Ok();
+  };
+  for (std::size_t i = 0; i < container.volume_mounts.size(); ++i) {
+    if (Status s = bind(i, container.volume_mounts[i]); !s) {
+      // Nothing half-made stays behind: a failed create leaves no mount.
+      (void)UnbindSubPaths(mount_dir);
+      return s.take_error();
     }
   }
+  return sources;
+}
+
+std::filesystem::path SubPathMountDir(const std::filesystem::path& instance_dir) {
+  return instance_dir / "subpaths";
+}
+
+Status UnbindSubPaths(const std::filesystem::path& mount_dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(mount_dir, ec)) return Ok();
+  if (Status s = UnmountAllUnder(mount_dir); !s) return s.error().Wrap("subPath binds");
+  // Only once nothing is mounted: remove_all through a bind would empty
+  // the volume itself.
+  std::filesystem::remove_all(mount_dir, ec);
+  if (ec) return Error("removing " + mount_dir.string() + ": " + ec.message(), ec.value());
   return Ok();
 }
 

@@ -3,9 +3,8 @@
 //
 //  - emptyDir: LAYOUT/volumes/<name>/, mode 0777 as the kubelet makes it so
 //    that non-root containers can write. medium Memory: a tmpfs mounted on
-//    that directory (size = sizeLimit, else the pod's memory limit when
-//    every container has one, else the kernel default of half the RAM),
-//    so all containers of the pod share it.
+//    that directory, bounded as in S14.4 (MemoryEmptyDirBytes), so all
+//    containers of the pod share it.
 //  - hostPath: the `type` check of Kubernetes: DirectoryOrCreate (mkdir -p,
 //    0755), FileOrCreate (an empty 0644 file; the parent must exist, as in
 //    Kubernetes), Directory, File, Socket, CharDevice, BlockDevice (must
@@ -15,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,23 +28,46 @@ namespace podvisor::oci {
 
 Status PrepareHostPath(const pod::Volume& volume);
 
-// `default_memory_bytes`: the tmpfs size for a Memory emptyDir without
-// sizeLimit (nullopt: kernel default).
+// S14.4: the size of a Memory emptyDir's tmpfs: the smallest of the
+// node's memory (`node_memory_bytes`, 0: this host's RAM), the pod's
+// memory limit (when every container has one) and the volume's sizeLimit.
+int64_t MemoryEmptyDirBytes(const pod::EmptyDirVolumeSource& empty_dir,
+                            std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes);
+
 Status PrepareEmptyDir(const pod::Volume& volume, const std::filesystem::path& volumes_dir,
-                       std::optional<int64_t> default_memory_bytes);
+                       std::optional<int64_t> pod_memory_limit, int64_t node_memory_bytes = 0);
 
 // Every volume of the pod, in order; stops at the first error. `pod_ips`:
 // the pod network's addresses for the downward API's status.podIP(s)
-// (empty: the host's under hostNetwork, else none).
+// (empty: the host's under hostNetwork, else none). `node_memory_bytes`:
+// what bounds a Memory emptyDir (S14.4); 0: this host's RAM.
 Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volumes_dir,
-                         const std::vector<std::string>& pod_ips = {});
+                         const std::vector<std::string>& pod_ips = {},
+                         int64_t node_memory_bytes = 0);
 
-// Creates the subPath directories `container` mounts that do not exist yet
-// (as the kubelet does), refusing any that resolves outside its volume
-// through a symlink.
-Status PrepareSubPaths(const pod::Pod& pod, const pod::Container& container,
-                       const std::filesystem::path& volumes_dir,
-                       const std::vector<std::string>& pod_ips = {});
+// Where the runtime finds each subPath: volumeMounts index -> host path.
+using SubPathSources = std::map<std::size_t, std::filesystem::path>;
+
+// S14.1-S14.3: every subPath (and subPathExpr) of `container`, resolved
+// beneath its volume (beneath.h: no symlink leads out of it), its missing
+// directories made beneath it (as the kubelet does), and the resolved
+// file or directory bound (MS_BIND | MS_REC, from its descriptor) at
+// `mount_dir`/<index>. Give the runtime those paths, never the volume's
+// path joined with the subPath: that one can be swapped for a symlink by
+// whoever shares the volume between our check and the runtime's mount.
+// On error nothing stays mounted. Needs CAP_SYS_ADMIN.
+Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& container,
+                                    const std::filesystem::path& volumes_dir,
+                                    const std::filesystem::path& mount_dir,
+                                    const std::vector<std::string>& pod_ips = {});
+
+// Where an instance's subPath binds live: <instance_dir>/subpaths.
+std::filesystem::path SubPathMountDir(const std::filesystem::path& instance_dir);
+
+// Unmounts the binds of BindSubPaths and removes `mount_dir` (only once
+// nothing is mounted below it). Idempotent. Call it after the runtime
+// deleted the container.
+Status UnbindSubPaths(const std::filesystem::path& mount_dir);
 
 // The pod's own /dev/shm: a 64 MiB tmpfs at LAYOUT/shm (idempotent).
 Status MountPodShm(const PodLayout& layout);

@@ -2,9 +2,11 @@
 // etc_files.h, devices.h, mounts.h).
 #include "oci/volumes.h"
 
+#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -134,21 +136,38 @@ TEST_F(EmptyDir, DiskSizeLimitAndUnknownMediumAreRefused) {
       dir_, std::nullopt));
 }
 
-TEST_F(EmptyDir, SubPathsAreCreatedAndMayNotEscape) {
+TEST(MemoryEmptyDir, S14_4_SizeIsTheSmallestOfNodePodLimitAndSizeLimit) {
+  constexpr int64_t kMi = 1024 * 1024;
+  auto limited = [](const char* size) {
+    pod::EmptyDirVolumeSource ed{"Memory", std::nullopt};
+    if (size) ed.size_limit = *pod::Quantity::Parse(size);
+    return ed;
+  };
+  EXPECT_EQ(MemoryEmptyDirBytes(limited(nullptr), std::nullopt, 8192 * kMi), 8192 * kMi)
+      << "no limit at all: the node's memory, not half of it per volume";
+  EXPECT_EQ(MemoryEmptyDirBytes(limited(nullptr), 1024 * kMi, 8192 * kMi), 1024 * kMi);
+  EXPECT_EQ(MemoryEmptyDirBytes(limited("512Mi"), 1024 * kMi, 8192 * kMi), 512 * kMi);
+  EXPECT_EQ(MemoryEmptyDirBytes(limited("4Gi"), 1024 * kMi, 8192 * kMi), 1024 * kMi)
+      << "sizeLimit is capped by the pod's limit";
+  EXPECT_EQ(MemoryEmptyDirBytes(limited("16Gi"), std::nullopt, 8192 * kMi), 8192 * kMi);
+  EXPECT_GT(MemoryEmptyDirBytes(limited(nullptr), std::nullopt, 0), 0) << "0: this host's RAM";
+}
+
+TEST_F(EmptyDir, S14_4_MemoryVolumeWithoutLimitsGetsTheNodeMemoryAsItsSize) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (mounts a tmpfs)";
   pod::Pod p;
-  p.spec.volumes = {{"data", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}}};
-  ASSERT_TRUE(PreparePodVolumes(p, dir_ / "volumes"));
-  pod::Container c;
-  c.volume_mounts = {{"data", "/x", false, "a/b", "", "", ""}};
-  ASSERT_TRUE(PrepareSubPaths(p, c, dir_ / "volumes"));
-  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "volumes/data/a/b"));
-  std::filesystem::create_symlink("/etc", dir_ / "volumes/data/evil");
-  c.volume_mounts = {{"data", "/x", false, "evil", "", "", ""}};
-  auto escaped = PrepareSubPaths(p, c, dir_ / "volumes");
-  ASSERT_FALSE(escaped);
-  EXPECT_NE(escaped.error().message().find("outside the volume"), std::string::npos);
-  c.volume_mounts = {{"data", "/x", false, "../x", "", "", ""}};
-  EXPECT_FALSE(PrepareSubPaths(p, c, dir_ / "volumes"));
+  p.spec.volumes = {
+      {"mem", pod::EmptyDirVolumeSource{"Memory", std::nullopt}, std::nullopt, {}, {}, {}, {}, {}}};
+  p.spec.containers.push_back({});
+  p.spec.containers.back().name = "app";
+  constexpr int64_t kNode = 96 * 1024 * 1024;
+  ASSERT_TRUE(PreparePodVolumes(p, dir_ / "volumes", {}, kNode));
+  struct statfs fs {};
+  ASSERT_EQ(::statfs((dir_ / "volumes/mem").c_str(), &fs), 0);
+  int64_t size = static_cast<int64_t>(fs.f_blocks) * fs.f_bsize;
+  EXPECT_TRUE(Unmount(dir_ / "volumes/mem"));
+  EXPECT_EQ(fs.f_type, TMPFS_MAGIC);
+  EXPECT_EQ(size, kNode) << "a container without a memory limit: bounded by the node's memory";
 }
 
 using PodFiles = TempDir;

@@ -203,7 +203,11 @@ Status Executor::Setup() {
 
   // A container's subPaths are made when it is created (PrepareInstance),
   // not here: an init container may write the file a later one mounts.
-  if (auto s = oci::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_); !s) return s;
+  if (auto s =
+          oci::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_, options_.node_memory_bytes);
+      !s) {
+    return s;
+  }
   if (auto s = WriteEtcFiles(); !s) return s;
   // The pod's own /dev/shm only makes sense in its own IPC namespace, and
   // mounting it needs privileges.

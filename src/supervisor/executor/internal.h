@@ -26,6 +26,7 @@ struct Executor::Instance {
   std::filesystem::path dir;
   oci::WritableRootPaths root;
   bool root_mounted = false;
+  bool sub_paths_bound = false;      // volumes.h BindSubPaths; unbound after delete
   nlohmann::json process;            // config.json's process, the template for exec
   std::string cgroups_path;          // linux.cgroupsPath; "" = the runtime's choice
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with

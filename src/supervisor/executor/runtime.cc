@@ -138,11 +138,15 @@ Status Executor::TrackRuntimeCall(signals::ChildProcess process, const std::stri
 Status Executor::PrepareInstance(Instance& inst) {
   const oci::Image& image = images_.at(inst.container);
   const pod::Container* spec = ContainerSpec(inst.container);
+  if (auto s = oci::MakeDirs(inst.dir, 0700); !s) return s;
   // As the kubelet does, at the container's creation: a subPath an earlier
   // container wrote (an init container's config file) is bound as it is;
-  // one that does not exist yet becomes a directory.
-  if (auto s = oci::PrepareSubPaths(pod_, *spec, layout_.VolumesDir(), pod_ips_); !s) return s;
-  if (auto s = oci::MakeDirs(inst.dir, 0700); !s) return s;
+  // one that does not exist yet becomes a directory. S14.2: the runtime
+  // mounts our bind of what was resolved, never the path that names it.
+  auto sub_paths = oci::BindSubPaths(pod_, *spec, layout_.VolumesDir(),
+                                     oci::SubPathMountDir(inst.dir), pod_ips_);
+  if (!sub_paths) return sub_paths.take_error();
+  inst.sub_paths_bound = !sub_paths->empty();
   inst.root = oci::WritableRootPaths{image.rootfs, inst.dir / "upper", inst.dir / "work",
                                      inst.dir / "rootfs"};
   std::filesystem::path root_path = image.rootfs;
@@ -161,6 +165,7 @@ Status Executor::PrepareInstance(Instance& inst) {
   in.bundle = options_.bundle;
   in.root_path = root_path;
   in.termination_message_file = message_file;
+  in.sub_path_sources = std::move(*sub_paths);
   // The pod's /dev/shm is mounted only in its own IPC namespace (Setup).
   if (!(sandbox_ && sandbox_->ipc_ns())) in.pod_shm_dir.clear();
   if (sandbox_) {
@@ -405,6 +410,14 @@ void Executor::FinishDelete(Instance& inst) {
   if (inst.root_mounted) {
     if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
     inst.root_mounted = false;
+  }
+  // S14.3: the container is gone; its subPath binds go with it.
+  if (inst.sub_paths_bound) {
+    if (auto s = oci::UnbindSubPaths(oci::SubPathMountDir(inst.dir)); !s) {
+      log::Warn("{}", s.error().message());
+    } else {
+      inst.sub_paths_bound = false;
+    }
   }
   ReleaseDescriptors(inst);
 }
