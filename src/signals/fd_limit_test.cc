@@ -27,8 +27,8 @@ TEST(FdLimit, S14_10_SoftIsRaisedToHardAndChildrenGetTheOriginalBack) {
     }
     if (RaiseFdLimit().original_soft != 100) return "a second raise forgot the original";
     Pipe out = MakePipe();
-    auto child = Spawn({.argv = {"/bin/sh", "-c", "ulimit -S -n; ulimit -H -n"},
-                        .stdout_fd = out.write.get()});
+    auto child = Spawn(
+        {.argv = {"/bin/sh", "-c", "ulimit -S -n; ulimit -H -n"}, .stdout_fd = out.write.get()});
     if (!child.ok()) return child.error().message();
     out.write.Reset();
     std::string text = ReadAll(out.read.get());
