@@ -55,6 +55,8 @@ grep -q "^podvisor $(dpkg-deb --field "$deb" Version)\$" <<<"$version" ||
 echo "package: installed into a scratch root; $(head -1 <<<"$version")"
 grep -q '^ExecStart=/usr/bin/podvisor run /etc/podvisor/pods/%i$' \
   "$root/usr/lib/systemd/system/podvisor@.service" || fail "the unit's ExecStart is wrong"
+grep -q '^LimitNOFILE=1024:524288$' "$root/usr/lib/systemd/system/podvisor@.service" ||
+  fail "the unit sets no LimitNOFILE (S14.10)"
 MANWIDTH=80 man -l "$root/usr/share/man/man5/podvisor-bundle.5.gz" >/dev/null 2>&1 ||
   fail "the installed podvisor-bundle(5) does not render"
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "signals/fd_limit.h"
 #include "signals/pidfd.h"
 #include "signals/signalfd.h"
 
@@ -129,6 +130,9 @@ struct ChildPlan {
     if (err != 0) ChildFail(plan, ChildStage::kPreExec, err);
   }
 
+  // S14.10: the program gets the descriptor limit podvisor was started
+  // with, not the one it raised for itself.
+  RestoreFdLimitInChild();
   ::execve(plan.path, plan.argv, plan.envp);
   ChildFail(plan, ChildStage::kExec, errno);
 }

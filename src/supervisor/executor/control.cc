@@ -192,7 +192,9 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
 // process settings (env, user, cwd, capabilities) as the kubelet's exec
 // uses them. The client runs it, so its stdin and terminal are the
 // process's; the supervisor only writes the process file beside the
-// instance's bundle, where the instance's cleanup removes it.
+// instance's bundle. S14.13: the file holds the container's environment:
+// it is removed once the client's runtime has had time to read it, by the
+// client when its command ends, and with the instance's delete.
 nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   auto c = request.find("container");
   auto a = request.find("args");
@@ -231,7 +233,14 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
     }
   }
   std::filesystem::path file = inst->dir / ("exec-client-" + std::to_string(++seq) + ".json");
-  if (auto s = oci::WriteConfigFile(process, file); !s) return ErrorReply(s.error().message());
+  if (auto s = oci::WriteConfigFile(process, file); !s) {
+    std::error_code ec;
+    // S14.13: a partial write (WriteConfigFile writes FILE.tmp, then renames).
+    std::filesystem::remove(file, ec);
+    std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);
+    return ErrorReply(s.error().message());
+  }
+  ExpireExecFile(file);
   std::vector<std::string> argv = Runtime().Exec(inst->id, file).argv;
   // The id stays last. runc and crun take a console socket only when they
   // detach: the process then outlives them, and the client, a child

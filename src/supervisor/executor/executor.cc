@@ -200,6 +200,8 @@ Status Executor::Setup() {
                             });
   if (!control) return control.take_error();
   control_ = std::move(*control);
+  WarnAboutDescriptorLimit();  // S14.10: once the event can be recorded
+  RefillDescriptorReserve();   // S14.11
 
   // A container's subPaths are made when it is created (PrepareInstance),
   // not here: an init container may write the file a later one mounts.
@@ -402,6 +404,8 @@ void Executor::Cleanup() {
   hooks_.clear();
   for (auto& [pid, call] : calls_) (void)call->process.KillAndReap();
   calls_.clear();
+  // S14.11: before the mounts and the runtime's root go.
+  DeleteRuntimeLeftovers();
   for (auto& [id, inst] : instances_) {
     if (inst->log) {
       for (int i = 0; i < 2; ++i) {

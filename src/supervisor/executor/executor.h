@@ -172,6 +172,30 @@ class Executor {
   void ReleaseDescriptors(Instance& inst);
   std::string TerminationMessage(const Instance& inst, int exit_code) const;
 
+  // limits.cc: the supervisor's own limits (SEMANTICS S14.10-S14.14).
+  // S14.10: warns (log and event) when the pod may need more descriptors
+  // than RLIMIT_NOFILE allows.
+  void WarnAboutDescriptorLimit();
+  // S14.11: a runtime delete that could not be spawned is tried again.
+  void RetryDeleteLater(Instance& inst);
+  // S14.11: descriptors held back for deletes, so that a supervisor out of
+  // descriptors can still delete containers (which frees theirs). Release
+  // returns whether `spawn_error` was for lack of descriptors and the
+  // reserve had some to give; Refill takes them back when it can.
+  bool ReleaseDescriptorReserve(const Error& spawn_error);
+  void RefillDescriptorReserve();
+  // S14.11: what a failed create may have left in the instance's cgroup
+  // (a runtime killed half way leaves its init without runtime state).
+  void KillCgroupRemnants(const Instance& inst);
+  // S14.12: the records and directories of a container's instances older
+  // than the current one and the last ended one.
+  void RetireOldInstances(const std::string& container);
+  // S14.13: removes an exec process file once the runtime has read it.
+  void ExpireExecFile(const std::filesystem::path& file);
+  // S14.11: at the end, `delete --force` for every container the runtime
+  // still knows under the pod's --root, before that root is removed.
+  void DeleteRuntimeLeftovers();
+
   // container_logs.cc: reading log pipes; rotation's retention and gzip.
   // Reads what the pipe holds now; true at EOF.
   bool ReadLogPipe(Instance& inst, int index);
@@ -252,7 +276,9 @@ class Executor {
   std::string uid_;
   std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
 
-  std::map<std::string, std::unique_ptr<Instance>> instances_;     // by runtime id
+  std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
+  uint64_t instance_seq_ = 0;   // creation order of the records (S14.12)
+  std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
   std::map<std::pair<std::string, int>, std::string> current_;     // -> runtime id
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
   std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;

@@ -116,11 +116,23 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   for (const auto& v : extra_env) process["env"].push_back(v);
   std::filesystem::path file =
       inst.dir / ("exec-" + std::string(name) + "-" + std::to_string(++seq) + ".json");
-  if (auto s = oci::WriteConfigFile(process, file); !s) return fail_soon(s.error().message());
+  // S14.13: the file holds the container's environment; it goes when the
+  // exec could not start, when it ended, or once the runtime has read it.
+  auto remove_file = [file] {
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);  // WriteConfigFile's
+  };
+  if (auto s = oci::WriteConfigFile(process, file); !s) {
+    remove_file();  // a partial write
+    return fail_soon(s.error().message());
+  }
 
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    remove_file();
     return fail_soon(Error::FromErrno("pipe2").message());
+  }
   Fd out_r(fds[0]), out_w(fds[1]);
   auto output = std::make_shared<std::string>();
   auto timed_out = std::make_shared<bool>(false);
@@ -159,8 +171,10 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   auto spawned = SpawnRuntime(cli.Exec(inst.id, file), {}, out_w.get(), out_w.get(), finished);
   if (!spawned) {
     loop_.Remove(read_fd);
+    remove_file();
     return fail_soon(spawned.error().message());
   }
+  ExpireExecFile(file);
   pid_t pid = *spawned;
   if (timeout) {
     *timer =
@@ -241,7 +255,7 @@ void Executor::RunHookAction(const RunHook& a) {
     }
   } else if (lh.handler.sleep) {
     h.sleep_timer = loop_.AddTimer(
-        std::chrono::steady_clock::now() + std::chrono::seconds(lh.handler.sleep->seconds),
+        std::chrono::steady_clock::now() + ClampedSeconds(lh.handler.sleep->seconds),  // S14.14
         [finish] { finish(true, ""); });
   } else {
     // S8.1: tcpSocket hooks are accepted and ignored, as the kubelet does.
@@ -281,7 +295,7 @@ void Executor::StartProbesAction(const StartProbes& a) {
   // (liveness and readiness may begin later, when the startup probe
   // succeeded: then at once if the delay has passed).
   MonoTime now = std::chrono::steady_clock::now();
-  Duration delay = std::chrono::seconds(ref.spec.initial_delay_seconds);
+  Duration delay = ClampedSeconds(ref.spec.initial_delay_seconds);
   ScheduleProbe(ref, a.container_started == MonoTime{}
                          ? now + delay
                          : std::max(now, a.container_started + delay));
@@ -312,13 +326,13 @@ void Executor::RunProbeOnce(Probe& probe) {
   if (!spec || !inst) return;
   std::string key = probe.key;
   MonoTime started = std::chrono::steady_clock::now();
-  Duration timeout = std::chrono::seconds(std::max(1, probe.spec.timeout_seconds));
+  Duration timeout = ClampedSeconds(std::max(1, probe.spec.timeout_seconds));
   auto done = [this, key](bool ok, const std::string& message) {
     OnProbeOutcome(key, ok, message);
   };
   // From the time it was due, not from now: the period stays on the tick
   // grid, and a late run does not push every later one back.
-  probe.next_run += std::chrono::seconds(std::max(1, probe.spec.period_seconds));
+  probe.next_run += ClampedSeconds(std::max(1, probe.spec.period_seconds));
   const pod::Handler& h = probe.spec.handler;
   if (h.exec) {
     probe.exec_pid =

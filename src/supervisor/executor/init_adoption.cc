@@ -67,6 +67,7 @@ void Executor::FailCreate(Instance& inst, const std::string& message) {
   // A failed run reports a failed create: never started, as far as the
   // pod is concerned, and an init it started is reaped already.
   inst.start_pending = false;
+  inst.create_failed = true;  // S14.11: its cgroup may hold a remnant
   if (inst.early_exit) inst.exited = true;
   std::string container = inst.container;
   int instance = inst.instance;

@@ -24,6 +24,7 @@ struct Executor::Instance {
   int instance = 0;
   std::string id;  // the runtime's container id, unique per attempt
   std::filesystem::path dir;
+  uint64_t seq = 0;  // creation order among all records (S14.12)
   oci::WritableRootPaths root;
   bool root_mounted = false;
   bool sub_paths_bound = false;      // volumes.h BindSubPaths; unbound after delete
@@ -42,6 +43,8 @@ struct Executor::Instance {
   bool exited = false;
   bool deleting = false;
   bool deleted = false;
+  bool create_failed = false;           // S14.11: its cgroup may hold a remnant
+  EventLoop::TimerId delete_retry = 0;  // S14.11: a delete waiting for descriptors
 };
 
 struct Executor::Hook {

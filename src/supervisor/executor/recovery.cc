@@ -39,30 +39,6 @@ bool SomeoneListens(const fs::path& socket_path) {
   return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
 }
 
-// Runs one runtime call to its end, at most `timeout` (then SIGKILL).
-Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout) {
-  signals::SpawnOptions spawn;
-  spawn.argv = cmd.argv;
-  spawn.cwd = std::string("/");
-  auto child = signals::Spawn(spawn);
-  if (!child) return child.take_error().Wrap("runtime " + cmd.step);
-  pollfd p{child->pidfd(), POLLIN, 0};
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    int r = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
-    if (r < 0 && errno == EINTR) continue;
-    break;  // exited (POLLIN), timed out (0) or poll failed: reap it either way
-  }
-  bool timed_out = !(p.revents & POLLIN);
-  auto exit = child->KillAndReap();
-  if (timed_out) return Error(RuntimeTimeoutMessage(cmd.step, timeout), ETIMEDOUT);
-  if (!exit) return exit.take_error();
-  if (!exit->success()) return Error("runtime " + cmd.step + " " + exit->ToString());
-  return Ok();
-}
-
 // Every cgroup directory at and below `dir`, parents before children.
 std::vector<fs::path> CgroupTree(const fs::path& dir) {
   std::error_code ec;
@@ -116,6 +92,38 @@ int RemoveCgroupTree(const fs::path& dir) {
 
 }  // namespace
 
+std::vector<std::string> RuntimeContainerIds(const oci::PodLayout& layout) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(layout.RuntimeRoot(), ec)) {
+    if (entry.is_directory(ec)) ids.push_back(entry.path().filename().string());
+  }
+  return ids;
+}
+
+Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout) {
+  signals::SpawnOptions spawn;
+  spawn.argv = cmd.argv;
+  spawn.cwd = std::string("/");
+  auto child = signals::Spawn(spawn);
+  if (!child) return child.take_error().Wrap("runtime " + cmd.step);
+  pollfd p{child->pidfd(), POLLIN, 0};
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    int r = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (r < 0 && errno == EINTR) continue;
+    break;  // exited (POLLIN), timed out (0) or poll failed: reap it either way
+  }
+  bool timed_out = !(p.revents & POLLIN);
+  auto exit = child->KillAndReap();
+  if (timed_out) return Error(RuntimeTimeoutMessage(cmd.step, timeout), ETIMEDOUT);
+  if (!exit) return exit.take_error();
+  if (!exit->success()) return Error("runtime " + cmd.step + " " + exit->ToString());
+  return Ok();
+}
+
 std::string RecoveryReport::ToString() const {
   return std::to_string(containers_deleted) + " container(s) deleted, " +
          std::to_string(mounts_removed) + " mount(s) removed, " + std::to_string(processes_killed) +
@@ -137,13 +145,8 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
                  EADDRINUSE);
   }
 
-  // Containers the runtime still knows: runc, crun and the fake runtime
-  // keep one directory per container id under --root.
-  std::vector<std::string> ids;
-  for (const auto& entry : fs::directory_iterator(layout.RuntimeRoot(), ec)) {
-    if (entry.is_directory(ec)) ids.push_back(entry.path().filename().string());
-  }
-  for (const auto& id : ids) {
+  // Containers the runtime still knows.
+  for (const auto& id : RuntimeContainerIds(layout)) {
     log::Info("recovery: deleting container {} left by a previous supervisor", id);
     if (auto s = RunRuntimeCall(in.runtime->Delete(id), in.runtime_timeout); !s) {
       return s.take_error().Wrap("deleting container " + id + " left by a previous supervisor");

@@ -33,6 +33,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -60,6 +61,14 @@ struct RecoveryInput {
   std::string pod_cgroup;  // "<parent>/<pod>", relative to each cgroup mount; "" = none
   Duration runtime_timeout = std::chrono::minutes(2);
 };
+
+// The containers the runtime keeps state for under the pod's --root:
+// runc, crun and the fake runtime keep one directory per container id.
+std::vector<std::string> RuntimeContainerIds(const oci::PodLayout& layout);
+
+// Runs one runtime call to its end, at most `timeout` (then SIGKILL):
+// for recovery and the pod's last cleanup, where no loop runs any more.
+Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout);
 
 // Fails with EADDRINUSE when a live supervisor serves the pod (nothing is
 // touched then), or when a leftover container cannot be deleted.

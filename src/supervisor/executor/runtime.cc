@@ -206,6 +206,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
   inst.container = a.container;
   inst.instance = a.instance;
   inst.id = RuntimeId(a.container, a.instance);
+  inst.seq = ++instance_seq_;
   inst.dir = layout_.ContainersDir() / a.container / inst.id;
   // A failed create is retried under the same instance number; the failed
   // record stays under its own id until its cleanup is done.
@@ -388,25 +389,37 @@ void Executor::DeleteRecord(Instance& inst) {
   inst.deleting = true;
   oci::RuntimeCli cli = Runtime();
   std::string id = inst.id;
-  auto s =
-      SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log", signals::SpawnOptions::kDevNull,
-                   signals::SpawnOptions::kDevNull, [this, id](const signals::ExitInfo& exit) {
-                     Instance* inst = FindById(id);
-                     if (!inst) return;
-                     if (!exit.success()) {
-                       log::Warn("runtime delete {} {}", inst->id, exit.ToString());
-                     }
-                     FinishDelete(*inst);
-                   });
+  auto spawn_delete = [&] {
+    return SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log",
+                        signals::SpawnOptions::kDevNull, signals::SpawnOptions::kDevNull,
+                        [this, id](const signals::ExitInfo& exit) {
+                          RefillDescriptorReserve();  // the call's pidfd is free again
+                          Instance* inst = FindById(id);
+                          if (!inst) return;
+                          if (!exit.success()) {
+                            log::Warn("runtime delete {} {}", inst->id, exit.ToString());
+                          }
+                          FinishDelete(*inst);
+                        });
+  };
+  auto s = spawn_delete();
+  // S14.11: out of descriptors, the reserve pays for the delete, which
+  // frees the container's own descriptors in turn.
+  if (!s && ReleaseDescriptorReserve(s.error())) s = spawn_delete();
+  RefillDescriptorReserve();
   if (!s) {
-    log::Warn("deleting {}: {}", inst.id, s.error().message());
-    FinishDelete(inst);
+    // S14.11: the runtime may hold the container (its create succeeded,
+    // its init runs): forgetting the delete would leave it behind. Out of
+    // descriptors or processes, the spawn is tried again shortly.
+    log::Warn("deleting {}: {}; trying again", inst.id, s.error().message());
+    RetryDeleteLater(inst);
   }
 }
 
 void Executor::FinishDelete(Instance& inst) {
   inst.deleting = false;
   inst.deleted = true;
+  KillCgroupRemnants(inst);  // S14.11
   if (inst.root_mounted) {
     if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
     inst.root_mounted = false;
@@ -417,6 +430,18 @@ void Executor::FinishDelete(Instance& inst) {
       log::Warn("{}", s.error().message());
     } else {
       inst.sub_paths_bound = false;
+    }
+  }
+  // S14.12: the files that hold the container's environment are of no use
+  // once the runtime has let go of the container.
+  std::error_code ec;
+  std::filesystem::remove(inst.dir / "config.json", ec);
+  std::filesystem::remove(inst.dir / "config.json.tmp", ec);  // a failed write's
+  for (auto it = std::filesystem::directory_iterator(inst.dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (it->path().filename().string().rfind("exec-", 0) == 0) {
+      std::error_code ignored;
+      std::filesystem::remove(it->path(), ignored);
     }
   }
   ReleaseDescriptors(inst);
@@ -431,6 +456,11 @@ void Executor::ReleaseDescriptors(Instance& inst) {
   if (inst.exited) inst.init.reset();  // reaped: the pidfd is of no more use
   // The log is complete once both pipes reached EOF (S11.1).
   if (!inst.pipes[0] && !inst.pipes[1]) inst.log.reset();
+  if (inst.init || inst.pipes[0] || inst.pipes[1]) return;
+  // S14.12: ended; older records of the container may go now. Later, from
+  // the loop: callers up the stack hold references to records.
+  loop_.AddTimer(std::chrono::steady_clock::now(),
+                 [this, container = inst.container] { RetireOldInstances(container); });
 }
 
 }  // namespace podvisor::supervisor

@@ -61,7 +61,7 @@ std::vector<Action> Lifecycle::Start(Now now) {
   if (pod_.spec.active_deadline_seconds) {
     active_deadline_armed_ = true;
     Emit(ArmTimer{TimerId{TimerKind::kActiveDeadline, "", 0},
-                  now.mono + std::chrono::seconds(*pod_.spec.active_deadline_seconds)});
+                  now.mono + ClampedSeconds(*pod_.spec.active_deadline_seconds)});
   }
   if (init_count_ == 0) {
     MarkInitialized();  // S1.6

@@ -49,9 +49,10 @@ Duration Lifecycle::PodGrace(std::optional<Duration> requested) const {
   } else if (options_.grace_override) {
     grace = *options_.grace_override;
   } else {
-    grace = std::chrono::seconds(pod_.spec.termination_grace_period_seconds.value_or(30));
+    grace = ClampedSeconds(pod_.spec.termination_grace_period_seconds.value_or(30));
   }
-  return std::max(grace, kMinimumGrace);
+  // S14.14: a requested or --grace budget is bounded like the pod's own.
+  return std::clamp(grace, kMinimumGrace, kForever);
 }
 
 MonoTime Lifecycle::BudgetEnd(const Container& c) const {
@@ -94,9 +95,9 @@ void Lifecycle::KillInstance(Container& c, KillCause cause, std::optional<int64_
   if (c.stop == StopStep::kSignalled || c.stop == StopStep::kKilled) return;  // already dying
   if (c.kill_cause != KillCause::kNone) return;                               // written once
   c.kill_cause = cause;
-  const Duration grace =
-      grace_seconds ? std::max<Duration>(std::chrono::seconds(*grace_seconds), kMinimumGrace)
-                    : PodGrace(std::nullopt);
+  const Duration grace = grace_seconds
+                             ? std::max<Duration>(ClampedSeconds(*grace_seconds), kMinimumGrace)
+                             : PodGrace(std::nullopt);
   c.kill_budget_end = now.mono + grace;
   const bool restarts = c.IsSidecar() || pod_.spec.restart_policy != pod::RestartPolicy::kNever;
   std::string what = cause == KillCause::kLivenessFailed  ? "failed liveness probe"

@@ -389,5 +389,41 @@ TEST(LifecycleTermination, StopAfterTheEndChangesNothing) {
   EXPECT_EQ(h.lc().Phase(), PodPhase::kSucceeded);
 }
 
+// S14.14: seconds fields beyond what nanoseconds hold (1e10 s) are
+// "effectively forever" (100 years), never wrapped into a short or
+// negative time.
+constexpr int64_t kHugeSeconds = 10'000'000'000;
+
+TEST(LifecycleTermination, S14_14_HugeGraceIsClampedNotWrapped) {
+  Harness h(MakePod({}, {C("app")}, RestartPolicy::kAlways, kHugeSeconds));
+  h.Start();
+  h.Take();
+  h.Stop();
+  h.Advance(24h);
+  EXPECT_THAT(h.Take(), ElementsAre("0s Signal(app#0, SIGTERM)"));
+  h.Advance(kForever - 24h);
+  EXPECT_THAT(h.Take(), ElementsAre("3153600000s Signal(app#0, SIGKILL)"));
+}
+
+TEST(LifecycleTermination, S14_14_HugeProbeGraceIsClampedNotWrapped) {
+  Harness h(MakePod({}, {WithLiveness(C("app"), kHugeSeconds)}));
+  h.Start();
+  h.Take();
+  h.Probe("app", ProbeKind::kLiveness, false);
+  h.Advance(24h);
+  EXPECT_THAT(h.Take(), ElementsAre("0s Signal(app#0, SIGTERM)"));
+}
+
+TEST(LifecycleTermination, S14_14_HugeActiveDeadlineIsClampedNotWrapped) {
+  pod::Pod p = MakePod({}, {C("app")});
+  p.spec.active_deadline_seconds = kHugeSeconds;
+  Harness h(p);
+  h.Start();
+  h.Take();
+  h.Advance(24h);
+  EXPECT_THAT(h.Take(), IsEmpty());
+  EXPECT_EQ(h.lc().Phase(), PodPhase::kRunning);
+}
+
 }  // namespace
 }  // namespace podvisor::supervisor

@@ -24,6 +24,20 @@
 
 namespace podvisor::supervisor {
 
+// S14.14: a seconds field of the pod (terminationGracePeriodSeconds,
+// activeDeadlineSeconds, a probe's or a sleep hook's seconds; int64 in
+// Kubernetes) as a Duration. Nanoseconds in an int64 hold 292 years, so
+// 1e10 s would wrap; anything at or above kForeverSeconds (100 years) is
+// "effectively forever" and becomes exactly that, which a clock (time
+// since boot or since 1970) can still be added to without overflowing.
+// Negative values, which validation refuses, count as zero.
+constexpr int64_t kForeverSeconds = int64_t{100} * 365 * 24 * 3600;
+constexpr Duration ClampedSeconds(int64_t seconds) {
+  if (seconds <= 0) return Duration::zero();
+  return std::chrono::seconds(seconds < kForeverSeconds ? seconds : kForeverSeconds);
+}
+constexpr Duration kForever = ClampedSeconds(kForeverSeconds);
+
 // Status timestamps need the wall clock, everything else the monotonic one;
 // the shell reads both once per event.
 struct Now {

@@ -1,0 +1,188 @@
+// The supervisor's own limits (docs/SEMANTICS.md "The supervisor's own
+// limits"): the descriptors a pod may need against RLIMIT_NOFILE (S14.10),
+// a runtime delete that must not be lost when descriptors or processes ran
+// out (S14.11), the records and directories of ended instances (S14.12)
+// and the lifetime of exec process files (S14.13).
+#include <fcntl.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "common/log.h"
+
+#include "cgroups/cleanup.h"
+#include "signals/fd_limit.h"
+#include "signals/pidfd.h"
+#include "supervisor/executor/internal.h"
+#include "supervisor/executor/recovery.h"
+
+namespace podvisor::supervisor {
+namespace {
+
+namespace fs = std::filesystem;
+
+// S14.10: what a supervisor holds, at most. Its own: epoll, timerfd,
+// signalfd, the control socket and a few clients, events.jsonl, image
+// locks, the sandbox holder, the HTTP client. Per container: the two log
+// pipes and the log file, the init's pidfd; during a create the pipes'
+// write ends, the runtime call's pidfd and Spawn's error pipe; an exec
+// probe or hook in flight a pipe and a pidfd, an HTTP or TCP probe a
+// socket; and for a moment the ended instance's pipes next to the new
+// one's. Measured at about 10 with everything in flight at once.
+constexpr uint64_t kBaseDescriptors = 64;
+constexpr uint64_t kDescriptorsPerContainer = 16;
+
+// S14.11: what a runtime call's spawn needs at once: its pidfd, the
+// exec-error pipe and /dev/null for its stdio.
+constexpr std::size_t kDescriptorReserve = 4;
+
+// S14.11: how long a delete that could not be spawned waits before it is
+// tried again. Descriptors come back as calls end and clients go; polling
+// for them has no event to wait on.
+constexpr Duration kDeleteRetry = std::chrono::seconds(1);
+
+// S14.13: how long a `podvisor exec` process file exists. The runtime the
+// client starts reads it in its first milliseconds; after this it only
+// holds the container's environment on disk.
+constexpr Duration kExecFileLifetime = std::chrono::seconds(10);
+
+uint64_t DescriptorsNeeded(const pod::Pod& pod) {
+  uint64_t containers = pod.spec.init_containers.size() + pod.spec.containers.size();
+  return kBaseDescriptors + kDescriptorsPerContainer * containers;
+}
+
+}  // namespace
+
+void Executor::WarnAboutDescriptorLimit() {
+  signals::FdLimit limit = signals::CurrentFdLimit();
+  uint64_t needed = DescriptorsNeeded(pod_);
+  if (limit.soft == 0 || needed <= limit.soft) return;
+  // A warning, not a refusal: the estimate is an upper bound (probes and
+  // hooks do not all run at once), and a create that does run out fails
+  // as CreateContainerError, leaves nothing behind and is retried (S14.11).
+  OnPublish(
+      Publish{EventType::kWarning, "DescriptorLimit", "pod",
+              "the pod's " +
+                  std::to_string(pod_.spec.init_containers.size() + pod_.spec.containers.size()) +
+                  " containers may need up to " + std::to_string(needed) +
+                  " file descriptors, but RLIMIT_NOFILE allows " + std::to_string(limit.soft) +
+                  " (hard limit " + std::to_string(limit.hard) +
+                  "): raise it (systemd LimitNOFILE=, ulimit -Hn) or containers may fail to start "
+                  "with \"Too many open files\""});
+}
+
+void Executor::RetryDeleteLater(Instance& inst) {
+  // Still `deleting`: the pod's end (MaybeFinish) waits for it, and the
+  // runtime's state is not removed under it (Cleanup).
+  inst.deleting = true;
+  std::string id = inst.id;
+  inst.delete_retry = loop_.AddTimer(std::chrono::steady_clock::now() + kDeleteRetry, [this, id] {
+    RefillDescriptorReserve();
+    Instance* again = FindById(id);
+    if (!again) return;
+    again->delete_retry = 0;
+    again->deleting = false;
+    DeleteRecord(*again);
+    MaybeFinish();
+  });
+}
+
+bool Executor::ReleaseDescriptorReserve(const Error& spawn_error) {
+  if ((spawn_error.code() != EMFILE && spawn_error.code() != ENFILE) || fd_reserve_.empty()) {
+    return false;
+  }
+  log::Warn("out of file descriptors: using the {} held back for deleting containers",
+            fd_reserve_.size());
+  fd_reserve_.clear();
+  return true;
+}
+
+void Executor::RefillDescriptorReserve() {
+  while (fd_reserve_.size() < kDescriptorReserve) {
+    Fd fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!fd) return;  // still short: the next delete's exit tries again
+    fd_reserve_.push_back(std::move(fd));
+  }
+}
+
+void Executor::KillCgroupRemnants(const Instance& inst) {
+  if (!inst.create_failed || inst.cgroups_path.empty()) return;
+  // A runtime killed half way (--runtime-timeout, or out of descriptors
+  // itself) leaves its init blocked in the container's cgroup with no
+  // state the runtime's delete could find. Only this instance's own
+  // cgroup: the id is unique per attempt, so nothing else lives there.
+  fs::path rel = fs::path(inst.cgroups_path).relative_path();
+  for (const auto& mount : cgroups::CgroupMounts()) {
+    std::ifstream procs(mount / rel / "cgroup.procs");
+    for (pid_t pid; procs >> pid;) {
+      auto pidfd = signals::PidfdOpen(pid);
+      if (!pidfd) continue;
+      log::Warn("{}: killing process {} its failed create left behind", inst.id, pid);
+      // Reparented to us (a subreaper), it is reaped as an orphan.
+      (void)signals::PidfdSendSignal(pidfd->get(), SIGKILL);
+    }
+  }
+}
+
+void Executor::RetireOldInstances(const std::string& container) {
+  // S14.12: the kubelet keeps the last dead container of each container;
+  // we keep the current record and the newest ended one. The rest go with
+  // their directories (config.json and exec files hold the environment;
+  // the termination message was read when the exit was reported, and the
+  // logs live in the log directory). A record still waited for (a delete,
+  // a pipe's EOF, an exit) stays until a later restart finds it ended.
+  auto current = current_.find({container, lifecycle_.InstanceOf(container)});
+  std::string current_id = current == current_.end() ? "" : current->second;
+  // Nothing of it is left to wait for: its delete is done, its init
+  // reaped (or it never had one), both log pipes at EOF.
+  auto ended_record = [](const Instance& inst) {
+    return inst.deleted && !inst.deleting && (!inst.init || inst.exited) && !inst.pipes[0] &&
+           !inst.pipes[1];
+  };
+  std::vector<Instance*> ended;
+  for (auto& [id, inst] : instances_) {
+    if (inst->container == container && id != current_id && ended_record(*inst)) {
+      ended.push_back(inst.get());
+    }
+  }
+  if (ended.size() <= 1) return;
+  std::sort(ended.begin(), ended.end(), [](const Instance* a, const Instance* b) {
+    return a->seq > b->seq;  // newest first: it is the one kept
+  });
+  for (std::size_t i = 1; i < ended.size(); ++i) {
+    Instance& old = *ended[i];
+    std::error_code ec;
+    fs::remove_all(old.dir, ec);
+    if (ec) log::Warn("removing {}: {}", old.dir.string(), ec.message());
+    auto it = current_.find({old.container, old.instance});
+    if (it != current_.end() && it->second == old.id) current_.erase(it);
+    instances_.erase(old.id);
+  }
+}
+
+void Executor::ExpireExecFile(const fs::path& file) {
+  loop_.AddTimer(std::chrono::steady_clock::now() + kExecFileLifetime, [file] {
+    std::error_code ec;
+    fs::remove(file, ec);
+  });
+}
+
+void Executor::DeleteRuntimeLeftovers() {
+  // S14.11: a container the runtime still knows (a delete that never got
+  // to run, a create whose report was lost) is deleted before the runtime's
+  // root goes: removing the root would leave it running, invisible to
+  // `runc list`. Normally there is none; the loop has ended, so each call
+  // is waited for here, bounded by --runtime-timeout.
+  oci::RuntimeCli runtime = Runtime();
+  Duration timeout =
+      options_.runtime_timeout.count() > 0 ? options_.runtime_timeout : kDefaultRuntimeTimeout;
+  for (const auto& id : RuntimeContainerIds(layout_)) {
+    log::Warn("container {} still known to the runtime at the pod's end: deleting it", id);
+    if (auto s = RunRuntimeCall(runtime.Delete(id), timeout); !s) {
+      log::Warn("deleting {}: {}", id, s.error().message());
+    }
+  }
+}
+
+}  // namespace podvisor::supervisor
