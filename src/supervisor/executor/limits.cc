@@ -12,6 +12,7 @@
 #include "common/log.h"
 
 #include "cgroups/cleanup.h"
+#include "oci/mounts.h"
 #include "signals/fd_limit.h"
 #include "signals/pidfd.h"
 #include "supervisor/executor/internal.h"
@@ -136,9 +137,12 @@ void Executor::RetireOldInstances(const std::string& container) {
   std::string current_id = current == current_.end() ? "" : current->second;
   // Nothing of it is left to wait for: its delete is done, its init
   // reaped (or it never had one), both log pipes at EOF.
+  // And nothing is mounted in its directory any more: remove_all would
+  // walk into a subPath's bind (the volume's own files, a hostPath's) or
+  // an overlay left mounted by a failed unmount.
   auto ended_record = [](const Instance& inst) {
     return inst.deleted && !inst.deleting && (!inst.init || inst.exited) && !inst.pipes[0] &&
-           !inst.pipes[1];
+           !inst.pipes[1] && !inst.root_mounted && !inst.sub_paths_bound;
   };
   std::vector<Instance*> ended;
   for (auto& [id, inst] : instances_) {
@@ -152,6 +156,11 @@ void Executor::RetireOldInstances(const std::string& container) {
   });
   for (std::size_t i = 1; i < ended.size(); ++i) {
     Instance& old = *ended[i];
+    // Checked again in the mount table itself: a mount of this directory
+    // that the flags above do not know of keeps it (CleanupPod unmounts it
+    // when the pod ends).
+    auto mounts = oci::MountPointsUnder(old.dir);
+    if (!mounts || !mounts->empty()) continue;
     std::error_code ec;
     fs::remove_all(old.dir, ec);
     if (ec) log::Warn("removing {}: {}", old.dir.string(), ec.message());
