@@ -75,6 +75,21 @@ class Limited : public Tier {
     ::setenv("PODVISOR", real.c_str(), 1);
   }
 
+  // Starts `podvisor run` under RLIMIT_FSIZE of `blocks` 512-byte blocks
+  // (the unit of sh's ulimit -f), through the same kind of wrapper.
+  void StartFileSizeLimited(int blocks) {
+    std::string real = RequiredEnv("PODVISOR");
+    fs::path wrapper = this->dir_ / "podvisor-fsize";
+    {
+      std::ofstream out(wrapper);
+      out << "#!/bin/sh\nulimit -f " << blocks << " || exit 99\nexec '" << real << "' \"$@\"\n";
+    }
+    ::chmod(wrapper.c_str(), 0755);
+    ::setenv("PODVISOR", wrapper.c_str(), 1);
+    this->StartRun();
+    ::setenv("PODVISOR", real.c_str(), 1);
+  }
+
   // Pod events of `reason` so far (events.jsonl, read without the control
   // socket, which a supervisor out of descriptors may not answer).
   int EventsWithReason(const std::string& reason) {
@@ -218,6 +233,19 @@ TEST_F(LimitsFake, S14_13_AnExecNeverRunLeavesNoProcessFile) {
   EXPECT_FALSE(fs::exists(file)) << file << " still holds the environment";
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+}
+
+// A log that reaches the file size limit (ulimit -f, or LimitFSIZE= of
+// a unit) is a write that fails with EFBIG (S14.16), not a SIGXFSZ that
+// kills the supervisor and leaves the pod unsupervised.
+TEST_F(LimitsFake, S14_16_AFileSizeLimitNeverKillsTheSupervisor) {
+  // 3000 records of about 120 bytes: ten times the 32 KiB allowed.
+  WritePod(PodHeader("fsize", "Never", 1) + "  containers:\n" +
+           PodEntry("app", ShCmd("i=0; while [ $i -lt 3000 ]; do echo \"line-$i-" +
+                                 std::string(80, '.') + "-end\"; i=$((i+1)); done")));
+  StartFileSizeLimited(64);
+  EXPECT_EQ(WaitRun(std::chrono::seconds(60)), 0) << RunStderr().substr(0, 4000);
+  EXPECT_EQ(EventsWithReason("LogWriteFailed"), 1);
 }
 
 }  // namespace

@@ -174,6 +174,10 @@ Status Executor::Setup() {
 
   // Signals are blocked before any child exists, then read from a signalfd.
   ::signal(SIGPIPE, SIG_IGN);
+  // A log that reaches RLIMIT_FSIZE (ulimit -f, a unit's LimitFSIZE=) is a
+  // write that fails with EFBIG and is reported (S14.16), not a signal that
+  // kills the supervisor. Children get default dispositions back (spawn.h).
+  ::signal(SIGXFSZ, SIG_IGN);
   auto sfd = signals::SignalFd::Create(
       {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM});
   if (!sfd) return sfd.take_error();
