@@ -144,8 +144,13 @@ int RunPod(RunOptions opts) {
 
   supervisor::LifecycleOptions lifecycle;
   if (opts.grace) {
+    // S14.14: 1e10 s does not fit in nanoseconds; at or above 100 years
+    // (or inf) the grace is "forever", never a wrapped one.
+    double seconds = *opts.grace;
     lifecycle.grace_override =
-        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(*opts.grace));
+        seconds < static_cast<double>(supervisor::kForeverSeconds)
+            ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds))
+            : supervisor::kForever;
   }
   for (auto [text, target] : {std::pair{&opts.backoff_initial, &lifecycle.backoff.initial},
                               std::pair{&opts.backoff_max, &lifecycle.backoff.max},
