@@ -153,7 +153,7 @@ H=/podvisor-test-helper
 # sidecar copies them to the console when it is stopped, after every
 # other container has ended.
 reporter='  - name: reporter
-    image: /images/busybox
+    image: busybox
     restartPolicy: Always
     securityContext: {privileged: true}
     command: [/bin/sh, -c, "trap \"cat /t4/report /t4/events.log > /dev/ttyS0 2>/dev/null; exit 0\" TERM; sleep 100000 & wait $!"]
@@ -180,26 +180,26 @@ spec:
   initContainers:
 $reporter
   - name: init-1
-    image: /images/busybox
+    image: busybox
     env: [{name: NAME, value: init-1}]
     command: [/bin/sh, -c, '$self_report; grep MemTotal /proc/meminfo | sed "s/^/T4 /" >> /t4/report']
     resources: {limits: {cpu: 500m, memory: 200Mi}}
     $mounts
   containers:
   - name: check
-    image: /images/busybox
+    image: busybox
     env: [{name: NAME, value: check}]
     command: [/bin/sh, -c, '$self_report; p=/hostcg/podvisor/limits; echo "T4 pod memory.max=\$(cat \$p/memory.max) cpu.max=\$(tr " " _ < \$p/cpu.max) cpu.weight=\$(cat \$p/cpu.weight) pids.max=\$(cat \$p/pids.max)" >> /t4/report; echo "T4 supervisor oom_score_adj=\$(cat /proc/1/oom_score_adj)" >> /t4/report; while [ ! -e /t4/orphans-done ]; do sleep 0.2; done; sleep 2; echo "T4 zombies=\$(grep -l "^State:.*Z" /proc/[0-9]*/status 2>/dev/null | wc -l)" >> /t4/report']
     resources: {limits: {cpu: 100m, memory: 32Mi}}
     $mounts
   - name: hog
-    image: /images/busybox
+    image: busybox
     env: [{name: NAME, value: hog}]
     command: [/bin/sh, -c, 'if [ -e /t4/hogged ]; then echo "T4 hog restarted" >> /t4/report; exit 0; fi; touch /t4/hogged; $self_report; exec $H memhog 96']
     resources: {requests: {memory: 16Mi}, limits: {cpu: 100m, memory: 32Mi}}
     $mounts
   - name: orphans
-    image: /images/busybox
+    image: busybox
     env: [{name: NAME, value: orphans}]
     command: [/bin/sh, -c, '$self_report; $H spawn-orphans 200; touch /t4/orphans-done']
     resources: {limits: {cpu: 100m, memory: 32Mi}}
@@ -222,13 +222,13 @@ spec:
   - {name: t4, emptyDir: {}}
   initContainers:
 $reporter
-  - {name: init-1, image: /images/busybox, command: $(log_cmd init-1 "sleep 200"), volumeMounts: [{name: t4, mountPath: /t4}]}
-  - {name: sc-1, image: /images/busybox, restartPolicy: Always, command: $(log_cmd sc-1 "trap-sigterm 100 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
-  - {name: init-2, image: /images/busybox, command: $(log_cmd init-2 "exit 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
-  - {name: sc-2, image: /images/busybox, restartPolicy: Always, command: $(log_cmd sc-2 "trap-sigterm 100 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: init-1, image: busybox, command: $(log_cmd init-1 "sleep 200"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: sc-1, image: busybox, restartPolicy: Always, command: $(log_cmd sc-1 "trap-sigterm 100 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: init-2, image: busybox, command: $(log_cmd init-2 "exit 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: sc-2, image: busybox, restartPolicy: Always, command: $(log_cmd sc-2 "trap-sigterm 100 0"), volumeMounts: [{name: t4, mountPath: /t4}]}
   containers:
-  - {name: app-1, image: /images/busybox, command: $(log_cmd app-1 "sleep 500"), volumeMounts: [{name: t4, mountPath: /t4}]}
-  - {name: app-2, image: /images/busybox, command: $(log_cmd app-2 "exit 3"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: app-1, image: busybox, command: $(log_cmd app-1 "sleep 500"), volumeMounts: [{name: t4, mountPath: /t4}]}
+  - {name: app-2, image: busybox, command: $(log_cmd app-2 "exit 3"), volumeMounts: [{name: t4, mountPath: /t4}]}
 EOF
 
 # --cgroup-parent=self with podvisor as PID 1 in the root cgroup: the
@@ -249,7 +249,7 @@ spec:
 $reporter
   containers:
   - name: check
-    image: /images/busybox
+    image: busybox
     command: [/bin/sh, -c, 'cg=\$(sed -n "s/^0:://p" /proc/self/cgroup); echo "T4 nested container=\$cg supervisor=\$(sed -n "s/^0:://p" /proc/1/cgroup) pod_controllers=\$(tr " " _ < /hostcg/nested/cgroup.controllers)" >> /t4/report']
     resources: {limits: {cpu: 100m, memory: 32Mi}}
     $mounts
@@ -265,7 +265,7 @@ metadata: {name: shell}
 spec:
   restartPolicy: Never
   containers:
-  - {name: hello, image: /images/busybox, command: [$H, exit, "0"]}
+  - {name: hello, image: busybox, command: [$H, exit, "0"]}
 EOF
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
@@ -281,6 +281,14 @@ echo "T4S run exit=$?"
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
+
+# One image for every pod, kept once at /images/busybox: each bundle's
+# images/busybox is a link to it (an image is always the bundle's own,
+# S14.6; the operator's bundle directory may link outside itself).
+for pod_dir in "$root"/pods/*/; do
+  mkdir -p "$pod_dir/images"
+  ln -sfn /images/busybox "$pod_dir/images/busybox"
+done
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initrd"
 ctrd_ready=1
