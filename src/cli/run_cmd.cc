@@ -50,6 +50,7 @@ struct RunOptions {
   bool no_pivot = false;
   std::string sandbox = "auto";
   std::string log_max_size = "10Mi";
+  std::optional<std::string> node_memory;  // default: this host's RAM
   int log_max_files = supervisor::kDefaultLogMaxFiles;
   std::string network;  // "": the default (network::DefaultNetworkMode)
   std::string cni_conf_dir = "/etc/cni/net.d";
@@ -168,6 +169,19 @@ int RunPod(RunOptions opts) {
     std::fprintf(stderr, "podvisor: --log-max-size: invalid size \"%s\" (e.g. 10Mi)\n",
                  opts.log_max_size.c_str());
     return kExitUsage;
+  }
+  // The node's allocatable memory (S14.4, S10.3, the downward API's
+  // default memory limit): the host's RAM unless the operator reserves
+  // some of it, as the kubelet's --system-reserved and --kube-reserved do.
+  int64_t node_memory = NodeMemoryBytes();
+  if (opts.node_memory) {
+    auto q = pod::Quantity::Parse(*opts.node_memory);
+    if (!q || q->value() <= 0) {
+      std::fprintf(stderr, "podvisor: --node-memory: invalid size \"%s\" (e.g. 6Gi)\n",
+                   opts.node_memory->c_str());
+      return kExitUsage;
+    }
+    node_memory = q->value();
   }
   auto runtime_timeout = ParseDuration(opts.runtime_timeout);
   if (!runtime_timeout) {
@@ -294,7 +308,7 @@ int RunPod(RunOptions opts) {
   ex.lifecycle = lifecycle;
   ex.cgroup_parent = cgroup_parent;
   ex.cgroups = cg;
-  ex.node_memory_bytes = NodeMemoryBytes();
+  ex.node_memory_bytes = node_memory;
   ex.node_hostname = NodeHostname();
   ex.pids_limit = opts.pids_limit;
   ex.sandbox = sandbox;
@@ -371,6 +385,9 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-format", opts->log_format, "the supervisor's own log on stderr")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  cmd->add_option("--node-memory", opts->node_memory,
+                  "the node's allocatable memory: bounds a Memory emptyDir without sizeLimit "
+                  "(S14.4); default: this host's RAM");
   cmd->add_option("--log-max-size", opts->log_max_size,
                   "rotate a container log at this size (S11.2)")
       ->capture_default_str();

@@ -229,5 +229,38 @@ spec:
   EXPECT_FALSE(fs::exists(volume)) << "volumes are removed with the pod";
 }
 
+// run --node-memory: the node's allocatable memory is what the downward
+// API gives a container without a memory limit, and the size of a Memory
+// emptyDir that nothing else bounds (S14.4); a bad value is refused
+// before anything starts.
+TEST_F(ConfigObjects, S14_4_NodeMemoryBoundsMemoryVolumesAndTheDownwardApi) {
+  WritePod(R"(apiVersion: v1
+kind: Pod
+metadata: {name: sized}
+spec:
+  restartPolicy: Never
+  volumes: [{name: scratch, emptyDir: {medium: Memory}}]
+  containers:
+    - name: app
+      image: img
+      volumeMounts: [{name: scratch, mountPath: /scratch}]
+      env:
+        - name: MEM
+          valueFrom: {resourceFieldRef: {resource: limits.memory}}
+      command: ["/bin/sh", "-c", "echo $MEM > {{DIR}}/mem; grep -o 'volumes/scratch .*' /proc/self/mountinfo > {{DIR}}/mount; true"]
+)");
+  auto bad = Run({"--node-memory", "lots"});
+  EXPECT_EQ(bad, 2) << RunStderr();
+  EXPECT_THAT(RunStderr(), HasSubstr("--node-memory: invalid size \"lots\""));
+  EXPECT_EQ(ReadScratch("mem"), "") << "nothing started";
+
+  ASSERT_EQ(Run({"--node-memory", "96Mi"}), 0) << RunStderr();
+  EXPECT_EQ(ReadScratch("mem"), "100663296");
+  if (::geteuid() == 0) {
+    // The tmpfs of the emptyDir, sized by the node's memory.
+    EXPECT_THAT(ReadScratch("mount"), HasSubstr("size=98304k"));
+  }
+}
+
 }  // namespace
 }  // namespace podvisor::e2e
