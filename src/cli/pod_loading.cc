@@ -143,9 +143,15 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
   pod::FieldErrors errors = std::move(out.errors);
   pod::FieldErrors pod_errors = pod::ValidatePod(out.pod);
   pod::FieldWarnings env_warnings = pod::EnvFromWarnings(out.pod);
-  if (check_images) {
-    std::filesystem::path bundle = is_bundle ? path : path.parent_path();
-    if (bundle.empty()) bundle = ".";
+  std::filesystem::path bundle = is_bundle ? path : path.parent_path();
+  if (bundle.empty()) bundle = ".";
+  if (!check_images) {
+    // S14.6: an absolute or escaping reference is refused by run whatever
+    // the images, so --no-images still reports it.
+    for (auto& e : pod::ValidateImages(out.pod, bundle, /*references_only=*/true)) {
+      pod_errors.push_back(std::move(e));
+    }
+  } else {
     for (auto& e : pod::ValidateImages(out.pod, bundle)) pod_errors.push_back(std::move(e));
     // The generated config assumes a valid pod: only then is it tried.
     if (errors.empty() && pod_errors.empty()) CheckContainerConfigs(out.pod, bundle, pod_errors);

@@ -335,7 +335,8 @@ FieldErrors ValidatePod(const Pod& pod) {
   return internal::Validator(pod).Run();
 }
 
-FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle) {
+FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle,
+                           bool references_only) {
   using internal::Idx;
   using internal::Q;
   FieldErrors errs;
@@ -352,6 +353,7 @@ FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle) 
         errs.push_back(Invalid(path, Q(image), dir.error().message()));
         continue;
       }
+      if (references_only) continue;
       std::error_code ec;
       std::string detail;
       if (!std::filesystem::is_directory(*dir, ec)) {

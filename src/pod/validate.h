@@ -14,7 +14,11 @@ FieldErrors ValidatePod(const Pod& pod);
 
 // Checks what needs the bundle directory: each container's image resolves
 // inside the bundle (bundle.h) and its directory exists, with a rootfs/.
-FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle);
+// `references_only`: only the reference itself (S14.6: not absolute, no
+// "..", under BUNDLE/images), which `validate --no-images` still checks
+// because `run` would refuse it whatever the images.
+FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle,
+                           bool references_only = false);
 
 // Where the init list came from, as validation errors name it:
 // "spec.initContainers", or "metadata.annotations[<key>]" for a pod whose

@@ -147,6 +147,24 @@ spec:
   EXPECT_THAT(r.err, HasSubstr("spec.containers[0].image: Invalid value: \"../../etc\""));
 }
 
+// run refuses an absolute image path whatever the images (S14.6), so
+// validate --no-images, which skips only the image directories, reports it.
+TEST_F(ValidateCli, S14_6_AbsoluteImageIsReportedEvenWithoutImageChecks) {
+  WriteManifest("pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+    - {name: app, image: /opt/app}
+    - {name: side, image: not-in-the-bundle}
+)");
+  auto r = RunCommand({Podvisor(), "validate", "--no-images", bundle_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("spec.containers[0].image: Invalid value: \"/opt/app\": must name "
+                               "a directory under BUNDLE/images, not an absolute path"));
+  EXPECT_THAT(r.err, HasSubstr("1 problem")) << "a missing image directory is not checked";
+}
+
 TEST_F(ValidateCli, UnknownFieldsWarnButPass) {
   WriteManifest("pod.yaml", std::string(kValidPod) + "  frobnicate: true\n");
   auto r = RunCommand({Podvisor(), "validate", bundle_.string()});
