@@ -2,13 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <vector>
+
+#include "oci/beneath.h"
 
 namespace podvisor::oci {
 namespace {
@@ -53,23 +53,6 @@ std::string At(const std::string& prefix, const std::string& rel, std::string_vi
 
 }  // namespace
 
-Result<Fd> OpenBeneath(int root_fd, std::string_view rel, int flags, BeneathMode mode) {
-  std::string path(rel.empty() ? "." : rel);
-  if (path.front() == '/') return Error("\"" + path + "\" is not a relative path", EINVAL);
-  open_how how{};
-  // openat2 refuses O_PATH with flags that do not apply to it (EINVAL).
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY));
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-  if (mode == BeneathMode::kNoSymlinks) how.resolve |= RESOLVE_NO_SYMLINKS;
-  long fd;
-  do {
-    fd = ::syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how);
-    // EAGAIN: a rename elsewhere raced the lookup; the kernel asks to retry.
-  } while (fd < 0 && (errno == EINTR || errno == EAGAIN));
-  if (fd < 0) return Error::FromErrno(path);
-  return Fd(static_cast<int>(fd));
-}
-
 Status CheckConfinedTree(const std::filesystem::path& root, std::string_view what,
                          uint64_t max_entries) {
   const std::string prefix(what);
@@ -82,8 +65,9 @@ Status CheckConfinedTree(const std::filesystem::path& root, std::string_view wha
   while (!pending.empty()) {
     std::string dir_rel = std::move(pending.back());
     pending.pop_back();
-    auto dir_fd =
-        OpenBeneath(root_fd.get(), dir_rel, O_RDONLY | O_DIRECTORY, BeneathMode::kNoSymlinks);
+    // Every component of dir_rel was seen as a directory (fstatat, not
+    // following): O_NOFOLLOW keeps its last one from being anything else.
+    auto dir_fd = OpenBeneath(root_fd.get(), dir_rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (!dir_fd) return dir_fd.take_error().Wrap(prefix + ": opening");
     int at = dir_fd->get();
     Fd dup(::fcntl(at, F_DUPFD_CLOEXEC, 0));
@@ -109,8 +93,8 @@ Status CheckConfinedTree(const std::filesystem::path& root, std::string_view wha
         return Error(At(prefix, rel, KindOf(st.st_mode)), EINVAL);
       }
       // Followed under RESOLVE_BENEATH: EXDEV is exactly "ends outside".
-      auto followed = OpenBeneath(root_fd.get(), rel, O_PATH, BeneathMode::kFollowInside);
-      bool leaves = !followed && followed.error().code() == EXDEV;
+      auto followed = OpenBeneath(root_fd.get(), rel, O_PATH);
+      bool leaves = !followed && IsOutsideRoot(followed.error());
       return Error(At(prefix, rel, leaves ? "a symlink leaving the bundle" : "a symlink"), EINVAL);
     }
     // Reversed, so the stack pops them in name order.

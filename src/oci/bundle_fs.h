@@ -22,20 +22,6 @@
 
 namespace podvisor::oci {
 
-enum class BeneathMode {
-  // Symlinks that stay inside the root are followed (RESOLVE_BENEATH);
-  // one that leaves it fails with EXDEV.
-  kFollowInside,
-  // No symlink at all on the way (RESOLVE_NO_SYMLINKS as well).
-  kNoSymlinks,
-};
-
-// openat2(root, rel, flags | O_CLOEXEC | O_NOCTTY) with RESOLVE_BENEATH and
-// RESOLVE_NO_MAGICLINKS. `rel` must be relative. Errors carry the errno:
-// EXDEV when the path leaves the root, ELOOP for a symlink under
-// kNoSymlinks, ENOSYS on a kernel older than 5.6.
-Result<Fd> OpenBeneath(int root_fd, std::string_view rel, int flags, BeneathMode mode);
-
 // Walks the tree under `root` (not following anything) and returns an
 // error naming the first entry, by its path relative to `root`, that is
 // not a directory or a regular file: "<what>: images/img/rootfs: a symlink
