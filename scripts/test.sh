@@ -156,6 +156,27 @@ run_suite build-asan unit --no-rebuild || status=1
 run_suite build-asan process --no-rebuild || status=1
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
+# run_fuzzer NAME TITLE RUNS MAX_LEN OK_WORDS: build-fuzz/fuzz/NAME_fuzzer
+# for RUNS runs from the seeds fuzz/seeds/NAME-*, its log in
+# build-fuzz/fuzz-NAME.log; a failure sets status and names the input.
+run_fuzzer() {
+  local name=$1 title=$2 runs=$3 max_len=$4 ok=$5
+  local corpus log=build-fuzz/fuzz-$1.log
+  log "fuzz: ${title}, ${runs} runs"
+  corpus=$(mktemp -d)
+  cp fuzz/seeds/"$name"-* "$corpus"/ 2>/dev/null || true
+  if "build-fuzz/fuzz/${name}_fuzzer" -runs="$runs" -rss_limit_mb=2048 \
+      -artifact_prefix=build-fuzz/ -max_len="$max_len" -print_final_stats=1 \
+      "$corpus" >"$log" 2>&1; then
+    echo "fuzz: ${name}: ${ok} in ${runs} runs ($(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' "$log"))"
+  else
+    tail -40 "$log"
+    echo "fuzz: ${name}: FAILED (the input is in $root/build-fuzz/)"
+    status=1
+  fi
+  rm -rf "$corpus"
+}
+
 if ((have_clang)); then
   log "fuzz: manifest parser and validator, ${fuzz_runs} runs"
   corpus=$(mktemp -d)
@@ -173,19 +194,7 @@ if ((have_clang)); then
   # Paths beneath a root (S14.1): each run builds a tree on disk, so a
   # short bounded run; the property is checked on every input, not found
   # by coverage alone.
-  log "fuzz: paths beneath a root, ${beneath_runs} runs"
-  beneath_corpus=$(mktemp -d)
-  cp fuzz/seeds/beneath-* "$beneath_corpus"/ 2>/dev/null || true
-  if build-fuzz/fuzz/beneath_fuzzer -runs="$beneath_runs" -rss_limit_mb=2048 \
-      -artifact_prefix=build-fuzz/ -max_len=4096 -print_final_stats=1 \
-      "$beneath_corpus" >build-fuzz/fuzz-beneath.log 2>&1; then
-    echo "fuzz: beneath: no failure in ${beneath_runs} runs ($(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' build-fuzz/fuzz-beneath.log))"
-  else
-    tail -40 build-fuzz/fuzz-beneath.log
-    echo "fuzz: beneath: FAILED (the input is in $root/build-fuzz/)"
-    status=1
-  fi
-  rm -rf "$beneath_corpus"
+  run_fuzzer beneath "paths beneath a root" "$beneath_runs" 4096 "no failure"
   # The shim's ttrpc framing (built when the shim is, docs/SHIM.md).
   if [[ -x build-fuzz/fuzz/ttrpc_frame_fuzzer ]]; then
     log "fuzz: ttrpc framing, ${fuzz_runs} runs"
@@ -206,20 +215,7 @@ if ((have_clang)); then
   fi
   # Image layers (S14.7): every input is a tar unpacked on disk, so a tenth
   # of the runs, bounded the same way on any machine.
-  layer_runs=$((fuzz_runs / 10))
-  log "fuzz: image layers, ${layer_runs} runs"
-  layer_corpus=$(mktemp -d)
-  cp fuzz/seeds/layer-* "$layer_corpus"/ 2>/dev/null || true
-  if build-fuzz/fuzz/layer_fuzzer -runs="$layer_runs" -rss_limit_mb=2048 \
-      -artifact_prefix=build-fuzz/ -max_len=65536 -print_final_stats=1 \
-      "$layer_corpus" >build-fuzz/fuzz-layer.log 2>&1; then
-    echo "fuzz: layers: no crash or escape in ${layer_runs} runs ($(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' build-fuzz/fuzz-layer.log))"
-  else
-    tail -40 build-fuzz/fuzz-layer.log
-    echo "fuzz: layers: FAILED (the input is in $root/build-fuzz/)"
-    status=1
-  fi
-  rm -rf "$layer_corpus"
+  run_fuzzer layer "image layers" $((fuzz_runs / 10)) 65536 "no crash or escape"
 else
   echo "fuzz: SKIPPED (clang++ not installed)"
 fi
