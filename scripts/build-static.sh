@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-static}
 max_bytes=8100000
 
-options=(-Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true)
+# -Dwerror=true: CI's build, warnings fatal (a packager's build is not).
+options=(-Dstatic=true -Dtests=false -Doptimization=s -Ddebug=false -Db_lto=true -Dwerror=true)
 if [[ -f "$dir/build.ninja" ]]; then
   # `meson setup --reconfigure` (meson 1.0) keeps a configured directory's
   # b_ options whatever it is given; `meson configure` sets them.

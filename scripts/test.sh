@@ -40,7 +40,7 @@ status=0
 # -g1: line tables for backtraces and sanitizer reports, without the full
 # debug info that costs a fifth of the compile time of every file.
 log "build (g++, warnings as errors)"
-setup build -Dcpp_args=-g1
+setup build -Dcpp_args=-g1 -Dwerror=true
 ninja -C build
 
 find build build-asan -maxdepth 1 -name '*.xml' -delete 2>/dev/null || true
@@ -60,7 +60,7 @@ asan_cxx=c++
   set -e
   # meson cannot change the compiler of a configured directory.
   [[ -f build-asan/build.ninja && $(cat build-asan/.cxx 2>/dev/null) != "$asan_cxx" ]] && rm -rf build-asan
-  CXX=$asan_cxx setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dcpp_args=-g1
+  CXX=$asan_cxx setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dcpp_args=-g1 -Dwerror=true
   echo "$asan_cxx" >build-asan/.cxx
   mapfile -t targets < <(meson introspect build-asan --tests | python3 -c '
 import json, os, sys
@@ -71,7 +71,7 @@ for t in json.load(sys.stdin):
         print(rel)' "$PWD/build-asan")
   nice -n 19 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
   if ((have_clang)); then
-    CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized
+    CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized -Dwerror=true
     nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer fuzz/layer_fuzzer fuzz/beneath_fuzzer \
       $(ninja -C build-fuzz -t targets all 2>/dev/null | grep -o '^fuzz/ttrpc_frame_fuzzer' | head -1)
   fi

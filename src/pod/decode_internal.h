@@ -132,9 +132,12 @@ class Decoder {
   template <typename T>
   bool Decode(const json& v, const std::string& path, std::optional<T>& out) {
     if (v.is_null()) return false;
-    T value{};
-    if (!Decode(v, path, value)) return false;
-    out = std::move(value);
+    // Decoded in place: moving a decoded T into `out` made GCC 12 at -O3
+    // report its strings as maybe-uninitialized (a false positive that
+    // stopped a packager's `--buildtype=release` build).
+    std::optional<T> decoded(std::in_place);
+    if (!Decode(v, path, *decoded)) return false;
+    out.swap(decoded);
     return true;
   }
 
