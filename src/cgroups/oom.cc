@@ -1,30 +1,26 @@
 #include "cgroups/oom.h"
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
-#include <string_view>
+
+#include "common/file_io.h"
 
 namespace podvisor::cgroups {
 namespace {
 
-// "key value" lines; the value of `key`, or nullopt.
-std::optional<uint64_t> FlatKeyed(const std::filesystem::path& file, std::string_view key) {
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  std::string k;
-  uint64_t v = 0;
-  while (in >> k >> v) {
-    if (k == key) return v;
-  }
-  return std::nullopt;
+// The oom_kill counter of a flat-keyed file, or nullopt when the file is
+// missing, unreadable or has no such counter.
+std::optional<uint64_t> OomKillOf(const std::filesystem::path& file) {
+  auto events = ReadFlatKeyed(file);
+  if (!events) return std::nullopt;
+  return events->FindUnsigned("oom_kill");
 }
 
 }  // namespace
 
 uint64_t OomKillCount(const std::filesystem::path& cgroup_dir) {
-  if (auto v2 = FlatKeyed(cgroup_dir / "memory.events", "oom_kill")) return *v2;
-  return FlatKeyed(cgroup_dir / "memory.oom_control", "oom_kill").value_or(0);
+  if (auto v2 = OomKillOf(cgroup_dir / "memory.events")) return *v2;
+  return OomKillOf(cgroup_dir / "memory.oom_control").value_or(0);
 }
 
 uint64_t ContainerOomKills(const std::string& cgroups_path,

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/fd.h"
+#include "common/file_io.h"
 #include "pod/resources.h"
 
 namespace podvisor::cgroups {
@@ -134,11 +135,8 @@ Status WriteCgroupFile(const fs::path& dir, const std::string& file, const std::
 }
 
 bool IsPopulated(const fs::path& dir) {
-  std::ifstream in(dir / "cgroup.events");
-  for (std::string key, value; in >> key >> value;) {
-    if (key == "populated") return value == "1";
-  }
-  return false;
+  auto events = ReadFlatKeyed(dir / "cgroup.events");
+  return events && events->Find("populated") == "1";
 }
 
 Status KillCgroup(const fs::path& dir, int timeout_ms) {

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/file_io.h"
+
 namespace podvisor::network {
 namespace {
 
@@ -43,22 +45,6 @@ Result<std::string> CallPlugin(const NetworkConfigList& network, size_t index,
   if (!outcome) return ChainError(network, type, command, outcome.error().message());
   if (!outcome->ok) return ChainError(network, type, command, outcome->error->ToString());
   return std::move(outcome->stdout_text);
-}
-
-Status WriteFileAtomically(const std::filesystem::path& file, const std::string& text) {
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Error::FromErrno("creating " + tmp.string());
-    out << text;
-    out.flush();
-    if (!out) return Error::FromErrno("writing " + tmp.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) return Error("renaming " + tmp.string() + ": " + ec.message(), ec.value());
-  return Ok();
 }
 
 }  // namespace
@@ -180,7 +166,9 @@ Status SaveAttachment(const Attachment& attachment, const std::filesystem::path&
       {"timeoutMs", std::chrono::duration_cast<std::chrono::milliseconds>(p.timeout).count()},
   };
   if (attachment.result) doc["result"] = attachment.result->raw;
-  return WriteFileAtomically(state_file, doc.dump(2) + "\n");
+  // Unsynced, as before: the attachment lives in the state dir (tmpfs
+  // under /run by default) and names a netns that a power loss ends too.
+  return WriteFileAtomic(state_file, doc.dump(2) + "\n", 0644, Durability::kUnsynced);
 }
 
 Result<std::optional<Attachment>> LoadAttachment(const std::filesystem::path& state_file) {

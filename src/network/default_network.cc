@@ -4,6 +4,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/file_io.h"
+
 namespace podvisor::network {
 
 NetworkConfigList DefaultNetwork(const DefaultNetworkOptions& options) {
@@ -41,14 +43,11 @@ Result<NetworkConfigList> WriteDefaultNetwork(const DefaultNetworkOptions& optio
   std::stringstream existing;
   if (current) existing << current.rdbuf();
   if (!current || existing.str() != text) {
-    std::filesystem::path tmp = file;
-    tmp += ".tmp";
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return Error::FromErrno("writing " + tmp.string());
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) return Error("renaming " + tmp.string() + ": " + ec.message(), ec.value());
+    // Unsynced: the directory is under /run (/run/podvisor/cni by
+    // default), and every run writes the file again when it is missing.
+    if (auto s = WriteFileAtomic(file, text, 0644, Durability::kUnsynced); !s) {
+      return s.take_error();
+    }
   }
   return LoadConfFile(file);
 }

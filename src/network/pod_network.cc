@@ -11,6 +11,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/pod_dir.h"
+
 namespace podvisor::network {
 namespace {
 
@@ -108,7 +110,7 @@ std::optional<std::string> FindHostPortConflict(const std::filesystem::path& sta
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(state_root, ec)) {
     if (entry.path().filename() == own_pod) continue;
-    auto saved = LoadAttachment(entry.path() / "network.json");
+    auto saved = LoadAttachment(PodDir::At(entry.path()).NetworkFile());
     if (!saved || !saved->has_value()) continue;
     for (const auto& held : (*saved)->params.port_mappings) {
       for (const auto& want : wanted) {
@@ -126,7 +128,7 @@ std::optional<std::string> FindHostPortConflict(const std::filesystem::path& sta
 }
 
 Result<Fd> LockNetworkState(const std::filesystem::path& state_root) {
-  std::filesystem::path file = state_root / "network.lock";
+  std::filesystem::path file = state_root / StateDirEntry::kNetworkLock;
   Fd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd) return Error::FromErrno("opening " + file.string());
   while (::flock(fd.get(), LOCK_EX) != 0) {

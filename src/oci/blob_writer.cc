@@ -121,6 +121,8 @@ Result<WrittenBlob> BlobWriter::Commit() {
   if (!st.gzip) blob.diff_id = blob.digest;
   st.fd.Reset();
   fs::path final_path = st.dir / blob.digest.hex;
+  // Not common/file_io.h's WriteFileAtomic: the blob was streamed, and its
+  // name (the digest) is known only now that the last byte is in.
   if (::rename(st.scratch.c_str(), final_path.c_str()) != 0) {
     return Error::FromErrno("renaming " + st.scratch.string() + " to " + final_path.string());
   }

@@ -328,6 +328,8 @@ Result<PackResult> PackBundle(const PackInput& input, const fs::path& out) {
       {"os", host.os}, {"architecture", host.architecture}, {"config", json{{"Labels", labels}}}};
   auto manifest = FinishLayout(staging, std::move(config), *layer, labels, input.tag);
   if (!manifest) return manifest.take_error();
+  // A whole directory is published, so this is not common/file_io.h's
+  // WriteFileAtomic (which replaces one file).
   if (::rename(staging.c_str(), out.c_str()) != 0) {
     return Error::FromErrno("pack: renaming " + staging.string() + " to " + out.string());
   }

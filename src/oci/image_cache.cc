@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "oci/layer_unpack.h"
 #include "oci/mounts.h"
 
@@ -14,6 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A plain write, not common/file_io.h's WriteFileAtomic: the files go into
+// a scratch directory that only its rename below publishes, whole.
 Status WriteFile(const fs::path& path, std::string_view data) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd) return Error::FromErrno("creating " + path.string());
@@ -61,7 +64,7 @@ Status Unpack(const ResolvedLayout& layout, const fs::path& scratch) {
 }  // namespace
 
 fs::path ImageCacheDir(const fs::path& state_dir) {
-  return state_dir / ".images";
+  return state_dir / StateDirEntry::kImageCache;
 }
 
 Result<fs::path> EnsureUnpacked(const fs::path& cache_dir, const ResolvedLayout& layout) {

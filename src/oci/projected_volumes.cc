@@ -269,7 +269,8 @@ Status WriteAtomically(const std::filesystem::path& dir, const std::vector<Proje
     if (Status s = ApplyFsGroup(dir, gid); !s) return s;
   }
   // ..data is switched with a rename, so a reader sees the old payload or
-  // the new one, never a mix (the kubelet's reason for this layout).
+  // the new one, never a mix (the kubelet's reason for this layout). A
+  // symlink is swapped, not a file written: not common/file_io.h's job.
   std::filesystem::path tmp_link = dir / "..data_tmp";
   std::filesystem::path data_link = dir / "..data";
   if (::symlink(payload.c_str(), tmp_link.c_str()) != 0) {

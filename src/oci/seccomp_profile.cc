@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <system_error>
+
+#include "common/file_io.h"
 
 namespace podvisor::oci {
 namespace {
@@ -181,16 +184,11 @@ bool KernelRunsX32Syscalls() {
 #if defined(__x86_64__)
   static const bool runs = [] {
     // "Seccomp:\t0": no filter applies to this process.
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    bool filtered = true;
-    while (std::getline(status, line)) {
-      if (line.rfind("Seccomp:", 0) == 0) {
-        filtered = line.back() != '0';  // modes 0, 1 (strict), 2 (filter)
-        break;
-      }
-    }
-    if (filtered) return true;
+    // Modes 0, 1 (strict), 2 (filter); unreadable counts as filtered.
+    auto status = ReadFlatKeyed("/proc/self/status");
+    std::optional<std::string_view> mode;
+    if (status) mode = status->Find("Seccomp");
+    if (!mode || *mode != "0") return true;
     constexpr long kX32SyscallBit = 0x40000000;  // __X32_SYSCALL_BIT
     return ::syscall(kX32SyscallBit | SYS_getpid) >= 0;
   }();

@@ -1,11 +1,6 @@
 #include "oci/spec.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdio>
-
-#include "common/fd.h"
+#include "common/file_io.h"
 #include "oci/capabilities.h"
 #include "oci/spec_internal.h"
 
@@ -125,26 +120,10 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
 }
 
 Status WriteConfigFile(const json& config, const std::filesystem::path& file) {
-  std::string text = config.dump(2) + "\n";
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!fd) return Error::FromErrno("creating " + tmp.string());
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error::FromErrno("writing " + tmp.string());
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  // No fsync: the runtime reads the file at once, and after a crash the
+  // Unsynced: the runtime reads the file at once, and after a crash the
   // next run deletes the instance (recovery) instead of reading it again.
   // A journal commit per container was a measurable part of pod start.
-  fd.Reset();
-  if (::rename(tmp.c_str(), file.c_str()) != 0) return Error::FromErrno("renaming " + tmp.string());
-  return Ok();
+  return WriteFileAtomic(file, config.dump(2) + "\n", 0600, Durability::kUnsynced);
 }
 
 }  // namespace podvisor::oci

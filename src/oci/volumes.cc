@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "oci/beneath.h"
 #include "oci/mounts.h"
 #include "oci/node_info.h"
@@ -281,7 +282,7 @@ Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& c
 }
 
 std::filesystem::path SubPathMountDir(const std::filesystem::path& instance_dir) {
-  return instance_dir / "subpaths";
+  return instance_dir / InstanceFile::kSubPathsDir;
 }
 
 Status UnbindSubPaths(const std::filesystem::path& mount_dir) {

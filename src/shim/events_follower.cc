@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "common/pod_dir.h"
+
 namespace podvisor::shim {
 
 namespace {
@@ -51,7 +53,7 @@ EventsFollower::~EventsFollower() {
 
 void EventsFollower::WatchPodDir() {
   if (pod_watch_ >= 0) return;
-  pod_watch_ = ::inotify_add_watch(inotify_.get(), (state_dir_ / pod_).c_str(),
+  pod_watch_ = ::inotify_add_watch(inotify_.get(), PodDir(state_dir_, pod_).dir().c_str(),
                                    IN_CREATE | IN_MODIFY | IN_MOVED_TO);
 }
 
@@ -71,7 +73,7 @@ void EventsFollower::OnInotify() {
 }
 
 void EventsFollower::Drain() {
-  Fd fd(::open((state_dir_ / pod_ / "events.jsonl").c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(PodDir(state_dir_, pod_).EventsFile().c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return;

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
+#include "common/file_io.h"
 #include "common/log.h"
 
 #include "podvisor_version.h"
@@ -63,16 +63,9 @@ Result<Fd> Listen(const std::string& path) {
 
 Status WriteAddressFile(const std::filesystem::path& bundle, const std::string& address) {
   // containerd reads BUNDLE/address to reconnect after it restarted.
-  auto tmp = bundle / "address.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << address;
-    if (!out) return Error::FromErrno("writing " + tmp.string());
-  }
-  if (rename(tmp.c_str(), (bundle / "address").c_str()) != 0) {
-    return Error::FromErrno("renaming " + tmp.string());
-  }
-  return Ok();
+  // Unsynced: the bundle is under /run, and the shim does not outlive a
+  // reboot.
+  return WriteFileAtomic(bundle / "address", address, 0644, Durability::kUnsynced);
 }
 
 int Serve(const ShimArgs& args, const std::filesystem::path& bundle, Fd listener,

@@ -12,6 +12,7 @@
 #include <google/protobuf/any.pb.h>
 #include <nlohmann/json.hpp>
 #include "common/log.h"
+#include "common/pod_dir.h"
 
 #include "cgroups/mode.h"
 #include "cgroups_v2_metrics.pb.h"
@@ -90,7 +91,7 @@ std::vector<int> Descendants(int root) {
 
 Result<std::string> TaskService::AskPod(const std::string& request_json) const {
   auto reply =
-      supervisor::ControlRequest(paths_.StateDir() / record_.pod / "control.sock",
+      supervisor::ControlRequest(PodDir(paths_.StateDir(), record_.pod).ControlSocket(),
                                  nlohmann::json::parse(request_json), std::chrono::seconds(5));
   if (!reply) return reply.take_error();
   if (reply->is_object() && reply->contains("error")) {
@@ -118,7 +119,7 @@ std::string TaskService::ExecContainer() const {
 }
 
 bool TaskService::PodWasOomKilled() const {
-  std::ifstream in(paths_.StateDir() / record_.pod / "events.jsonl");
+  std::ifstream in(PodDir(paths_.StateDir(), record_.pod).EventsFile());
   std::string line;
   while (std::getline(in, line)) {
     if (line.find(R"("reason":"OOMKilled")") != std::string::npos) return true;

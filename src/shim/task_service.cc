@@ -11,7 +11,9 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+#include "common/file_io.h"
 #include "common/log.h"
+#include "common/pod_dir.h"
 
 #include "cgroups/mode.h"
 #include "cli/pod_loading.h"
@@ -53,16 +55,9 @@ Status WriteShimRecord(const ShimPaths& paths, const ShimRecord& record) {
                          {"supervisorPid", record.supervisor_pid},
                          {"cgroupParent", record.cgroup_parent},
                          {"taskCgroup", record.task_cgroup}};
-  auto tmp = paths.RecordFile().string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json.dump() << "\n";
-    if (!out) return Error::FromErrno("writing " + tmp);
-  }
-  if (rename(tmp.c_str(), paths.RecordFile().c_str()) != 0) {
-    return Error::FromErrno("renaming " + tmp);
-  }
-  return Ok();
+  // Unsynced: the record lives under containerd's /run state and names
+  // processes that a reboot ends.
+  return WriteFileAtomic(paths.RecordFile(), json.dump() + "\n", 0644, Durability::kUnsynced);
 }
 
 Result<ShimRecord> ReadShimRecord(const ShimPaths& paths) {
@@ -200,13 +195,13 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
              std::to_string(loaded.exit_code) + ")");
     return;
   }
-  annotations_ = ReadAnnotations(paths_.bundle / "config.json");
+  annotations_ = ReadAnnotations(paths_.bundle / InstanceFile::kConfig);
   record_.pod = loaded.pod.metadata.name;
   // Each task its own cgroup: two tasks may run pods of one name, and
   // recovery after a SIGKILLed shim kills whatever is in the pod's cgroup.
   auto annotated = annotations_.find("podvisor.cgroup-parent");
   CgroupChoice cgroup =
-      ChooseCgroup(ReadCgroupsPath(paths_.bundle / "config.json"),
+      ChooseCgroup(ReadCgroupsPath(paths_.bundle / InstanceFile::kConfig),
                    cgroups::DetectCgroups().mode == cgroups::CgroupMode::kUnified,
                    annotated == annotations_.end() ? "" : annotated->second, args_.ns, args_.id);
   record_.cgroup_parent = cgroup.cgroup_parent;
@@ -338,7 +333,7 @@ void TaskService::AwaitControlSocket(const Reply& reply) {
   TaskProcess& init = processes_[""];
   std::error_code ec;
   const bool listening =
-      std::filesystem::exists(paths_.StateDir() / record_.pod / "control.sock", ec) &&
+      std::filesystem::exists(PodDir(paths_.StateDir(), record_.pod).ControlSocket(), ec) &&
       AskPod(R"({"op":"summary"})").ok();
   if (!listening && init.state == ProcessState::kRunning) {
     loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::milliseconds(20),

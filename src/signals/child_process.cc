@@ -4,9 +4,9 @@
 
 #include <cerrno>
 #include <csignal>
-#include <fstream>
 #include <string>
 
+#include "common/file_io.h"
 #include "signals/pidfd.h"
 
 namespace podvisor::signals {
@@ -14,18 +14,10 @@ namespace {
 
 // The parent pid from /proc/<pid>/status ("PPid:\t123"); -1 if unreadable.
 pid_t ParentOf(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("PPid:", 0) == 0) {
-      try {
-        return static_cast<pid_t>(std::stol(line.substr(5)));
-      } catch (...) {  // std::stol on a malformed line; never crosses the API
-        return -1;
-      }
-    }
-  }
-  return -1;
+  auto status = ReadFlatKeyed("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return -1;
+  auto ppid = status->FindUnsigned("PPid");
+  return ppid ? static_cast<pid_t>(*ppid) : -1;
 }
 
 }  // namespace

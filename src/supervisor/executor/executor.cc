@@ -14,6 +14,7 @@
 #include "common/log.h"
 
 #include "cgroups/cleanup.h"
+#include "common/pod_dir.h"
 #include "common/signal_names.h"
 #include "common/uuid.h"
 #include "oci/etc_files.h"
@@ -91,8 +92,8 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     // Nothing is left behind by a pod that never started: the directories
     // Setup created go too when they are empty.
     std::error_code ec;
-    std::filesystem::remove(ex->options_.state_dir / "events.jsonl", ec);
-    std::filesystem::remove(ex->options_.state_dir / kRecordFile, ec);
+    std::filesystem::remove(PodDir::At(ex->options_.state_dir).EventsFile(), ec);
+    std::filesystem::remove(PodDir::At(ex->options_.state_dir).RecordFile(), ec);
     std::filesystem::remove(ex->options_.state_dir, ec);
     std::filesystem::remove(ex->options_.log_dir, ec);
     return s.take_error();
@@ -193,12 +194,12 @@ Status Executor::Setup() {
   // "Networking"); a network that cannot be set up fails the run here.
   if (auto s = SetupNetwork(); !s) return s;
 
-  auto events = EventRecorder::Open(options_.state_dir / "events.jsonl");
+  auto events = EventRecorder::Open(PodDir::At(options_.state_dir).EventsFile());
   if (!events) return events.take_error();
   events_.emplace(std::move(*events));
 
   auto control =
-      ControlServer::Listen(loop_, options_.state_dir / "control.sock",
+      ControlServer::Listen(loop_, PodDir::At(options_.state_dir).ControlSocket(),
                             [this](const nlohmann::json& req, ControlServer::Responder respond) {
                               OnControlRequest(req, std::move(respond));
                             });

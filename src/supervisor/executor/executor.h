@@ -99,9 +99,6 @@ struct ExecutorOptions {
   std::function<std::string(const nlohmann::json& pod, bool wide)> status_text;
 };
 
-// The pod's kept record in its state dir (record.cc).
-constexpr const char* kRecordFile = "status.json";
-
 class Executor {
  public:
   // Everything that can fail before a container exists: layout, images,

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "common/pod_dir.h"
 
 #include "network/default_network.h"
 #include "network/dns.h"
@@ -72,7 +73,7 @@ std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod) {
 }
 
 std::filesystem::path Executor::NetworkStateFile() const {
-  return options_.state_dir / "network.json";
+  return PodDir::At(options_.state_dir).NetworkFile();
 }
 
 Status Executor::SetupNetwork() {

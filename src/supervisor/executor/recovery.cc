@@ -136,7 +136,7 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   const oci::PodLayout& layout = *in.layout;
   std::error_code ec;
   if (!fs::exists(layout.dir(), ec)) return report;  // a first run: nothing to recover
-  fs::path socket = layout.dir() / "control.sock";
+  fs::path socket = layout.ControlSocket();
   if (SomeoneListens(socket)) {
     return Error("another supervisor is serving " + socket.string() +
                      " (stop it first: podvisor stop --state-dir " +
@@ -156,7 +156,7 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
 
   // The network after the containers (nothing uses the address any more)
   // and before CleanupPod, which would take the saved attachment along.
-  fs::path network_file = layout.dir() / "network.json";
+  fs::path network_file = layout.NetworkFile();
   auto attachment = network::LoadAttachment(network_file);
   if (!attachment)
     return attachment.take_error().Wrap("reading the network left by a previous supervisor");

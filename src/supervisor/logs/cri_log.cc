@@ -52,7 +52,8 @@ Result<CriLogWriter> CriLogWriter::Open(const std::filesystem::path& path, uint6
 
 Status CriLogWriter::Rotate(WallTime now) {
   // rename + reopen: a reader holding the old file keeps its inode and
-  // reads it to the end; `logs -f` then moves to the new <n>.log.
+  // reads it to the end; `logs -f` then moves to the new <n>.log. (Not
+  // common/file_io.h's atomic write: the file moves, nothing is replaced.)
   std::filesystem::path dir = path_.parent_path();
   int instance = std::atoi(path_.filename().c_str());
   std::filesystem::path rotated = dir / RotatedLogName(ListNames(dir), instance, now);

@@ -255,6 +255,8 @@ Status CompressLogFile(const fs::path& file) {
   // S14.19: the .gz's bytes on disk before its name, and its name before
   // the original goes: a crash or power loss at any point leaves the
   // plain file or a whole .gz, never neither.
+  // The steps of common/file_io.h's WriteFileAtomic, by hand: the .gz is
+  // streamed through zlib from a file that may be 10 MiB, not one string.
   if (status && ::fsync(out.get()) != 0) status = Error::FromErrno("fsync " + partial.string());
   if (status && ::rename(partial.c_str(), gz.c_str()) != 0) {
     status = Error::FromErrno("renaming " + partial.string());
