@@ -38,8 +38,8 @@ ProbeNext ProbeSchedule::RecordOutcome(ProbeOutcome outcome, MonoTime now) {
   next.changed = state_.Record(outcome);
   // S7.4: the startup probe pauses after its result, liveness after a
   // failure, until the next instance (the Lifecycle expects no more).
-  next.paused = next.changed && (kind_ == ProbeKind::kStartup ||
-                                 (kind_ == ProbeKind::kLiveness && !*next.changed));
+  next.paused = next.changed &&
+                (kind_ == ProbeKind::kStartup || (kind_ == ProbeKind::kLiveness && !*next.changed));
   if (!next.paused) next.next_run = Due(std::max(next_run_, now));
   return next;
 }
