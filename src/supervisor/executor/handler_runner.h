@@ -52,6 +52,8 @@ class InstanceExec {
 // judged (a probe wants 200-399, a hook any answer).
 enum class HandlerUse { kHook, kProbe };
 
+// One run's input. `name`, `handler` and `container` are read during
+// HandlerRunner::Start only, so they may point at the caller's locals.
 struct HandlerCall {
   HandlerUse use = HandlerUse::kProbe;
   std::string_view name;  // as InstanceExec::Start's

@@ -25,6 +25,27 @@ std::string HookKey(std::string_view container, int instance, HookKind kind) {
   return InstanceKey(container, instance) + "/" + std::string(HookKindName(kind));
 }
 
+// The process of an exec: the container's own, with other arguments and
+// more environment, and no terminal.
+nlohmann::json ExecProcess(const nlohmann::json& container_process,
+                           const std::vector<std::string>& args,
+                           const std::vector<std::string>& extra_env) {
+  nlohmann::json process = container_process;
+  process["args"] = args;
+  process["terminal"] = false;
+  for (const auto& v : extra_env) process["env"].push_back(v);
+  return process;
+}
+
+// S14.13: the exec's process file holds the container's environment; it
+// goes when the exec could not start, when it ended, or once the runtime
+// has read it.
+void RemoveExecFile(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);  // WriteConfigFile's
+}
+
 }  // namespace
 
 // InstanceExec through the runtime's exec, by runtime id: a failed create
@@ -88,20 +109,10 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
     loop_.AddTimer(loop_.Now(), [done, why] { done(false, why); });
     return pid_t{0};
   };
-  nlohmann::json process = inst.process;
-  process["args"] = args;
-  process["terminal"] = false;
-  for (const auto& v : extra_env) process["env"].push_back(v);
   std::filesystem::path file =
       inst.dir / ("exec-" + std::string(name) + "-" + std::to_string(++seq) + ".json");
-  // S14.13: the file holds the container's environment; it goes when the
-  // exec could not start, when it ended, or once the runtime has read it.
-  auto remove_file = [file] {
-    std::error_code ec;
-    std::filesystem::remove(file, ec);
-    std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);  // WriteConfigFile's
-  };
-  if (auto s = oci::WriteConfigFile(process, file); !s) {
+  auto remove_file = [file] { RemoveExecFile(file); };
+  if (auto s = oci::WriteConfigFile(ExecProcess(inst.process, args, extra_env), file); !s) {
     remove_file();  // a partial write
     return fail_soon(s.error().message());
   }
