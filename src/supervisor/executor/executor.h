@@ -42,6 +42,7 @@
 #include "signals/signalfd.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/sd_notify.h"
+#include "supervisor/executor/handler_runner.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -215,14 +216,16 @@ class Executor {
   // The runtime's command line for this pod (its own --root).
   oci::RuntimeCli Runtime() const;
 
-  // hooks.cc: lifecycle hooks and probes.
+  // hooks.cc: lifecycle hooks (S8) and what hooks and probes share;
+  // probes.cc: probes (S7). Both run their handlers on the HandlerRunner.
+  class RuntimeExec;  // InstanceExec through the runtime's exec
   void RunHookAction(const RunHook& a);
   void CancelHookAction(const CancelHook& a);
   void StartProbesAction(const StartProbes& a);
   void StopProbesAction(const StopProbes& a);
   void ScheduleProbe(Probe& probe, MonoTime at);
   void RunProbeOnce(Probe& probe);
-  void OnProbeOutcome(const std::string& key, bool success, const std::string& message);
+  void OnProbeOutcome(const std::string& key, const HandlerOutcome& outcome);
   // Runs `args` inside the instance through the runtime's exec; `done`
   // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
   // the runtime process's pid, to kill it on cancel, or 0 when it could not
@@ -230,12 +233,12 @@ class Executor {
   pid_t ExecInContainer(Instance& inst, std::string_view name, const std::vector<std::string>& args,
                         const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
                         const std::function<void(bool ok, std::string output)>& done);
+  // The handler runner's seam to exec in `inst` (ExecInContainer).
+  std::unique_ptr<InstanceExec> ExecIn(const Instance& inst);
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
-  // The HTTP client of probes and hooks, created on first use (a pod
-  // without HTTP probes or hooks never makes one); nullptr (with the
-  // reason in `why`) when it cannot be set up.
-  HttpClient* Http(std::string& why);
+  // The runner of hooks' and probes' handlers, made on first use.
+  HandlerRunner& Handlers();
 
   // control.cc: the control socket; status_json.cc: the v1 Pod.
   void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
@@ -271,7 +274,7 @@ class Executor {
   std::optional<SystemdReporter> systemd_;
   WallTime created_at_{};
   std::string uid_;
-  std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
+  std::unique_ptr<HandlerRunner> handlers_;  // outlives the probes and hooks using it
 
   std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
   uint64_t instance_seq_ = 0;   // creation order of the records (S14.12)

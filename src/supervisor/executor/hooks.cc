@@ -1,11 +1,10 @@
-// The Executor's hooks (S8) and probes (S7): exec through the runtime,
-// httpGet, gRPC and tcpSocket by podvisor itself from the pod's network
-// namespace (HttpClient, NetCheck), sleep on the loop's timers.
+// The Executor's lifecycle hooks (S8) on the HandlerRunner, and what hooks
+// and probes (probes.cc) share: the exec through the runtime that the
+// runner reaches through InstanceExec, the container's spec, the pod's
+// network namespace.
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-
-#include <cctype>
 
 #include "common/log.h"
 
@@ -13,67 +12,74 @@
 #include "oci/spec.h"
 #include "signals/spawn.h"
 #include "supervisor/executor/internal.h"
-#include "supervisor/probes/grpc_health.h"
-#include "supervisor/probes/http_get.h"
 
 namespace podvisor::supervisor {
 namespace {
 
 constexpr std::size_t kExecOutputMax = 10 * 1024;  // probe output kept for events
-constexpr std::size_t kHookMessageMax = 1024;      // S8.4
-
-// Probe runs are moved up to the next multiple of kProbeTick on the
-// monotonic clock, so that the runs of different containers falling in
-// the same tick share one wakeup of the loop, and their connects and
-// replies are handled in the same batches. Wakeups, not the probes' own
-// syscalls, are most of what probing costs the supervisor (bench/: 100
-// containers probed every second). No run is early; none is later than
-// one tick, small against periodSeconds' one-second unit, and the period
-// itself is kept, since run times stay on the grid.
-constexpr Duration kProbeTick = std::chrono::milliseconds(100);
-
-MonoTime OnProbeTick(MonoTime t) {
-  auto ticks = (t.time_since_epoch() + kProbeTick - Duration(1)) / kProbeTick;
-  return MonoTime(ticks * kProbeTick);
-}
 
 constexpr const char* kDefaultReasonEnv = "KUBE_POD_TERM_REASON";     // S6.2
 constexpr const char* kDefaultReasonHeader = "KUBE-POD-TERM-REASON";  // S6.2
-// Hooks have no timeout of their own, as in the kubelet: a preStop is
-// bounded by its container's kill (S5.6), exec and sleep hooks likewise.
-constexpr Duration kNoTimeout{0};
-
-std::string Truncate(std::string s, std::size_t max) {
-  if (s.size() > max) s.resize(max);
-  return s;
-}
-
-// "Liveness", as in the kubelet's event messages.
-std::string ProbeTitle(ProbeKind kind) {
-  std::string name(ProbeKindName(kind));
-  if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  return name;
-}
-
-// The port of an httpGet/tcpSocket action: a number, or the name of one of
-// the container's ports (validation made sure it exists).
-int ResolvePort(const pod::IntOrString& port, const pod::Container& c) {
-  if (!port.is_string) return port.int_value;
-  for (const auto& p : c.ports) {
-    if (p.name == port.string_value) return p.container_port;
-  }
-  return 0;
-}
-
-std::string ProbeKey(std::string_view container, int instance, ProbeKind kind) {
-  return InstanceKey(container, instance) + "/" + std::string(ProbeKindName(kind));
-}
 
 std::string HookKey(std::string_view container, int instance, HookKind kind) {
   return InstanceKey(container, instance) + "/" + std::string(HookKindName(kind));
 }
 
+// The process of an exec: the container's own, with other arguments and
+// more environment, and no terminal.
+nlohmann::json ExecProcess(const nlohmann::json& container_process,
+                           const std::vector<std::string>& args,
+                           const std::vector<std::string>& extra_env) {
+  nlohmann::json process = container_process;
+  process["args"] = args;
+  process["terminal"] = false;
+  for (const auto& v : extra_env) process["env"].push_back(v);
+  return process;
+}
+
+// S14.13: the exec's process file holds the container's environment; it
+// goes when the exec could not start, when it ended, or once the runtime
+// has read it.
+void RemoveExecFile(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);  // WriteConfigFile's
+}
+
 }  // namespace
+
+// InstanceExec through the runtime's exec, by runtime id: a failed create
+// is retried under the same instance number with a new id.
+class Executor::RuntimeExec final : public InstanceExec {
+ public:
+  RuntimeExec(Executor& executor, std::string id) : executor_(executor), id_(std::move(id)) {}
+
+  pid_t Start(std::string_view name, const std::vector<std::string>& args,
+              const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
+              Done done) override {
+    Instance* inst = executor_.FindById(id_);
+    if (!inst) {
+      executor_.loop_.AddTimer(executor_.loop_.Now(),
+                               [done] { done(false, "the container instance is gone"); });
+      return 0;
+    }
+    return executor_.ExecInContainer(*inst, name, args, extra_env, timeout, done);
+  }
+
+  void Kill(pid_t pid) override {
+    if (auto call = executor_.calls_.find(pid); call != executor_.calls_.end()) {
+      (void)call->second->process.SendSignal(SIGKILL);
+    }
+  }
+
+ private:
+  Executor& executor_;
+  std::string id_;
+};
+
+std::unique_ptr<InstanceExec> Executor::ExecIn(const Instance& inst) {
+  return std::make_unique<RuntimeExec>(*this, inst.id);
+}
 
 const pod::Container* Executor::ContainerSpec(std::string_view name) const {
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
@@ -84,16 +90,9 @@ const pod::Container* Executor::ContainerSpec(std::string_view name) const {
   return nullptr;
 }
 
-HttpClient* Executor::Http(std::string& why) {
-  if (!http_) {
-    auto client = HttpClient::Create(loop_);
-    if (!client) {
-      why = client.error().message();
-      return nullptr;
-    }
-    http_ = std::move(*client);
-  }
-  return http_.get();
+HandlerRunner& Executor::Handlers() {
+  if (!handlers_) handlers_ = std::make_unique<HandlerRunner>(loop_);
+  return *handlers_;
 }
 
 std::string Executor::NetnsPath() const {
@@ -107,23 +106,13 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
                                 const std::function<void(bool ok, std::string output)>& done) {
   static uint64_t seq = 0;
   auto fail_soon = [this, done](const std::string& why) {
-    loop_.AddTimer(std::chrono::steady_clock::now(), [done, why] { done(false, why); });
+    loop_.AddTimer(loop_.Now(), [done, why] { done(false, why); });
     return pid_t{0};
   };
-  nlohmann::json process = inst.process;
-  process["args"] = args;
-  process["terminal"] = false;
-  for (const auto& v : extra_env) process["env"].push_back(v);
   std::filesystem::path file =
       inst.dir / ("exec-" + std::string(name) + "-" + std::to_string(++seq) + ".json");
-  // S14.13: the file holds the container's environment; it goes when the
-  // exec could not start, when it ended, or once the runtime has read it.
-  auto remove_file = [file] {
-    std::error_code ec;
-    std::filesystem::remove(file, ec);
-    std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);  // WriteConfigFile's
-  };
-  if (auto s = oci::WriteConfigFile(process, file); !s) {
+  auto remove_file = [file] { RemoveExecFile(file); };
+  if (auto s = oci::WriteConfigFile(ExecProcess(inst.process, args, extra_env), file); !s) {
     remove_file();  // a partial write
     return fail_soon(s.error().message());
   }
@@ -161,7 +150,7 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout).count();
       done(false, "command timed out after " + std::to_string(ms) + "ms");
     } else {
-      std::string out = Truncate(*output, kExecOutputMax);
+      std::string out = TruncateMessage(*output, kExecOutputMax);
       if (!exit.success() && out.empty()) out = "command " + exit.ToString();
       done(exit.success(), out);
     }
@@ -177,18 +166,43 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   ExpireExecFile(file);
   pid_t pid = *spawned;
   if (timeout) {
-    *timer =
-        loop_.AddTimer(std::chrono::steady_clock::now() + *timeout, [this, pid, timed_out, timer] {
-          *timer = 0;
-          *timed_out = true;
-          // Killing the runtime's exec ends the wait for it; the process inside
-          // the container may linger until the container stops.
-          if (auto it = calls_.find(pid); it != calls_.end())
-            (void)it->second->process.SendSignal(SIGKILL);
-        });
+    *timer = loop_.AddTimer(loop_.Now() + *timeout, [this, pid, timed_out, timer] {
+      *timer = 0;
+      *timed_out = true;
+      // Killing the runtime's exec ends the wait for it; the process inside
+      // the container may linger until the container stops.
+      if (auto it = calls_.find(pid); it != calls_.end())
+        (void)it->second->process.SendSignal(SIGKILL);
+    });
   }
   return pid;
 }
+
+namespace {
+
+// S6.2: a preStop hook learns why the pod stops, through an environment
+// variable (and $(NAME) in its arguments, so it can be passed as a flag)
+// or an httpGet header.
+void AddStopReason(const pod::LifecycleHandler& lh, const std::string& reason, HandlerCall& call,
+                   pod::Handler& handler) {
+  if (handler.exec) {
+    std::string name = lh.reason_delivery && lh.reason_delivery->env ? *lh.reason_delivery->env
+                                                                     : kDefaultReasonEnv;
+    call.exec_env.push_back(name + "=" + reason);
+    auto lookup = [&name, &reason](std::string_view var) -> std::optional<std::string> {
+      if (var == name) return reason;
+      return std::nullopt;  // other references stay as written
+    };
+    for (auto& arg : handler.exec->command) arg = oci::ExpandVars(arg, lookup);
+  } else if (handler.http_get) {
+    std::string name = lh.reason_delivery && lh.reason_delivery->header
+                           ? *lh.reason_delivery->header
+                           : kDefaultReasonHeader;
+    call.http_headers.emplace_back(name, reason);
+  }
+}
+
+}  // namespace
 
 void Executor::RunHookAction(const RunHook& a) {
   const pod::Container* spec = ContainerSpec(a.container);
@@ -197,13 +211,13 @@ void Executor::RunHookAction(const RunHook& a) {
   const auto& handler_opt = a.kind == HookKind::kPostStart ? (lc ? lc->post_start : std::nullopt)
                                                            : (lc ? lc->pre_stop : std::nullopt);
   std::string key = HookKey(a.container, a.instance, a.kind);
-  std::string container = a.container;
-  int instance = a.instance;
-  HookKind kind = a.kind;
-  auto finish = [this, key, container, instance, kind](bool ok, std::string message) {
+  auto finish = [this, key, container = a.container, instance = a.instance, kind = a.kind](
+                    bool ok, const std::string& message) {
     if (!hooks_.erase(key)) return;  // cancelled meanwhile (S5.6)
-    Feed(
-        HookFinished{container, instance, kind, ok, Truncate(std::move(message), kHookMessageMax)});
+    Feed(HookFinished{container, instance, kind, ok, TruncateMessage(message)});
+  };
+  auto succeed_soon = [this, finish] {
+    loop_.AddTimer(loop_.Now(), [finish] { finish(true, ""); });
   };
   auto hook = std::make_unique<Hook>();
   hook->container = a.container;
@@ -211,202 +225,35 @@ void Executor::RunHookAction(const RunHook& a) {
   hook->kind = a.kind;
   Hook& h = *hook;
   hooks_[key] = std::move(hook);
-  if (!inst || !handler_opt) {
-    loop_.AddTimer(std::chrono::steady_clock::now(), [finish] { finish(true, ""); });
-    return;
-  }
+  if (!inst || !handler_opt) return succeed_soon();
   const pod::LifecycleHandler& lh = *handler_opt;
-  if (lh.handler.exec) {
-    std::vector<std::string> args = lh.handler.exec->command;
-    std::vector<std::string> env;
-    if (a.stop_reason) {
-      // S6.2: the reason as an environment variable, and $(NAME) in the
-      // arguments, so it can be passed as a flag.
-      std::string name = lh.reason_delivery && lh.reason_delivery->env ? *lh.reason_delivery->env
-                                                                       : kDefaultReasonEnv;
-      env.push_back(name + "=" + *a.stop_reason);
-      std::string reason = *a.stop_reason;
-      auto lookup = [&name, &reason](std::string_view var) -> std::optional<std::string> {
-        if (var == name) return reason;
-        return std::nullopt;  // other references stay as written
-      };
-      for (auto& arg : args) arg = oci::ExpandVars(arg, lookup);
-    }
-    h.exec_pid = ExecInContainer(*inst, HookKindName(a.kind), args, env, std::nullopt, finish);
-  } else if (lh.handler.http_get) {
-    const auto& get = *lh.handler.http_get;
-    HttpRequest req =
-        HttpGetRequest(get, ResolvePort(get.port, *spec), kHookUserAgent, kNoTimeout, NetnsPath());
-    if (a.stop_reason) {
-      std::string name = lh.reason_delivery && lh.reason_delivery->header
-                             ? *lh.reason_delivery->header
-                             : kDefaultReasonHeader;
-      req.headers.emplace_back(name, *a.stop_reason);  // S6.2
-    }
-    std::string why;
-    if (HttpClient* http = Http(why)) {
-      // S8.2: an httpGet hook fails on transport errors only; the status is ignored.
-      h.http = http->Start(req, [finish, req](const HttpResponse& r) {
-        HttpGetVerdict v = JudgeHttpHook(req, r);
-        finish(v.success, v.message);
-      });
-    } else {
-      loop_.AddTimer(std::chrono::steady_clock::now(), [finish, why] { finish(false, why); });
-    }
-  } else if (lh.handler.sleep) {
-    h.sleep_timer = loop_.AddTimer(
-        std::chrono::steady_clock::now() + ClampedSeconds(lh.handler.sleep->seconds),  // S14.14
-        [finish] { finish(true, ""); });
-  } else {
+  if (!lh.handler.exec && !lh.handler.http_get && !lh.handler.sleep) {
     // S8.1: tcpSocket hooks are accepted and ignored, as the kubelet does.
     OnPublish(Publish{EventType::kWarning, "InvalidHook", "container/" + a.container,
                       std::string(HookKindName(a.kind)) + " tcpSocket hooks are not run"});
-    loop_.AddTimer(std::chrono::steady_clock::now(), [finish] { finish(true, ""); });
+    return succeed_soon();
   }
+  pod::Handler handler = lh.handler;  // the stop reason may expand into its arguments
+  HandlerCall call;
+  call.use = HandlerUse::kHook;
+  call.name = HookKindName(a.kind);
+  call.container = spec;
+  // Hooks have no timeout of their own, as in the kubelet: a preStop is
+  // bounded by its container's kill (S5.6), exec and sleep hooks likewise.
+  call.timeout = Duration::zero();
+  call.netns = NetnsPath();
+  if (handler.exec) call.exec = ExecIn(*inst);
+  if (a.stop_reason) AddStopReason(lh, *a.stop_reason, call, handler);
+  call.handler = &handler;
+  h.run = Handlers().Start(std::move(call),
+                           [finish](const HandlerOutcome& o) { finish(o.success, o.message); });
 }
 
 void Executor::CancelHookAction(const CancelHook& a) {
   auto it = hooks_.find(HookKey(a.container, a.instance, a.kind));
   if (it == hooks_.end()) return;
-  Hook& h = *it->second;
-  if (h.sleep_timer) loop_.CancelTimer(h.sleep_timer);
-  if (h.exec_pid) {
-    if (auto call = calls_.find(h.exec_pid); call != calls_.end()) {
-      (void)call->second->process.SendSignal(SIGKILL);
-    }
-  }
-  hooks_.erase(it);  // drops an httpGet check in flight
-}
-
-void Executor::StartProbesAction(const StartProbes& a) {
-  const pod::Container* spec = ContainerSpec(a.container);
-  if (!spec) return;
-  const std::optional<pod::Probe>& p = a.kind == ProbeKind::kStartup     ? spec->startup_probe
-                                       : a.kind == ProbeKind::kReadiness ? spec->readiness_probe
-                                                                         : spec->liveness_probe;
-  if (!p) return;
-  auto probe = std::make_unique<Probe>(a.kind, *p);
-  probe->key = ProbeKey(a.container, a.instance, a.kind);
-  probe->container = a.container;
-  probe->instance = a.instance;
-  Probe& ref = *probe;
-  probes_[probe->key] = std::move(probe);
-  // S7.6: the first run initialDelaySeconds after the container started
-  // (liveness and readiness may begin later, when the startup probe
-  // succeeded: then at once if the delay has passed).
-  MonoTime now = std::chrono::steady_clock::now();
-  Duration delay = ClampedSeconds(ref.spec.initial_delay_seconds);
-  ScheduleProbe(ref, a.container_started == MonoTime{}
-                         ? now + delay
-                         : std::max(now, a.container_started + delay));
-}
-
-void Executor::StopProbesAction(const StopProbes& a) {
-  auto it = probes_.find(ProbeKey(a.container, a.instance, a.kind));
-  if (it == probes_.end()) return;
-  if (it->second->timer) loop_.CancelTimer(it->second->timer);
-  probes_.erase(it);  // a run in flight finds no record and is dropped
-}
-
-void Executor::ScheduleProbe(Probe& probe, MonoTime at) {
-  at = OnProbeTick(at);
-  probe.next_run = at;
-  std::string key = probe.key;
-  probe.timer = loop_.AddTimer(at, [this, key] {
-    auto it = probes_.find(key);
-    if (it == probes_.end()) return;
-    it->second->timer = 0;
-    RunProbeOnce(*it->second);
-  });
-}
-
-void Executor::RunProbeOnce(Probe& probe) {
-  const pod::Container* spec = ContainerSpec(probe.container);
-  Instance* inst = FindInstance(probe.container, probe.instance);
-  if (!spec || !inst) return;
-  std::string key = probe.key;
-  MonoTime started = std::chrono::steady_clock::now();
-  Duration timeout = ClampedSeconds(std::max(1, probe.spec.timeout_seconds));
-  auto done = [this, key](bool ok, const std::string& message) {
-    OnProbeOutcome(key, ok, message);
-  };
-  // From the time it was due, not from now: the period stays on the tick
-  // grid, and a late run does not push every later one back.
-  probe.next_run += ClampedSeconds(std::max(1, probe.spec.period_seconds));
-  const pod::Handler& h = probe.spec.handler;
-  if (h.exec) {
-    probe.exec_pid =
-        ExecInContainer(*inst, ProbeKindName(probe.kind), h.exec->command, {}, timeout, done);
-  } else if (h.tcp_socket) {
-    NetCheckSpec check;
-    check.host = h.tcp_socket->host.empty() ? "127.0.0.1" : h.tcp_socket->host;
-    check.port = ResolvePort(h.tcp_socket->port, *spec);
-    probe.check =
-        NetCheck::Start(loop_, NetnsPath(), check, timeout, [done](const NetCheckResult& r) {
-          done(r.connected, r.message);  // S7.2: tcpSocket succeeds on connect
-        });
-  } else if (h.http_get || h.grpc) {
-    std::string why;
-    HttpClient* http = Http(why);
-    if (!http) {
-      loop_.AddTimer(started, [done, why] { done(false, why); });
-    } else if (h.http_get) {
-      HttpRequest req = HttpGetRequest(*h.http_get, ResolvePort(h.http_get->port, *spec),
-                                       kProbeUserAgent, timeout, NetnsPath());
-      std::string container = probe.container;
-      ProbeKind kind = probe.kind;
-      probe.http = http->Start(req, [this, done, req, container, kind](const HttpResponse& r) {
-        HttpGetVerdict v = JudgeHttpProbe(req, r);  // S7.2
-        if (v.warning) {
-          OnPublish(Publish{EventType::kWarning, "ProbeWarning", "container/" + container,
-                            ProbeTitle(kind) + " probe warning: " + v.message});
-        }
-        done(v.success, v.message);
-      });
-    } else {
-      GrpcHealthCheck check;
-      check.port = h.grpc->port;
-      check.service = h.grpc->service.value_or("");
-      check.timeout = timeout;
-      check.netns = NetnsPath();
-      probe.http = StartGrpcHealthCheck(*http, check, [done](const GrpcHealthResult& r) {
-        done(r.serving, r.message);  // S7.1: SERVING succeeds
-      });
-    }
-  }
-}
-
-void Executor::OnProbeOutcome(const std::string& key, bool success, const std::string& message) {
-  auto it = probes_.find(key);
-  if (it == probes_.end()) return;  // stopped meanwhile
-  Probe& probe = *it->second;
-  probe.exec_pid = 0;
-  probe.check.reset();
-  probe.http.reset();
-  if (!success) {
-    // Every failed run is an Unhealthy event, as in the kubelet; the
-    // Lifecycle hears only of changes of the stored result (S7.3).
-    OnPublish(
-        Publish{EventType::kWarning, "Unhealthy", "container/" + probe.container,
-                ProbeTitle(probe.kind) + " probe failed: " + Truncate(message, kHookMessageMax)});
-  }
-  std::string container = probe.container;
-  int instance = probe.instance;
-  ProbeKind kind = probe.kind;
-  auto changed = probe.state.Record(success ? ProbeOutcome::kSuccess : ProbeOutcome::kFailure);
-  // S7.4: the startup probe pauses after its result, liveness after a
-  // failure, until the next instance (the Lifecycle expects no more).
-  bool paused =
-      changed && (kind == ProbeKind::kStartup || (kind == ProbeKind::kLiveness && !*changed));
-  if (paused) {
-    probes_.erase(it);
-  } else {
-    ScheduleProbe(probe, std::max(probe.next_run, std::chrono::steady_clock::now()));
-  }
-  // S7.3: only changes of the stored result reach the Lifecycle. Feeding
-  // may stop this very probe, so it comes last.
-  if (changed)
-    Feed(ProbeResult{container, instance, kind, *changed, Truncate(message, kHookMessageMax)});
+  if (it->second->run) it->second->run->Abort();  // kills an exec hook's runtime exec
+  hooks_.erase(it);                               // drops an httpGet request in flight
 }
 
 }  // namespace podvisor::supervisor

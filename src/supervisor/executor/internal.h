@@ -15,7 +15,7 @@
 #include "signals/exit_info.h"
 #include "supervisor/executor/executor.h"
 #include "supervisor/logs/cri_log.h"
-#include "supervisor/probes/probe_state.h"
+#include "supervisor/probes/probe_schedule.h"
 
 namespace podvisor::supervisor {
 
@@ -51,9 +51,9 @@ struct Executor::Hook {
   std::string container;
   int instance = 0;
   HookKind kind = HookKind::kPostStart;
-  EventLoop::TimerId sleep_timer = 0;
-  pid_t exec_pid = 0;  // the runtime exec running an exec hook
-  std::unique_ptr<HttpTransfer> http;
+  // The handler running (handler_runner.h); none when the hook's outcome
+  // was known at once (no handler, a tcpSocket hook).
+  std::unique_ptr<HandlerRun> run;
 };
 
 struct Executor::Probe {
@@ -62,13 +62,10 @@ struct Executor::Probe {
   int instance = 0;
   ProbeKind kind = ProbeKind::kReadiness;
   pod::Probe spec;
-  ProbeState state;
+  ProbeSchedule schedule;  // S7.3 results, S7.4 pauses, S7.6 run times
   EventLoop::TimerId timer = 0;
-  MonoTime next_run{};
-  pid_t exec_pid = 0;
-  std::unique_ptr<NetCheck> check;     // tcpSocket
-  std::unique_ptr<HttpTransfer> http;  // httpGet, grpc
-  Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), state(k, p) {}
+  std::unique_ptr<HandlerRun> run;  // the run in flight
+  Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), schedule(k, p) {}
 };
 
 struct Executor::RuntimeCall {

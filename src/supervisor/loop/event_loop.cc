@@ -18,7 +18,12 @@ uint64_t Pack(int fd, uint32_t generation) {
 
 }  // namespace
 
-Result<EventLoop> EventLoop::Create() {
+const Clock& EventLoop::DefaultClock() {
+  static const RealClock clock;
+  return clock;
+}
+
+Result<EventLoop> EventLoop::Create(const Clock& clock) {
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll) return Error::FromErrno("epoll_create1");
   // steady_clock is CLOCK_MONOTONIC on Linux, so heap deadlines can be
@@ -31,7 +36,7 @@ Result<EventLoop> EventLoop::Create() {
   if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, timer.get(), &ev) != 0) {
     return Error::FromErrno("epoll_ctl(timerfd)");
   }
-  return EventLoop(std::move(epoll), std::move(timer));
+  return EventLoop(std::move(epoll), std::move(timer), clock);
 }
 
 Status EventLoop::Add(int fd, uint32_t events, FdHandler handler) {
@@ -93,7 +98,7 @@ void EventLoop::RearmTimerFd() {
   if (heap_.empty()) return;
   MonoTime next = heap_.top().deadline;
   if (armed_for_ != MonoTime{} && armed_for_ <= next) return;
-  if (next <= std::chrono::steady_clock::now()) return;
+  if (next <= Now()) return;
   armed_for_ = next;
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(next.time_since_epoch()).count();
   itimerspec spec{};
@@ -116,7 +121,7 @@ void EventLoop::OnTimerFd() {
 }
 
 void EventLoop::FireDueTimers() {
-  MonoTime now = std::chrono::steady_clock::now();
+  MonoTime now = Now();
   // Timers added by handlers for "now" fire in this same pass, in order.
   while (!stopped_ && TimerDue(now)) {
     Timer t = heap_.top();
@@ -135,7 +140,7 @@ Status EventLoop::RunOnce(std::optional<Duration> max_wait) {
   if (max_wait) {
     timeout_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(*max_wait).count());
   }
-  const bool due = TimerDue(std::chrono::steady_clock::now());
+  const bool due = TimerDue(Now());
   if (due) timeout_ms = 0;  // see what else is ready, then run them
   int n = ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
   if (n < 0) {

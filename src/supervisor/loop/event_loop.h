@@ -32,7 +32,10 @@ class EventLoop {
   using TimerHandler = std::function<void()>;
   using TimerId = uint64_t;
 
-  static Result<EventLoop> Create();
+  // `clock`: where the loop and the shell around it take the time from
+  // (common/clock.h); it must outlive the loop. The default is the real
+  // monotonic clock, the one the timerfd counts on.
+  static Result<EventLoop> Create(const Clock& clock = DefaultClock());
   EventLoop(EventLoop&&) = default;
   EventLoop& operator=(EventLoop&&) = default;
 
@@ -58,8 +61,16 @@ class EventLoop {
   void Stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
 
+  // The one clock of the loop's owner: timers fire when it reaches their
+  // deadline, and code on the loop reads "now" here rather than from
+  // steady_clock, so that tests can drive it with a FakeClock.
+  const Clock& clock() const { return *clock_; }
+  MonoTime Now() const { return clock_->Now(); }
+
  private:
-  EventLoop(Fd epoll, Fd timerfd) : epoll_(std::move(epoll)), timerfd_(std::move(timerfd)) {}
+  EventLoop(Fd epoll, Fd timerfd, const Clock& clock)
+      : epoll_(std::move(epoll)), timerfd_(std::move(timerfd)), clock_(&clock) {}
+  static const Clock& DefaultClock();
   void RearmTimerFd();
   bool TimerDue(MonoTime now);  // drops cancelled timers from the heap top
   void OnTimerFd();
@@ -79,6 +90,7 @@ class EventLoop {
 
   Fd epoll_;
   Fd timerfd_;
+  const Clock* clock_;  // a pointer, so that the loop stays movable
   std::unordered_map<int, Watch> fds_;
   uint32_t next_generation_ = 1;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> heap_;

@@ -143,5 +143,33 @@ TEST(EventLoop, RunOnceHonoursMaxWait) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 15ms);
 }
 
+TEST(EventLoop, NowIsTheRealMonotonicClockByDefault) {
+  auto loop = MakeLoop();
+  MonoTime before = std::chrono::steady_clock::now();
+  MonoTime now = loop.Now();
+  EXPECT_GE(now, before);
+  EXPECT_LE(now, std::chrono::steady_clock::now());
+}
+
+TEST(EventLoop, TimersFollowTheClockItWasGiven) {
+  FakeClock clock;
+  clock.Set(MonoTime(std::chrono::hours(1)));
+  auto created = EventLoop::Create(clock);
+  ASSERT_TRUE(created.ok());
+  EventLoop loop = std::move(created).value();
+  EXPECT_EQ(&loop.clock(), &clock);
+  EXPECT_EQ(loop.Now(), MonoTime(std::chrono::hours(1)));
+  bool fired = false;
+  loop.AddTimer(loop.Now() + 10s, [&] { fired = true; });
+  ASSERT_TRUE(loop.RunOnce(0ms).ok());
+  EXPECT_FALSE(fired);  // the fake clock has not moved
+  clock.Advance(9s);
+  ASSERT_TRUE(loop.RunOnce(0ms).ok());
+  EXPECT_FALSE(fired);
+  clock.Advance(1s);
+  ASSERT_TRUE(loop.RunOnce(0ms).ok());
+  EXPECT_TRUE(fired);
+}
+
 }  // namespace
 }  // namespace podvisor::supervisor
