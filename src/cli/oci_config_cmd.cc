@@ -78,8 +78,9 @@ std::string NodeHostname() {
 
 // Whether `run` would make its own pod cgroup (the Executor's
 // SetupPodCgroup): cgroup v2 with at least one of the cpu, memory and pids
-// controllers, as root. The tier-2 test comparing oci-config with run's
-// config.json (tests/e2e/oci_config_test.cc) holds the two together.
+// controllers, as root. The two must agree: the tier-2 test comparing
+// oci-config with run's config.json (tests/e2e/oci_config_test.cc) checks
+// it on a cgroup v2 host as root.
 bool RunMakesPodCgroup(const std::string& cgroup_parent) {
   if (cgroup_parent.empty() || ::geteuid() != 0) return false;
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
