@@ -90,7 +90,8 @@ TEST_F(OciConfig, PrintsTheConfigRunGaveTheRuntime) {
 
   std::string planned_id = "ocicfg_app_0_1";
   nlohmann::json normalised = nlohmann::json::parse(ReplaceAll(used.dump(), run_id, planned_id));
-  EXPECT_EQ(normalised.dump(2), shown.dump(2))
+  // The difference as a JSON patch from run's config to oci-config's.
+  EXPECT_EQ(nlohmann::json::diff(normalised, shown), nlohmann::json::array())
       << "oci-config differs from run's config.json (ids " << run_id << " -> " << planned_id
       << ")";
 }
