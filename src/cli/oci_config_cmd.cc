@@ -257,8 +257,7 @@ void AddOciConfigCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--node-memory", opts->node_memory,
                   "the node's allocatable memory, as for `run`; default: this host's RAM");
-  cmd->add_option("--pod-pids-limit", opts->pids_limit, "as for `run`")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--pod-pids-limit", opts->pids_limit, "as for `run`")->check(CLI::PositiveNumber);
   cmd->add_option("--instance", opts->instance, "Instance (restart count) of the container")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

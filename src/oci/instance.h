@@ -40,7 +40,7 @@ struct PreparedInstance {
   bool root_mounted = false;
   bool sub_paths_bound = false;
   std::string cgroups_path;  // linux.cgroupsPath, once planned
-  nlohmann::json config;  // what config_file holds
+  nlohmann::json config;     // what config_file holds
 };
 
 // What `run` does before each create, in this order: makes

@@ -139,7 +139,8 @@ class RuncTest : public ::testing::Test {
     std::string id = "podvisor-test-" + std::to_string(::getpid()) + "-" + c.name;
     started_.push_back(id);
     std::string cmd = "timeout 20 " + runc_.string() + " --root " + (tmp_ / "runc-root").string() +
-                      " run --bundle " + InstanceDir(c.name).string() + " " + id + " </dev/null 2>&1";
+                      " run --bundle " + InstanceDir(c.name).string() + " " + id +
+                      " </dev/null 2>&1";
     FILE* p = ::popen(cmd.c_str(), "r");
     EXPECT_NE(p, nullptr);
     if (!p) return {};

@@ -75,8 +75,8 @@ TEST_F(OciConfig, PrintsTheConfigRunGaveTheRuntime) {
     run_id = entry.path().filename().string();
   }
   ASSERT_FALSE(run_id.empty()) << "no instance under " << instances;
-  nlohmann::json used = nlohmann::json::parse(
-      std::ifstream(instances / run_id / "config.json"), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json used = nlohmann::json::parse(std::ifstream(instances / run_id / "config.json"),
+                                              nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(used.is_discarded()) << "config.json of " << run_id;
 
   auto printed = Client({"oci-config", bundle_.string(), "app", "--sandbox", "none",
@@ -92,8 +92,7 @@ TEST_F(OciConfig, PrintsTheConfigRunGaveTheRuntime) {
   nlohmann::json normalised = nlohmann::json::parse(ReplaceAll(used.dump(), run_id, planned_id));
   // The difference as a JSON patch from run's config to oci-config's.
   EXPECT_EQ(nlohmann::json::diff(normalised, shown), nlohmann::json::array())
-      << "oci-config differs from run's config.json (ids " << run_id << " -> " << planned_id
-      << ")";
+      << "oci-config differs from run's config.json (ids " << run_id << " -> " << planned_id << ")";
 }
 
 }  // namespace

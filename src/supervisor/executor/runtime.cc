@@ -162,8 +162,8 @@ Status Executor::PrepareInstance(Instance& inst) {
   host->node_memory_bytes = options_.node_memory_bytes;
   host->node_hostname = options_.node_hostname;
   oci::PreparedInstance prepared;
-  Status s = oci::PrepareContainerInstance(pod_, *spec, image, layout_, std::move(facts), *host,
-                                           prepared);
+  Status s =
+      oci::PrepareContainerInstance(pod_, *spec, image, layout_, std::move(facts), *host, prepared);
   // What was done is undone by the instance's delete, also after a failure.
   inst.sub_paths_bound = prepared.sub_paths_bound;
   inst.root = prepared.root;
