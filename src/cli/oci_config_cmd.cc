@@ -1,31 +1,39 @@
 // `podvisor oci-config BUNDLE CONTAINER`: prints the OCI runtime config
-// podvisor would generate for the first instance of CONTAINER, with the
-// paths `podvisor run` would use (state dir, cgroup parent, the pod's
-// pinned namespaces). Reads the bundle and this host's memory size,
-// hostname and (for privileged containers) devices; creates nothing.
+// `podvisor run` would give the runtime for an instance of CONTAINER: the
+// same plan (oci/instance_plan.h) from the same facts, with the paths
+// `run` would use (state dir, cgroup parent, --sandbox) and this host's
+// memory size, hostname, addresses and (for privileged containers)
+// devices. What only a running pod knows is printed as follows: the runtime
+// id's last number (which counts the supervisor's create attempts) as 1,
+// the sandbox's namespaces as the pod's ns/ files rather than its holder's
+// /proc/PID/ns, no pod IPs from a CNI network. Creates nothing.
 // S14.24: a Secret's values are printed only with --show-secrets; without
 // it each reads "<redacted: secret NAME key KEY>".
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "cgroups/mode.h"
 #include "cgroups/self_parent.h"
 #include "cli/commands.h"
 #include "common/terminal_text.h"
+#include "network/pod_network.h"
 #include "oci/bundle_image.h"
-#include "oci/capabilities.h"
-#include "oci/devices.h"
 #include "oci/image.h"
 #include "oci/image_cache.h"
+#include "oci/instance_plan.h"
 #include "oci/layout.h"
-#include "oci/node_info.h"
 #include "oci/spec.h"
+#include "oci/volumes.h"
 #include "pod/defaults.h"
 #include "pod/parse.h"
+#include "pod/quantity.h"
 #include "pod/validate.h"
 
 namespace podvisor::cli {
@@ -36,6 +44,9 @@ struct OciConfigOptions {
   std::string container;
   std::string state_dir = "/run/podvisor";
   std::string cgroup_parent = "/podvisor";
+  std::string sandbox = "auto";
+  std::optional<std::string> node_memory;  // default: this host's RAM
+  std::optional<int64_t> pids_limit;
   int instance = 0;
   bool show_secrets = false;
 };
@@ -65,8 +76,88 @@ std::string NodeHostname() {
   return name;
 }
 
-int RunOciConfig(const OciConfigOptions& opts) {
-  std::filesystem::path bundle(opts.bundle);
+// Whether `run` would make its own pod cgroup (the Executor's
+// SetupPodCgroup): cgroup v2 with at least one of the cpu, memory and pids
+// controllers, as root. The two must agree: the tier-2 test comparing
+// oci-config with run's config.json (tests/e2e/oci_config_test.cc) checks
+// it on a cgroup v2 host as root.
+bool RunMakesPodCgroup(const std::string& cgroup_parent) {
+  if (cgroup_parent.empty() || ::geteuid() != 0) return false;
+  cgroups::CgroupInfo cg = cgroups::DetectCgroups();
+  if (cg.mode != cgroups::CgroupMode::kUnified) return false;
+  return std::any_of(cg.controllers.begin(), cg.controllers.end(), [](const std::string& c) {
+    return c == "cpu" || c == "memory" || c == "pids";
+  });
+}
+
+// The facts `run` would plan the instance with (its PrepareInstance), as
+// far as they are known before the pod runs (see the top of this file).
+oci::InstanceFacts RunFacts(const OciConfigOptions& opts, const pod::Pod& pod,
+                            const pod::Container& container, const oci::PodLayout& layout,
+                            bool sandbox) {
+  oci::InstanceFacts facts;
+  facts.bundle = std::filesystem::absolute(opts.bundle);
+  facts.runtime_id = oci::InstanceRuntimeId(pod.metadata.name, opts.container, opts.instance, 1);
+  facts.instance_dir = layout.ContainersDir() / opts.container / facts.runtime_id;
+  facts.own_root = sandbox;
+  // S14.2: run binds what each subPath resolves to at a path of its own
+  // beneath the instance (oci::BindSubPaths) and mounts that.
+  for (std::size_t i = 0; i < container.volume_mounts.size(); ++i) {
+    const pod::VolumeMount& vm = container.volume_mounts[i];
+    if (vm.sub_path.empty() && vm.sub_path_expr.empty()) continue;
+    facts.sub_path_sources[i] = oci::SubPathMountDir(facts.instance_dir) / std::to_string(i);
+  }
+  if (sandbox) {
+    if (!pod.spec.host_network) {
+      facts.namespaces.network = layout.NamespaceFile("net");
+      facts.namespaces.uts = layout.NamespaceFile("uts");
+    }
+    if (!pod.spec.host_ipc) facts.namespaces.ipc = layout.NamespaceFile("ipc");
+    if (pod.spec.share_process_namespace.value_or(false))
+      facts.namespaces.pid = layout.NamespaceFile("pid");
+  }
+  if (RunMakesPodCgroup(opts.cgroup_parent)) {
+    // cgroups::PodCgroup's relative path: the parent normalised, then the pod.
+    std::filesystem::path rel =
+        std::filesystem::path(opts.cgroup_parent).relative_path().lexically_normal();
+    if (rel == ".") rel.clear();
+    facts.pod_cgroup = "/" + (rel / pod.metadata.name).string();
+  }
+  facts.cgroup_parent = opts.cgroup_parent;
+  // A pod without its own network is on the host's (the Executor's
+  // SetupNetwork); a CNI network's addresses exist only once it runs.
+  if (pod.spec.host_network || !sandbox) facts.pod_ips = network::HostPrimaryIps();
+  facts.pids_limit = opts.pids_limit;
+  return facts;
+}
+
+// The bundle's pod, defaulted and valid; nullopt (the error printed, the
+// exit status in `exit_code`) otherwise.
+std::optional<pod::Pod> LoadValidPod(const std::filesystem::path& bundle, int& exit_code) {
+  auto parsed = pod::ParseManifestFile(bundle);
+  if (!parsed) {
+    std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());
+    exit_code = parsed.error().code() != 0 ? kExitHost : kExitUsage;
+    return std::nullopt;
+  }
+  pod::Pod& pod = parsed->pod;
+  pod::ApplyDefaults(pod);
+  pod::FieldErrors errors = std::move(parsed->errors);
+  for (auto& e : pod::ValidatePod(pod)) errors.push_back(std::move(e));
+  if (!errors.empty()) {
+    // S14.20: a field error quotes the manifest's value, which a bundle
+    // image pulled from a registry controls.
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", TerminalSafe(e.ToString()).c_str());
+    std::fprintf(stderr, "podvisor: pod \"%s\" is invalid (see `podvisor validate`)\n",
+                 pod.metadata.name.c_str());
+    exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  return std::move(pod);
+}
+
+// The options that cannot describe a run; the exit status, or 0.
+int RefuseOptions(const OciConfigOptions& opts, const std::filesystem::path& bundle) {
   // The config names paths in the bundle and the pod's cgroup; a bundle
   // image is unpacked and `self` resolved only by the run that uses them.
   if (oci::LooksLikeBundleImage(bundle)) {
@@ -82,23 +173,27 @@ int RunOciConfig(const OciConfigOptions& opts) {
                  "cgroup; give that cgroup's path\n");
     return kExitUsage;
   }
-  auto parsed = pod::ParseManifestFile(bundle);
-  if (!parsed) {
-    std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());
-    return parsed.error().code() != 0 ? kExitHost : kExitUsage;
+  return 0;
+}
+
+int RunOciConfig(const OciConfigOptions& opts) {
+  std::filesystem::path bundle(opts.bundle);
+  if (int refused = RefuseOptions(opts, bundle); refused != 0) return refused;
+  // As `run` reads --node-memory: the host's RAM unless given.
+  int64_t node_memory = NodeMemoryBytes();
+  if (opts.node_memory) {
+    auto q = pod::Quantity::Parse(*opts.node_memory);
+    if (!q || q->value() <= 0) {
+      std::fprintf(stderr, "podvisor: --node-memory: invalid size \"%s\" (e.g. 6Gi)\n",
+                   opts.node_memory->c_str());
+      return kExitUsage;
+    }
+    node_memory = q->value();
   }
-  pod::Pod& pod = parsed->pod;
-  pod::ApplyDefaults(pod);
-  pod::FieldErrors errors = std::move(parsed->errors);
-  for (auto& e : pod::ValidatePod(pod)) errors.push_back(std::move(e));
-  if (!errors.empty()) {
-    // S14.20: a field error quotes the manifest's value, which a bundle
-    // image pulled from a registry controls.
-    for (const auto& e : errors) std::fprintf(stderr, "%s\n", TerminalSafe(e.ToString()).c_str());
-    std::fprintf(stderr, "podvisor: pod \"%s\" is invalid (see `podvisor validate`)\n",
-                 pod.metadata.name.c_str());
-    return kExitUsage;
-  }
+  int exit_code = 0;
+  std::optional<pod::Pod> loaded = LoadValidPod(bundle, exit_code);
+  if (!loaded) return exit_code;
+  pod::Pod& pod = *loaded;
 
   const pod::Container* container = nullptr;
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
@@ -111,43 +206,24 @@ int RunOciConfig(const OciConfigOptions& opts) {
                  pod.metadata.name.c_str(), opts.container.c_str());
     return kExitUsage;
   }
-  auto image = oci::LoadImage(bundle, container->image,
-                              {oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))});
+  std::filesystem::path state_dir = std::filesystem::absolute(opts.state_dir);
+  auto image = oci::LoadImage(std::filesystem::absolute(bundle), container->image,
+                              {oci::ImageCacheDir(state_dir)});
   if (!image) {
     std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
     return kExitHost;
   }
-
-  oci::PodLayout layout(opts.state_dir, pod.metadata.name);
-  oci::ContainerConfigInput in;
-  in.bundle = bundle;
-  in.root_path = layout.WritableRoot(container->name, opts.instance, image->rootfs).merged;
-  in.volumes_dir = layout.VolumesDir();
-  in.termination_message_file = layout.TerminationMessageFile(container->name, opts.instance);
-  in.etc_hosts = layout.HostsFile();
-  in.etc_hostname = layout.HostnameFile();
-  in.etc_resolv_conf = layout.ResolvConfFile();
-  if (!pod.spec.host_ipc) in.pod_shm_dir = layout.ShmDir();
-  if (!pod.spec.host_network) {
-    in.namespaces.network = layout.NamespaceFile("net");
-    in.namespaces.uts = layout.NamespaceFile("uts");
+  oci::PodLayout layout(state_dir, pod.metadata.name);
+  bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && ::geteuid() == 0);
+  auto host = oci::ReadHostFacts(*container, layout.dir());
+  if (!host) {
+    std::fprintf(stderr, "podvisor: %s\n", host.error().message().c_str());
+    return kExitHost;
   }
-  if (!pod.spec.host_ipc) in.namespaces.ipc = layout.NamespaceFile("ipc");
-  if (pod.spec.share_process_namespace.value_or(false))
-    in.namespaces.pid = layout.NamespaceFile("pid");
-  in.cgroups_path = opts.cgroup_parent + "/" + pod.metadata.name + "/" + container->name;
-  in.node_memory_bytes = NodeMemoryBytes();
-  in.node_hostname = NodeHostname();
-  oci::AddNodeFacts(in, pod.spec.host_network, opts.state_dir);
-  in.available_capabilities = oci::CurrentBoundingCapabilities();
-  if (oci::IsPrivileged(*container)) {
-    auto devices = oci::ScanHostDevices();
-    if (!devices) {
-      std::fprintf(stderr, "podvisor: %s\n", devices.error().message().c_str());
-      return kExitHost;
-    }
-    in.host_devices = std::move(*devices);
-  }
+  host->node_memory_bytes = node_memory;
+  host->node_hostname = NodeHostname();
+  oci::ContainerConfigInput in = oci::PlanContainerConfig(
+      pod, *container, *image, layout, RunFacts(opts, pod, *container, layout, sandbox), *host);
 
   // After validation, which may read a typed Secret's values.
   if (!opts.show_secrets) RedactSecretValues(pod);
@@ -176,6 +252,12 @@ void AddOciConfigCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cgroup-parent", opts->cgroup_parent, "Cgroup parent, as for `run`")
       ->capture_default_str();
+  cmd->add_option("--sandbox", opts->sandbox, "auto, namespaces or none, as for `run`")
+      ->check(CLI::IsMember({"auto", "namespaces", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--node-memory", opts->node_memory,
+                  "the node's allocatable memory, as for `run`; default: this host's RAM");
+  cmd->add_option("--pod-pids-limit", opts->pids_limit, "as for `run`")->check(CLI::PositiveNumber);
   cmd->add_option("--instance", opts->instance, "Instance (restart count) of the container")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -11,6 +11,8 @@
 #include "cli/commands.h"
 #include "common/terminal_text.h"
 #include "oci/image.h"
+#include "oci/instance_plan.h"
+#include "oci/layout.h"
 #include "oci/spec.h"
 #include "pod/bundle.h"
 #include "pod/config_objects.h"
@@ -70,13 +72,19 @@ void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
 }
 
 // What `run` would only find out when it creates a container: the OCI
-// config of each one is generated here, against its image, as the
-// supervisor will generate it. An image that is an OCI layout is left to
-// `run` (it is unpacked there, into the state directory).
+// config of each one is generated here, against its image, by the plan the
+// supervisor uses (oci/instance_plan.h), with facts of no particular host:
+// every capability, no devices, paths under /run/podvisor/validate. An
+// image that is an OCI layout is left to `run` (it is unpacked there, into
+// the state directory). The images loaded go to `images`.
 void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bundle,
-                           pod::FieldErrors& errors) {
+                           pod::FieldErrors& errors, std::map<std::string, oci::Image>& images) {
   struct sysinfo si {};
   int64_t memory = ::sysinfo(&si) == 0 ? static_cast<int64_t>(si.totalram) * si.mem_unit : 0;
+  oci::HostFacts host;
+  host.node_memory_bytes = memory > 0 ? memory : int64_t{1} << 30;
+  host.node_hostname = "validate";
+  const oci::PodLayout layout("/run/podvisor", "validate");
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const pod::Container& c : *list) {
       std::error_code ec;
@@ -89,17 +97,13 @@ void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bun
             pod::Invalid(field + ".image", pod::QuoteValue(c.image), image.error().message()));
         continue;
       }
-      oci::ContainerConfigInput in;
-      in.bundle = bundle;
-      in.root_path = image->rootfs;
-      in.volumes_dir = "/run/podvisor/validate/volumes";
-      in.etc_hosts = "/etc/hosts";
-      in.etc_hostname = "/etc/hostname";
-      in.etc_resolv_conf = "/etc/resolv.conf";
-      if (pod.spec.share_process_namespace.value_or(false)) in.namespaces.pid = "/proc/1/ns/pid";
-      in.node_memory_bytes = memory > 0 ? memory : int64_t{1} << 30;
-      in.node_hostname = "validate";
-      auto config = oci::GenerateConfig(pod, c, *image, in);
+      oci::InstanceFacts facts;
+      facts.bundle = bundle;
+      facts.instance_dir = layout.ContainersDir() / c.name;
+      if (pod.spec.share_process_namespace.value_or(false)) facts.namespaces.pid = "/proc/1/ns/pid";
+      auto config = oci::GenerateConfig(
+          pod, c, *image, oci::PlanContainerConfig(pod, c, *image, layout, facts, host));
+      images.emplace(c.name, std::move(*image));
       if (config) continue;
       // "spec.containers[0]: no command: ..." -> field and detail.
       std::string message = config.error().message();
@@ -154,7 +158,9 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
   } else {
     for (auto& e : pod::ValidateImages(out.pod, bundle)) pod_errors.push_back(std::move(e));
     // The generated config assumes a valid pod: only then is it tried.
-    if (errors.empty() && pod_errors.empty()) CheckContainerConfigs(out.pod, bundle, pod_errors);
+    if (errors.empty() && pod_errors.empty()) {
+      CheckContainerConfigs(out.pod, bundle, pod_errors, result.images);
+    }
   }
   if (for_run) CheckRunnable(out.pod, pod_errors);
   // A workload's errors name the field of its template (workloads.h).
@@ -191,13 +197,13 @@ LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest,
   if (manifest) {
     if (!std::filesystem::is_regular_file(bundle, ec)) {
       std::fprintf(stderr, "podvisor: -f %s: no such manifest file\n", bundle.c_str());
-      return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
+      return LoadedPod{{}, {}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
     }
     return Load(bundle, true, true, config_files);
   }
   if (!std::filesystem::is_directory(bundle, ec)) {
     std::fprintf(stderr, "podvisor: %s is not a bundle directory\n", bundle.c_str());
-    return LoadedPod{{}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
+    return LoadedPod{{}, {}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
   }
   return Load(bundle, true, true, config_files);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,12 +16,17 @@
 #include "common/result.h"
 #include "network/pod_network.h"
 #include "oci/bundle_image.h"
+#include "oci/image.h"
 #include "pod/model.h"
 
 namespace podvisor::cli {
 
 struct LoadedPod {
   pod::Pod pod;
+  // By container name: the images the config check loaded (plain rootfs
+  // images, from the bundle as given), for `run` to hand down rather than
+  // load again. An OCI layout is loaded only by `run`, into its cache.
+  std::map<std::string, oci::Image> images;
   int exit_code = 0;  // 0, kExitUsage (invalid), kExitHost (unreadable)
   bool ok() const { return exit_code == 0; }
 };

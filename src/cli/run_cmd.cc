@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -190,19 +191,31 @@ int RunPod(RunOptions opts) {
     return kExitUsage;
   }
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
-  // OCI image layouts are unpacked here, once per manifest digest, before
-  // anything is started.
+  // Each image is loaded once per run and handed to the Executor: the
+  // pod's loading checked the plain ones; OCI image layouts are unpacked
+  // here, once per manifest digest, before anything is started.
   oci::ImageLoadOptions image_options{
       oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
+  std::map<std::string, oci::Image> images = std::move(loaded.images);
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
-      auto image = oci::LoadImage(opts.bundle, c.image, image_options);
-      if (!image) {
-        std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
-        return kExitHost;
+      auto found = images.find(c.name);
+      if (found == images.end()) {
+        auto image = oci::LoadImage(opts.bundle, c.image, image_options);
+        if (!image) {
+          std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
+          return kExitHost;
+        }
+        found = images.emplace(c.name, std::move(*image)).first;
       }
-      if (!image->config.stop_signal.empty()) {
-        if (auto signo = ParseSignal(image->config.stop_signal)) {
+      // The Executor runs from the absolute bundle path: the paths of an
+      // image loaded from the bundle as given become what loading from
+      // that path gives.
+      oci::Image& image = found->second;
+      image.dir = std::filesystem::absolute(image.dir).lexically_normal();
+      if (image.manifest_digest.empty()) image.rootfs = image.dir / "rootfs";
+      if (!image.config.stop_signal.empty()) {
+        if (auto signo = ParseSignal(image.config.stop_signal)) {
           lifecycle.image_stop_signals[c.name] = *signo;
         }
       }
@@ -322,7 +335,7 @@ int RunPod(RunOptions opts) {
   log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
             runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
             pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));
-  auto executor = supervisor::Executor::Create(pod, ex);
+  auto executor = supervisor::Executor::Create(pod, ex, std::move(images));
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
                  executor.error().message().c_str());

@@ -12,16 +12,6 @@
 
 namespace podvisor::oci {
 
-ContainerConfigInput PodInputFromLayout(const PodLayout& layout, const pod::Pod& pod) {
-  ContainerConfigInput in;
-  in.volumes_dir = layout.VolumesDir();
-  in.etc_hosts = layout.HostsFile();
-  in.etc_hostname = layout.HostnameFile();
-  in.etc_resolv_conf = layout.ResolvConfFile();
-  if (!pod.spec.host_ipc) in.pod_shm_dir = layout.ShmDir();
-  return in;
-}
-
 Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout,
                        const std::string& node_hostname, const HostEtcFiles& host) {
   std::string hostname = PodHostname(pod, node_hostname);
@@ -46,48 +36,38 @@ Status CreateTerminationMessageFile(const std::filesystem::path& file) {
   return Ok();
 }
 
-Result<PreparedInstance> Prepare(const pod::Pod& pod, const pod::Container& container,
-                                 const Image& image, const PodLayout& layout, int instance,
-                                 ContainerConfigInput& input) {
-  PreparedInstance out;
-  out.bundle_dir = layout.InstanceDir(container.name, instance);
-  out.config_file = layout.ConfigFile(container.name, instance);
-  out.termination_message_file = layout.TerminationMessageFile(container.name, instance);
-  out.root = layout.WritableRoot(container.name, instance, image.rootfs);
-  if (Status s = MakeDirs(out.bundle_dir, 0700); !s) return s.take_error();
-  if (Status s = MountWritableRoot(out.root); !s) return s.take_error();
-  auto sub_paths = BindSubPaths(pod, container, input.volumes_dir, SubPathMountDir(out.bundle_dir));
-  if (!sub_paths) return sub_paths.take_error();
-  input.sub_path_sources = std::move(*sub_paths);
-  if (Status s = CreateTerminationMessageFile(out.termination_message_file); !s)
-    return s.take_error();
-  input.root_path = out.root.merged;
-  input.termination_message_file = out.termination_message_file;
-  auto config = GenerateConfig(pod, container, image, input);
-  if (!config) return config.take_error();
-  if (Status s = WriteConfigFile(*config, out.config_file); !s) return s.take_error();
-  out.config = std::move(*config);
-  return out;
-}
-
 }  // namespace
 
-Result<PreparedInstance> PrepareContainerInstance(const pod::Pod& pod,
-                                                  const pod::Container& container,
-                                                  const Image& image, const PodLayout& layout,
-                                                  int instance, ContainerConfigInput input) {
-  auto prepared = Prepare(pod, container, image, layout, instance, input);
-  if (!prepared) {
-    // Best effort: the error that matters is the one being returned.
-    (void)RemoveContainerInstance(layout, container.name, instance);
-    return prepared.error().Wrap("preparing container " + container.name + " instance " +
-                                 std::to_string(instance));
+Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& container,
+                                const Image& image, const PodLayout& layout, InstanceFacts facts,
+                                const HostFacts& host, PreparedInstance& out) {
+  const std::filesystem::path& dir = facts.instance_dir;
+  out.config_file = dir / "config.json";
+  out.root = InstanceRoot(dir, image);
+  if (Status s = MakeDirs(dir, 0700); !s) return s;
+  // As the kubelet does, at the container's creation: a subPath an earlier
+  // container wrote (an init container's config file) is bound as it is;
+  // one that does not exist yet becomes a directory.
+  auto sub_paths =
+      BindSubPaths(pod, container, layout.VolumesDir(), SubPathMountDir(dir), facts.pod_ips);
+  if (!sub_paths) return sub_paths.take_error();
+  out.sub_paths_bound = !sub_paths->empty();
+  facts.sub_path_sources = std::move(*sub_paths);
+  if (facts.own_root) {
+    if (Status s = MountWritableRoot(out.root); !s) return s;
+    out.root_mounted = true;
   }
-  return prepared;
+  if (Status s = CreateTerminationMessageFile(TerminationMessageFile(dir)); !s) return s;
+  ContainerConfigInput input = PlanContainerConfig(pod, container, image, layout, facts, host);
+  out.cgroups_path = input.cgroups_path;
+  auto config = GenerateConfig(pod, container, image, input);
+  if (!config) return config.take_error();
+  if (Status s = WriteConfigFile(*config, out.config_file); !s) return s;
+  out.config = std::move(*config);
+  return Ok();
 }
 
-Status RemoveContainerInstance(const PodLayout& layout, std::string_view container, int instance) {
-  std::filesystem::path dir = layout.InstanceDir(container, instance);
+Status RemoveContainerInstance(const std::filesystem::path& dir) {
   if (Status s = UnmountAllUnder(dir); !s) return s;
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);

@@ -6,6 +6,7 @@
 //                            checks), the pod's /dev/shm
 //   PrepareContainerInstance per (re)start: overlay root, subPaths,
 //                            termination-message file, config.json
+//                            (the config planned by instance_plan.h)
 //   ... runtime create/start/delete (oci::Runtime) ...
 //   RemoveContainerInstance  after `delete`: unmount and remove the instance
 //   CleanupPod (volumes.h)   when the pod has ended
@@ -13,50 +14,48 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "oci/etc_files.h"
 #include "oci/image.h"
+#include "oci/instance_plan.h"
 #include "oci/layout.h"
 #include "oci/spec.h"
 #include "pod/model.h"
 
 namespace podvisor::oci {
 
-// A ContainerConfigInput with every pod-wide path taken from `layout`
-// (etc files, volumes, shm unless hostIPC). Still to fill by the caller:
-// bundle, namespaces, cgroups_path, node_memory_bytes, node_hostname,
-// pids_limit, host_devices.
-ContainerConfigInput PodInputFromLayout(const PodLayout& layout, const pod::Pod& pod);
-
 // Writes the pod's /etc files, prepares every volume and mounts the pod's
 // /dev/shm (not for hostIPC pods). Idempotent.
 Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout,
                        const std::string& node_hostname, const HostEtcFiles& host = {});
 
+// What PrepareContainerInstance did, also when it failed part way: the
+// caller undoes it (RemoveContainerInstance, or the Executor's delete).
 struct PreparedInstance {
-  std::filesystem::path bundle_dir;   // pass as `--bundle` to the runtime
-  std::filesystem::path config_file;  // bundle_dir/config.json
-  std::filesystem::path termination_message_file;
-  WritableRootPaths root;
-  nlohmann::json config;
+  std::filesystem::path config_file;  // instance_dir/config.json
+  WritableRootPaths root;             // its overlay, mounted only when facts.own_root
+  bool root_mounted = false;
+  bool sub_paths_bound = false;
+  std::string cgroups_path;  // linux.cgroupsPath, once planned
+  nlohmann::json config;     // what config_file holds
 };
 
-// Mounts the instance's overlay root, creates its subPath directories and
-// its termination-message file (mode 0666, as the kubelet makes it, so any
-// container user can write it), generates and writes config.json. The
-// per-instance fields of `input` (root_path, termination_message_file) are
-// set here. On failure the instance is removed again.
-Result<PreparedInstance> PrepareContainerInstance(const pod::Pod& pod,
-                                                  const pod::Container& container,
-                                                  const Image& image, const PodLayout& layout,
-                                                  int instance, ContainerConfigInput input);
+// What `run` does before each create, in this order: makes
+// facts.instance_dir (0700), binds its subPaths (S14.2: the runtime mounts
+// our bind of what was resolved, never the path that names it), mounts its
+// overlay root when facts.own_root, creates its termination-message file
+// (mode 0666, as the kubelet makes it, so any container user can write
+// it), then writes config.json from PlanContainerConfig (instance_plan.h).
+// sub_path_sources of `facts` are filled here.
+Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& container,
+                                const Image& image, const PodLayout& layout, InstanceFacts facts,
+                                const HostFacts& host, PreparedInstance& out);
 
-// Unmounts the instance's root and removes its directory. Idempotent. The
-// termination message must have been read before (S11.3).
-Status RemoveContainerInstance(const PodLayout& layout, std::string_view container, int instance);
+// Unmounts what is mounted under an instance's directory and removes it.
+// Idempotent. The termination message must have been read before (S11.3).
+Status RemoveContainerInstance(const std::filesystem::path& instance_dir);
 
 }  // namespace podvisor::oci

@@ -3,7 +3,9 @@
 // container prints what it sees from inside, and the test asserts it:
 // user and groups, CapEff, Seccomp mode, NoNewPrivs, oom_score_adj, the
 // memory limit, both volume kinds, the termination-message file, and that
-// overlay roots of one image are isolated. Everything is removed in
+// overlay roots of one image are isolated. Each instance is prepared by
+// PrepareContainerInstance from PlanContainerConfig's plan, the path `run`
+// takes (the Executor's PrepareInstance). Everything is removed in
 // TearDown, whatever failed.
 #include <sys/capability.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include "oci/capabilities.h"
 #include "oci/devices.h"
 #include "oci/instance.h"
+#include "oci/instance_plan.h"
 #include "oci/mounts.h"
 #include "oci/runtime_locator.h"
 #include "oci/volumes.h"
@@ -95,22 +98,33 @@ class RuncTest : public ::testing::Test {
     std::ofstream(rootfs / "etc/group") << "root:x:0:\napp:x:1000:\naudio:x:29:app\n";
   }
 
-  ContainerConfigInput Input(const pod::Pod& pod) {
-    ContainerConfigInput in = PodInputFromLayout(*layout_, pod);
-    for (const auto& c : pod.spec.containers) {
-      if (IsPrivileged(c)) {
-        auto devices = ScanHostDevices();
-        EXPECT_TRUE(devices);
-        if (devices) in.host_devices = *devices;
-      }
-    }
-    in.bundle = bundle_;
-    in.node_memory_bytes = 8 * kGi;
-    in.node_hostname = "node";
-    in.available_capabilities = CurrentBoundingCapabilities();
-    // No cgroupsPath: runc then uses /<id>, which `delete` removes; a
-    // podvisor parent would be left in every v1 hierarchy of this host.
-    return in;
+  // Where `run` puts the first instance of `container` (the Executor's
+  // CreateInstance): containers/<container>/<runtime id>.
+  std::filesystem::path InstanceDir(const std::string& container) const {
+    return layout_->ContainersDir() / container / InstanceRuntimeId("rt", container, 0, 1);
+  }
+
+  // The facts `run` plans an instance with, for a supervisor with its own
+  // overlay roots but without the pod sandbox: runc makes each container's
+  // namespaces. No cgroup parent: runc then uses /<id>, which `delete`
+  // removes; a podvisor parent would be left in every v1 hierarchy of this
+  // host.
+  InstanceFacts Facts(const pod::Container& c) const {
+    InstanceFacts facts;
+    facts.bundle = bundle_;
+    facts.runtime_id = InstanceRuntimeId("rt", c.name, 0, 1);
+    facts.instance_dir = InstanceDir(c.name);
+    facts.own_root = true;
+    return facts;
+  }
+
+  HostFacts Host(const pod::Container& c) const {
+    auto host = ReadHostFacts(c, layout_->dir());
+    EXPECT_TRUE(host) << host.error().message();
+    if (!host) return {};
+    host->node_memory_bytes = 8 * kGi;
+    host->node_hostname = "node";
+    return *host;
   }
 
   // Prepares and runs one container to completion; returns its stdout+stderr.
@@ -118,13 +132,15 @@ class RuncTest : public ::testing::Test {
     auto image = LoadImage(bundle_, c.image);
     EXPECT_TRUE(image) << image.error().message();
     if (!image) return {};
-    auto inst = PrepareContainerInstance(pod, c, *image, *layout_, 0, Input(pod));
-    EXPECT_TRUE(inst) << inst.error().message();
-    if (!inst) return {};
+    PreparedInstance inst;
+    Status prepared = PrepareContainerInstance(pod, c, *image, *layout_, Facts(c), Host(c), inst);
+    EXPECT_TRUE(prepared) << prepared.error().message();
+    if (!prepared) return {};
     std::string id = "podvisor-test-" + std::to_string(::getpid()) + "-" + c.name;
     started_.push_back(id);
     std::string cmd = "timeout 20 " + runc_.string() + " --root " + (tmp_ / "runc-root").string() +
-                      " run --bundle " + inst->bundle_dir.string() + " " + id + " </dev/null 2>&1";
+                      " run --bundle " + InstanceDir(c.name).string() + " " + id +
+                      " </dev/null 2>&1";
     FILE* p = ::popen(cmd.c_str(), "r");
     EXPECT_NE(p, nullptr);
     if (!p) return {};
@@ -201,7 +217,7 @@ TEST_F(RuncTest, RootContainerSeesDefaultCapsSeccompOomLimitsAndVolumes) {
   EXPECT_EQ(ReadAll(layout_->VolumesDir() / "ram/f"), "mem\n");
   EXPECT_EQ(FilesystemType(layout_->VolumesDir() / "ram"), 0x01021994) << "TMPFS_MAGIC";
   EXPECT_EQ(ReadAll(tmp_ / "hostdir/f"), "host\n");
-  EXPECT_EQ(ReadAll(layout_->TerminationMessageFile("probe", 0)), "bye\n");
+  EXPECT_EQ(ReadAll(TerminationMessageFile(InstanceDir("probe"))), "bye\n");
 }
 
 TEST_F(RuncTest, NonRootUserGroupsAndNoCapabilities) {
@@ -254,15 +270,13 @@ TEST_F(RuncTest, OverlayRootsOfOneImageAreIsolatedAndReadOnlyRootIsEnforced) {
   EXPECT_NE(ro_out.find("ro\n"), std::string::npos) << ro_out;
   EXPECT_NE(ro_out.find("tm-ok"), std::string::npos) << ro_out;
   // The write went to the writer's upper layer, never to the image.
-  EXPECT_TRUE(
-      std::filesystem::exists(layout_->InstanceDir("writer", 0) / "upper/written-by-writer"));
+  EXPECT_TRUE(std::filesystem::exists(InstanceDir("writer") / "upper/written-by-writer"));
   EXPECT_FALSE(std::filesystem::exists(bundle_ / "images/busybox/rootfs/written-by-writer"));
   // Removing an instance unmounts its overlay.
-  auto root = layout_->WritableRoot("writer", 0, bundle_ / "images/busybox/rootfs");
-  EXPECT_TRUE(IsMountPoint(root.merged));
-  ASSERT_TRUE(RemoveContainerInstance(*layout_, "writer", 0));
-  EXPECT_FALSE(std::filesystem::exists(layout_->InstanceDir("writer", 0)));
-  EXPECT_TRUE(RemoveContainerInstance(*layout_, "writer", 0)) << "idempotent";
+  EXPECT_TRUE(IsMountPoint(InstanceDir("writer") / "rootfs"));
+  ASSERT_TRUE(RemoveContainerInstance(InstanceDir("writer")));
+  EXPECT_FALSE(std::filesystem::exists(InstanceDir("writer")));
+  EXPECT_TRUE(RemoveContainerInstance(InstanceDir("writer"))) << "idempotent";
 }
 
 TEST_F(RuncTest, PrivilegedContainerHasEveryCapabilityNoSeccompAndHostDevices) {

@@ -82,10 +82,12 @@ Executor::~Executor() {
   Cleanup();
 }
 
-Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options) {
+Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options,
+                                                   std::map<std::string, oci::Image> images) {
   auto loop = EventLoop::Create();
   if (!loop) return loop.take_error();
   std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
+  ex->images_ = std::move(images);
   if (auto s = ex->Setup(); !s) {
     if (!ex->owns_pod_) return s.take_error();  // another supervisor's: untouched
     ex->Cleanup();
@@ -132,30 +134,38 @@ Status Executor::Setup() {
     pending_sandbox.emplace(std::move(*started));
   }
   // Images first: a missing image is the user's problem and must leave
-  // nothing behind.
+  // nothing behind. Those `run` loaded are not loaded again.
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
     for (const auto& c : *list) {
       // An unpacked layout is held (a shared lock) for the pod's life, so
       // `images prune` leaves it alone; one pruned between the unpack and
       // the lock is unpacked again.
       for (int attempt = 0;; ++attempt) {
-        auto image = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
-        if (!image) return image.take_error().Wrap("container " + c.name);
-        if (!image->manifest_digest.empty()) {
-          auto held = oci::HoldEntry(options_.image_cache_dir, image->manifest_digest);
+        auto image = images_.find(c.name);
+        if (image == images_.end()) {
+          auto loaded = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
+          if (!loaded) return loaded.take_error().Wrap("container " + c.name);
+          image = images_.emplace(c.name, std::move(*loaded)).first;
+        }
+        const std::string& digest = image->second.manifest_digest;
+        if (!digest.empty()) {
+          auto held = oci::HoldEntry(options_.image_cache_dir, digest);
           if (!held) return held.take_error().Wrap("container " + c.name);
           if (!*held) {
-            if (attempt < 3) continue;
-            return Error("container " + c.name + ": image cache entry " + image->manifest_digest +
+            if (attempt < 3) {
+              images_.erase(image);
+              continue;
+            }
+            return Error("container " + c.name + ": image cache entry " + digest +
                          " keeps disappearing");
           }
           image_locks_.push_back(std::move(**held));
+          // imageID (status_json.cc): the manifest digest of a layout; a
+          // plain rootfs's content digest is computed when a status first
+          // asks for it, since hashing the whole tree here delayed every
+          // pod's start.
+          image_ids_[c.name] = digest;
         }
-        // imageID (status_json.cc): the manifest digest of a layout; a plain
-        // rootfs's content digest is computed when a status first asks for
-        // it, since hashing the whole tree here delayed every pod's start.
-        if (!image->manifest_digest.empty()) image_ids_[c.name] = image->manifest_digest;
-        images_.emplace(c.name, std::move(*image));
         break;
       }
     }

@@ -104,8 +104,10 @@ class Executor {
  public:
   // Everything that can fail before a container exists: layout, images,
   // sandbox, control socket, signal handling. Nothing is left behind when
-  // it fails.
-  static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options);
+  // it fails. `images` (by container name) are those `run` already loaded
+  // from options.bundle; the others are loaded here.
+  static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options,
+                                                  std::map<std::string, oci::Image> images = {});
   ~Executor();
 
   // Runs the pod until it ended and everything is cleaned up; returns the

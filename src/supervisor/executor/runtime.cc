@@ -138,66 +138,40 @@ Status Executor::TrackRuntimeCall(signals::ChildProcess process, const std::stri
 Status Executor::PrepareInstance(Instance& inst) {
   const oci::Image& image = images_.at(inst.container);
   const pod::Container* spec = ContainerSpec(inst.container);
-  if (auto s = oci::MakeDirs(inst.dir, 0700); !s) return s;
-  // As the kubelet does, at the container's creation: a subPath an earlier
-  // container wrote (an init container's config file) is bound as it is;
-  // one that does not exist yet becomes a directory. S14.2: the runtime
-  // mounts our bind of what was resolved, never the path that names it.
-  auto sub_paths = oci::BindSubPaths(pod_, *spec, layout_.VolumesDir(),
-                                     oci::SubPathMountDir(inst.dir), pod_ips_);
-  if (!sub_paths) return sub_paths.take_error();
-  inst.sub_paths_bound = !sub_paths->empty();
-  inst.root = oci::WritableRootPaths{image.rootfs, inst.dir / "upper", inst.dir / "work",
-                                     inst.dir / "rootfs"};
-  std::filesystem::path root_path = image.rootfs;
-  if (options_.sandbox) {
-    // Each instance writes into its own overlay (docs/INTERFACE.md); mounting it
-    // needs privileges, which a sandboxed (root) supervisor has.
-    if (auto s = oci::MountWritableRoot(inst.root); !s) return s;
-    inst.root_mounted = true;
-    root_path = inst.root.merged;
-  }
-  std::filesystem::path message_file = inst.dir / "termination-log";
-  { std::ofstream touch(message_file); }
-  ::chmod(message_file.c_str(), 0666);
-
-  oci::ContainerConfigInput in = oci::PodInputFromLayout(layout_, pod_);
-  in.bundle = options_.bundle;
-  in.root_path = root_path;
-  in.termination_message_file = message_file;
-  in.sub_path_sources = std::move(*sub_paths);
-  // The pod's /dev/shm is mounted only in its own IPC namespace (Setup).
-  if (!(sandbox_ && sandbox_->ipc_ns())) in.pod_shm_dir.clear();
+  // The facts of this run; oci::PlanContainerConfig makes the config of
+  // them, as it does for `validate` and `oci-config`.
+  oci::InstanceFacts facts;
+  facts.bundle = options_.bundle;
+  facts.runtime_id = inst.id;
+  facts.instance_dir = inst.dir;
+  // Each instance writes into its own overlay (docs/INTERFACE.md); mounting
+  // it needs privileges, which a sandboxed (root) supervisor has.
+  facts.own_root = options_.sandbox;
   if (sandbox_) {
-    in.namespaces.network = sandbox_->network_ns().value_or("").string();
-    in.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
-    in.namespaces.uts = sandbox_->uts_ns().value_or("").string();
-    in.namespaces.pid = sandbox_->pid_ns().value_or("").string();
+    facts.namespaces.network = sandbox_->network_ns().value_or("").string();
+    facts.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
+    facts.namespaces.uts = sandbox_->uts_ns().value_or("").string();
+    facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
   }
-  if (pod_cgroup_) {
-    in.cgroups_path = pod_cgroup_->relative() + "/" + inst.id;
-    in.memory_oom_group = true;  // S10.4
-  } else if (!options_.cgroup_parent.empty()) {
-    in.cgroups_path = options_.cgroup_parent + "/" + pod_.metadata.name + "/" + inst.id;
-  }
-  inst.cgroups_path = in.cgroups_path;
-  // "All capabilities" is what we hold ourselves, as with containerd.
-  in.available_capabilities = oci::CurrentBoundingCapabilities();
-  if (oci::IsPrivileged(*spec)) {
-    auto devices = oci::ScanHostDevices();
-    if (!devices) return devices.take_error();
-    in.host_devices = std::move(*devices);
-  }
-  in.node_memory_bytes = options_.node_memory_bytes;
-  in.node_hostname = options_.node_hostname;
-  oci::AddNodeFacts(in, pod_.spec.host_network, layout_.VolumesDir().parent_path());
-  // The pod network's addresses (CNI's result, or the host's): status.podIP.
-  if (!pod_ips_.empty()) in.pod_ips = pod_ips_;
-  in.pids_limit = options_.pids_limit;
-  auto config = oci::GenerateConfig(pod_, *spec, image, in);
-  if (!config) return config.take_error();
-  inst.process = (*config)["process"];
-  return oci::WriteConfigFile(*config, inst.dir / "config.json");
+  if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
+  facts.cgroup_parent = options_.cgroup_parent;
+  facts.pod_ips = pod_ips_;
+  facts.pids_limit = options_.pids_limit;
+  auto host = oci::ReadHostFacts(*spec, layout_.dir());
+  if (!host) return host.take_error();
+  host->node_memory_bytes = options_.node_memory_bytes;
+  host->node_hostname = options_.node_hostname;
+  oci::PreparedInstance prepared;
+  Status s =
+      oci::PrepareContainerInstance(pod_, *spec, image, layout_, std::move(facts), *host, prepared);
+  // What was done is undone by the instance's delete, also after a failure.
+  inst.sub_paths_bound = prepared.sub_paths_bound;
+  inst.root = prepared.root;
+  inst.root_mounted = prepared.root_mounted;
+  inst.cgroups_path = prepared.cgroups_path;
+  if (!s) return s;
+  inst.process = std::move(prepared.config["process"]);
+  return Ok();
 }
 
 void Executor::CreateInstance(const CreateContainer& a) {
