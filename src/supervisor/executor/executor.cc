@@ -389,8 +389,8 @@ void Executor::MaybeFinish() {
   // Wait for every runtime call (deletes above all) before cleaning up.
   if (!calls_.empty()) return;
   for (auto& [id, inst] : instances_) {
-    if (inst->runtime_state && !inst->deleted) {
-      if (!inst->deleting) DeleteRecord(*inst);
+    if (inst->state.NeedsDelete()) {
+      if (!inst->state.Deleting()) DeleteRecord(*inst);
       return;
     }
   }

@@ -42,6 +42,7 @@
 #include "signals/signalfd.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/sd_notify.h"
+#include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -150,7 +151,9 @@ class Executor {
   Status SetupPodCgroup();
   bool OomKilledSinceCreate(const Instance& inst) const;
 
-  // runtime.cc: create, start, exit, delete.
+  // runtime.cc: create, start, exit, delete. What happens to an instance
+  // goes through Advance, which moves it to its next step
+  // (instance_steps.h) and carries out what that step asks for.
   void CreateInstance(const CreateContainer& a);
   Status PrepareInstance(Instance& inst);
   void StartInstance(const StartContainer& a);
@@ -158,12 +161,16 @@ class Executor {
   void DeleteRecord(Instance& inst);
   void SignalInstance(const SignalContainer& a);
   void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
+  void Advance(Instance& inst, InstanceInput input, const std::string& message = {});
+  void CarryOut(Instance& inst, InstanceAction action, const std::string& message);
+  void SpawnStart(Instance& inst);
+  void SpawnDelete(Instance& inst);
 
   // init_adoption.cc: the exit of a create or run (or of the process it
   // left holding the init); the init becomes our child.
-  void OnCreateCallExited(const std::string& id, const std::filesystem::path& pid_file,
-                          const std::filesystem::path& log_file, const signals::ExitInfo& exit);
-  void FailCreate(Instance& inst, const std::string& message);
+  void OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit);
+  void AdoptCreatedInit(Instance& inst);
+  void FailCreate(Instance& inst, InstanceInput input, const std::string& message);
   Status AdoptInit(Instance& inst, pid_t pid);
 
   void ReportExit(Instance& inst);

@@ -74,17 +74,15 @@ void Executor::WarnAboutDescriptorLimit() {
 }
 
 void Executor::RetryDeleteLater(Instance& inst) {
-  // Still `deleting`: the pod's end (MaybeFinish) waits for it, and the
+  // Still Deleting: the pod's end (MaybeFinish) waits for it, and the
   // runtime's state is not removed under it (Cleanup).
-  inst.deleting = true;
   std::string id = inst.id;
   inst.delete_retry = loop_.AddTimer(std::chrono::steady_clock::now() + kDeleteRetry, [this, id] {
     RefillDescriptorReserve();
     Instance* again = FindById(id);
     if (!again) return;
     again->delete_retry = 0;
-    again->deleting = false;
-    DeleteRecord(*again);
+    Advance(*again, InstanceInput::kDeleteRetry);
     MaybeFinish();
   });
 }
@@ -108,7 +106,7 @@ void Executor::RefillDescriptorReserve() {
 }
 
 void Executor::KillCgroupRemnants(const Instance& inst) {
-  if (!inst.create_failed || inst.cgroups_path.empty()) return;
+  if (!inst.state.create_failed || inst.cgroups_path.empty()) return;
   // A runtime killed half way (--runtime-timeout, or out of descriptors
   // itself) leaves its init blocked in the container's cgroup with no
   // state the runtime's delete could find. Only this instance's own
@@ -141,7 +139,7 @@ void Executor::RetireOldInstances(const std::string& container) {
   // walk into a subPath's bind (the volume's own files, a hostPath's) or
   // an overlay left mounted by a failed unmount.
   auto ended_record = [](const Instance& inst) {
-    return inst.deleted && !inst.deleting && (!inst.init || inst.exited) && !inst.pipes[0] &&
+    return inst.state.Deleted() && (!inst.init || inst.state.Exited()) && !inst.pipes[0] &&
            !inst.pipes[1] && !inst.root_mounted && !inst.sub_paths_bound;
   };
   std::vector<Instance*> ended;

@@ -212,7 +212,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
   // record stays under its own id until its cleanup is done.
   current_[{a.container, a.instance}] = inst.id;
   instances_[inst.id] = std::move(owned);
-  auto fail = [&](const Error& e) { FailCreate(inst, e.message()); };
+  auto fail = [&](const Error& e) { FailCreate(inst, InstanceInput::kCreateFailed, e.message()); };
 
   if (auto s = PrepareInstance(inst); !s) return fail(s.error());
   std::filesystem::path log_dir = options_.log_dir / a.container;
@@ -233,26 +233,17 @@ void Executor::CreateInstance(const CreateContainer& a) {
   std::filesystem::path pid_file = inst.dir / "init.pid";
   std::filesystem::path log_file = inst.dir / "runtime.log";
   std::string id = inst.id;
-  inst.runtime_state = true;
   // One runtime process instead of two when the start follows at once: a
   // runc start is a Go program's start-up, ~5 ms on the pod's critical
   // path (docs/SEMANTICS.md S1.1).
   bool run = a.start_when_created && cli.HasDetachedRun();
-  if (run) {
-    inst.started_by_run = true;
-    inst.start_pending = true;  // until StartContainer reports it started
-  }
   // The container's init inherits create's stdout and stderr: our pipes.
   auto spawned = SpawnRuntime(
       run ? cli.Run(inst.id, inst.dir, pid_file) : cli.Create(inst.id, inst.dir, pid_file),
       log_file, out_w.get(), err_w.get(),
-      [this, id, pid_file, log_file](const signals::ExitInfo& exit) {
-        OnCreateCallExited(id, pid_file, log_file, exit);
-      });
-  if (!spawned) {
-    inst.runtime_state = false;
-    return fail(spawned.error());
-  }
+      [this, id](const signals::ExitInfo& exit) { OnCreateCallExited(id, exit); });
+  if (!spawned) return fail(spawned.error());
+  Advance(inst, run ? InstanceInput::kRunSpawned : InstanceInput::kCreateSpawned);
   WatchLogPipe(inst, 0);
   WatchLogPipe(inst, 1);
 }
@@ -277,48 +268,71 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
 }
 
 void Executor::StartInstance(const StartContainer& a) {
-  Instance* inst = FindInstance(a.container, a.instance);
-  if (!inst) return;
-  if (inst->started_by_run) {
-    // Its create was `run --detach`: nothing left to ask the runtime.
-    inst->started_by_run = false;
-    inst->start_pending = false;
-    Feed(RuntimeStarted{a.container, a.instance});
-    if (inst->early_exit && !inst->exited) ReportExit(*inst);  // after, in order
-    return;
-  }
-  oci::RuntimeCli cli = Runtime();
-  inst->start_pending = true;
-  std::string container = a.container;
-  int instance = a.instance;
-  std::string id = inst->id;
-  std::filesystem::path log_file = inst->dir / "runtime.log";
-  auto s = SpawnRuntime(cli.Start(inst->id), log_file, signals::SpawnOptions::kDevNull,
-                        signals::SpawnOptions::kDevNull,
-                        [this, container, instance, id, log_file](const signals::ExitInfo& exit) {
-                          Instance* inst = FindById(id);
-                          if (!inst) return;
-                          inst->start_pending = false;
-                          if (exit.success()) {
-                            Feed(RuntimeStarted{container, instance});
-                          } else {
-                            std::string message = oci::LastRuntimeError(log_file);
-                            if (message.empty()) message = "runtime start " + exit.ToString();
-                            Feed(RuntimeFailed{container, instance, RuntimeStep::kStart, message});
-                          }
-                          // An exit that raced the start is reported after it, in order.
-                          if (inst->early_exit && !inst->exited) ReportExit(*inst);
-                        });
-  if (!s) {
-    inst->start_pending = false;
-    Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kStart, s.error().message()});
+  if (Instance* inst = FindInstance(a.container, a.instance)) {
+    Advance(*inst, InstanceInput::kStartAsked);
   }
 }
 
+void Executor::SpawnStart(Instance& inst) {
+  oci::RuntimeCli cli = Runtime();
+  std::string id = inst.id;
+  std::filesystem::path log_file = inst.dir / "runtime.log";
+  auto s = SpawnRuntime(cli.Start(inst.id), log_file, signals::SpawnOptions::kDevNull,
+                        signals::SpawnOptions::kDevNull,
+                        [this, id, log_file](const signals::ExitInfo& exit) {
+                          Instance* inst = FindById(id);
+                          if (!inst) return;
+                          if (exit.success()) return Advance(*inst, InstanceInput::kStartReturned);
+                          std::string message = oci::LastRuntimeError(log_file);
+                          if (message.empty()) message = "runtime start " + exit.ToString();
+                          Advance(*inst, InstanceInput::kStartFailed, message);
+                        });
+  if (!s) Advance(inst, InstanceInput::kStartFailed, s.error().message());
+}
+
 void Executor::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
-  inst.early_exit = exit;
-  if (inst.start_pending) return;  // reported once `start` returned
-  ReportExit(inst);
+  inst.init_exit = exit;
+  Advance(inst, InstanceInput::kInitExited);
+}
+
+void Executor::Advance(Instance& inst, InstanceInput input, const std::string& message) {
+  InstanceTransition t = Transition(inst.state, input);
+  log::Debug("{} {}: {} -> {}", inst.id, InstanceInputName(input), InstanceStepName(inst.state.step),
+             InstanceStepName(t.next.step));
+  inst.state = t.next;
+  std::string id = inst.id;
+  for (InstanceAction action : t.actions) {
+    // A report feeds the Lifecycle, whose actions may come back to this
+    // record; it is looked up again for each step.
+    Instance* current = FindById(id);
+    if (!current) return;
+    CarryOut(*current, action, message);
+  }
+}
+
+void Executor::CarryOut(Instance& inst, InstanceAction action, const std::string& message) {
+  switch (action) {
+    case InstanceAction::kAdoptInit:
+      return AdoptCreatedInit(inst);
+    case InstanceAction::kReportCreated:
+      return Feed(RuntimeCreated{inst.container, inst.instance, inst.id});
+    case InstanceAction::kReportCreateFailed:
+      return Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kCreate, message});
+    case InstanceAction::kSpawnStart:
+      return SpawnStart(inst);
+    case InstanceAction::kReportStarted:
+      return Feed(RuntimeStarted{inst.container, inst.instance});
+    case InstanceAction::kReportStartFailed:
+      return Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kStart, message});
+    case InstanceAction::kReportExited:
+      return ReportExit(inst);
+    case InstanceAction::kSpawnDelete:
+      return SpawnDelete(inst);
+    case InstanceAction::kRetryDeleteLater:
+      return RetryDeleteLater(inst);
+    case InstanceAction::kFinishDelete:
+      return FinishDelete(inst);
+  }
 }
 
 std::string Executor::TerminationMessage(const Instance& inst, int exit_code) const {
@@ -338,8 +352,7 @@ std::string Executor::TerminationMessage(const Instance& inst, int exit_code) co
 }
 
 void Executor::ReportExit(Instance& inst) {
-  inst.exited = true;
-  const signals::ExitInfo& exit = *inst.early_exit;
+  const signals::ExitInfo& exit = *inst.init_exit;
   ContainerExited e;
   e.container = inst.container;
   e.instance = inst.instance;
@@ -373,20 +386,10 @@ void Executor::DeleteInstance(const DeleteContainer& a) {
 }
 
 void Executor::DeleteRecord(Instance& inst) {
-  if (inst.deleting || inst.deleted) return;
-  if (inst.started_by_run && inst.start_pending) {
-    // Started by its create, but never to be started for the pod (S5.8:
-    // the pod began terminating meanwhile): the forced delete stops it,
-    // and its exit is reported as a created instance's would be.
-    inst.started_by_run = false;
-    inst.start_pending = false;
-    if (inst.early_exit && !inst.exited) ReportExit(inst);
-  }
-  if (!inst.runtime_state) {
-    FinishDelete(inst);
-    return;
-  }
-  inst.deleting = true;
+  Advance(inst, InstanceInput::kDeleteAsked);
+}
+
+void Executor::SpawnDelete(Instance& inst) {
   oci::RuntimeCli cli = Runtime();
   std::string id = inst.id;
   auto spawn_delete = [&] {
@@ -399,7 +402,7 @@ void Executor::DeleteRecord(Instance& inst) {
                           if (!exit.success()) {
                             log::Warn("runtime delete {} {}", inst->id, exit.ToString());
                           }
-                          FinishDelete(*inst);
+                          Advance(*inst, InstanceInput::kDeleteExited);
                         });
   };
   auto s = spawn_delete();
@@ -412,13 +415,11 @@ void Executor::DeleteRecord(Instance& inst) {
     // its init runs): forgetting the delete would leave it behind. Out of
     // descriptors or processes, the spawn is tried again shortly.
     log::Warn("deleting {}: {}; trying again", inst.id, s.error().message());
-    RetryDeleteLater(inst);
+    Advance(inst, InstanceInput::kDeleteSpawnFailed);
   }
 }
 
 void Executor::FinishDelete(Instance& inst) {
-  inst.deleting = false;
-  inst.deleted = true;
   KillCgroupRemnants(inst);  // S14.11
   if (inst.root_mounted) {
     if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
@@ -452,8 +453,8 @@ void Executor::ReleaseDescriptors(Instance& inst) {
   // but its descriptors do not: a container crash-looping for weeks would
   // otherwise pile up a pidfd and a log file per restart until the
   // supervisor runs out of descriptors.
-  if (!inst.deleted) return;
-  if (inst.exited) inst.init.reset();  // reaped: the pidfd is of no more use
+  if (!inst.state.Deleted()) return;
+  if (inst.state.Exited()) inst.init.reset();  // reaped: the pidfd is of no more use
   // The log is complete once both pipes reached EOF (S11.1).
   if (!inst.pipes[0] && !inst.pipes[1]) inst.log.reset();
   if (inst.init || inst.pipes[0] || inst.pipes[1]) return;
