@@ -419,8 +419,7 @@ void Executor::Cleanup() {
     }
     if (inst->root_mounted) (void)oci::RemoveWritableRoot(inst->root);
   }
-  instances_.clear();
-  current_.clear();
+  instances_.Clear();
   control_.reset();
   // DEL while the namespace still exists, so bridge removes the veth
   // itself, and before CleanupPod removes the saved attachment's directory.

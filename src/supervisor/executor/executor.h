@@ -43,6 +43,7 @@
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/sd_notify.h"
 #include "supervisor/executor/instance_steps.h"
+#include "supervisor/executor/instance_table.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -118,7 +119,7 @@ class Executor {
   pod::PodStatus FinalStatus() const { return lifecycle_.Status(); }
 
  private:
-  struct Instance;
+  using Instance = ContainerInstance;  // internal.h
   struct Hook;
   struct Probe;
   struct RuntimeCall;
@@ -283,10 +284,8 @@ class Executor {
   std::string uid_;
   std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
 
-  std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
-  uint64_t instance_seq_ = 0;   // creation order of the records (S14.12)
+  InstanceTable instances_;
   std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
-  std::map<std::pair<std::string, int>, std::string> current_;     // -> runtime id
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
   std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;
   std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;

@@ -20,7 +20,7 @@
 
 namespace podvisor::supervisor {
 
-struct Executor::Instance {
+struct ContainerInstance {
   std::string container;
   int instance = 0;
   std::string id;  // the runtime's container id, unique per attempt

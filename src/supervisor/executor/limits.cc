@@ -131,8 +131,6 @@ void Executor::RetireOldInstances(const std::string& container) {
   // the termination message was read when the exit was reported, and the
   // logs live in the log directory). A record still waited for (a delete,
   // a pipe's EOF, an exit) stays until a later restart finds it ended.
-  auto current = current_.find({container, lifecycle_.InstanceOf(container)});
-  std::string current_id = current == current_.end() ? "" : current->second;
   // Nothing of it is left to wait for: its delete is done, its init
   // reaped (or it never had one), both log pipes at EOF.
   // And nothing is mounted in its directory any more: remove_all would
@@ -142,18 +140,9 @@ void Executor::RetireOldInstances(const std::string& container) {
     return inst.state.Deleted() && (!inst.init || inst.state.Exited()) && !inst.pipes[0] &&
            !inst.pipes[1] && !inst.root_mounted && !inst.sub_paths_bound;
   };
-  std::vector<Instance*> ended;
-  for (auto& [id, inst] : instances_) {
-    if (inst->container == container && id != current_id && ended_record(*inst)) {
-      ended.push_back(inst.get());
-    }
-  }
-  if (ended.size() <= 1) return;
-  std::sort(ended.begin(), ended.end(), [](const Instance* a, const Instance* b) {
-    return a->seq > b->seq;  // newest first: it is the one kept
-  });
-  for (std::size_t i = 1; i < ended.size(); ++i) {
-    Instance& old = *ended[i];
+  for (Instance* retired :
+       instances_.EndedToRetire(container, lifecycle_.InstanceOf(container), ended_record)) {
+    Instance& old = *retired;
     // Checked again in the mount table itself: a mount of this directory
     // that the flags above do not know of keeps it (CleanupPod unmounts it
     // when the pod ends).
@@ -162,9 +151,7 @@ void Executor::RetireOldInstances(const std::string& container) {
     std::error_code ec;
     fs::remove_all(old.dir, ec);
     if (ec) log::Warn("removing {}: {}", old.dir.string(), ec.message());
-    auto it = current_.find({old.container, old.instance});
-    if (it != current_.end() && it->second == old.id) current_.erase(it);
-    instances_.erase(old.id);
+    instances_.Erase(old);
   }
 }
 

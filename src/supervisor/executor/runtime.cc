@@ -50,8 +50,7 @@ std::string ReadTail(const std::filesystem::path& file, std::size_t max) {
 }  // namespace
 
 Executor::Instance* Executor::FindInstance(std::string_view container, int instance) {
-  auto it = current_.find({std::string(container), instance});
-  return it == current_.end() ? nullptr : FindById(it->second);
+  return instances_.Find(container, instance);
 }
 
 oci::RuntimeCli Executor::Runtime() const {
@@ -59,8 +58,7 @@ oci::RuntimeCli Executor::Runtime() const {
 }
 
 Executor::Instance* Executor::FindById(const std::string& id) {
-  auto it = instances_.find(id);
-  return it == instances_.end() ? nullptr : it->second.get();
+  return instances_.FindById(id);
 }
 
 Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
@@ -202,16 +200,13 @@ Status Executor::PrepareInstance(Instance& inst) {
 
 void Executor::CreateInstance(const CreateContainer& a) {
   auto owned = std::make_unique<Instance>();
-  Instance& inst = *owned;
-  inst.container = a.container;
-  inst.instance = a.instance;
-  inst.id = RuntimeId(a.container, a.instance);
-  inst.seq = ++instance_seq_;
-  inst.dir = layout_.ContainersDir() / a.container / inst.id;
+  owned->container = a.container;
+  owned->instance = a.instance;
+  owned->id = RuntimeId(a.container, a.instance);
+  owned->dir = layout_.ContainersDir() / a.container / owned->id;
   // A failed create is retried under the same instance number; the failed
   // record stays under its own id until its cleanup is done.
-  current_[{a.container, a.instance}] = inst.id;
-  instances_[inst.id] = std::move(owned);
+  Instance& inst = instances_.Add(std::move(owned));
   auto fail = [&](const Error& e) { FailCreate(inst, InstanceInput::kCreateFailed, e.message()); };
 
   if (auto s = PrepareInstance(inst); !s) return fail(s.error());
