@@ -217,7 +217,8 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   std::string name = c->get<std::string>();
   if (!ContainerSpec(name)) return ErrorReply("no container named " + name);
   Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
-  if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init || inst->state.Exited()) {
+  if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init ||
+      inst->state.Exited()) {
     return ErrorReply("container " + name + " is not running");
   }
   static uint64_t seq = 0;

@@ -44,6 +44,7 @@
 #include "supervisor/control/sd_notify.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/instance_table.h"
+#include "supervisor/executor/launcher.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -225,6 +226,9 @@ class Executor {
   Instance* FindById(const std::string& id);
   // The runtime's command line for this pod (its own --root).
   oci::RuntimeCli Runtime() const;
+  // An instance's create, start and delete calls (launcher.h), made on
+  // first use.
+  RuntimeLauncher& Launcher();
 
   // hooks.cc: lifecycle hooks and probes.
   void RunHookAction(const RunHook& a);
@@ -285,6 +289,7 @@ class Executor {
   std::unique_ptr<HttpClient> http_;  // outlives the probes and hooks using it
 
   InstanceTable instances_;
+  std::unique_ptr<RuntimeLauncher> launcher_;
   std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
   std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;

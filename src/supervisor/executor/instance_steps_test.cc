@@ -233,8 +233,8 @@ void ExpectEndsDeletedOnce(const World& w) {
   EXPECT_EQ(w.Count(Action::kFinishDelete), 1);
   // No runtime report once the runtime let go of the container.
   int finished = w.IndexOf(Action::kFinishDelete);
-  for (Action report : {Action::kReportCreated, Action::kReportCreateFailed,
-                        Action::kReportStarted, Action::kReportStartFailed}) {
+  for (Action report : {Action::kReportCreated, Action::kReportCreateFailed, Action::kReportStarted,
+                        Action::kReportStartFailed}) {
     int at = w.IndexOf(report);
     if (at >= 0) {
       EXPECT_LT(at, finished) << InstanceActionName(report);
@@ -292,23 +292,22 @@ TEST(InstanceStepsEveryOrder, FailedCreateReportsOnlyTheFailureAndDeletesWhatThe
 TEST(InstanceStepsEveryOrder, PodStoppingAnywhereStillReportsEachOnceInOrder) {
   for (bool by_run : {false, true}) {
     for (bool after : {false, true}) {
-      ForEveryOrder({.by_run = by_run, .init_dies_after_delete_exit = after}, true,
-                    [](const World& w) {
-                      EXPECT_EQ(w.Count(Action::kReportCreated), 1);
-                      EXPECT_EQ(w.Count(Action::kReportExited), 1);
-                      EXPECT_LE(w.Count(Action::kReportStarted), 1);
-                      int started = w.IndexOf(Action::kReportStarted);
-                      EXPECT_LT(w.IndexOf(Action::kReportCreated),
-                                started >= 0 ? started : w.IndexOf(Action::kReportExited));
-                      // A started instance's exit comes after RuntimeStarted and
-                      // before its delete; an abandoned one's may follow it.
-                      if (started >= 0) {
-                        EXPECT_LT(started, w.IndexOf(Action::kReportExited));
-                        EXPECT_LT(w.IndexOf(Action::kReportExited),
-                                  w.IndexOf(Action::kFinishDelete));
-                      }
-                      ExpectEndsDeletedOnce(w);
-                    });
+      ForEveryOrder(
+          {.by_run = by_run, .init_dies_after_delete_exit = after}, true, [](const World& w) {
+            EXPECT_EQ(w.Count(Action::kReportCreated), 1);
+            EXPECT_EQ(w.Count(Action::kReportExited), 1);
+            EXPECT_LE(w.Count(Action::kReportStarted), 1);
+            int started = w.IndexOf(Action::kReportStarted);
+            EXPECT_LT(w.IndexOf(Action::kReportCreated),
+                      started >= 0 ? started : w.IndexOf(Action::kReportExited));
+            // A started instance's exit comes after RuntimeStarted and
+            // before its delete; an abandoned one's may follow it.
+            if (started >= 0) {
+              EXPECT_LT(started, w.IndexOf(Action::kReportExited));
+              EXPECT_LT(w.IndexOf(Action::kReportExited), w.IndexOf(Action::kFinishDelete));
+            }
+            ExpectEndsDeletedOnce(w);
+          });
     }
   }
 }
@@ -336,8 +335,7 @@ TEST(InstanceSteps, ExitDuringStartIsHeldAndReportedAfterTheStartsReport) {
   EXPECT_TRUE(held.actions.empty());
   InstanceTransition started = Transition(held.next, Input::kStartReturned);
   EXPECT_EQ(started.next.step, Step::kStarted);
-  EXPECT_EQ(started.actions,
-            (std::vector<Action>{Action::kReportStarted, Action::kReportExited}));
+  EXPECT_EQ(started.actions, (std::vector<Action>{Action::kReportStarted, Action::kReportExited}));
 }
 
 TEST(InstanceSteps, CreatedInstancesExitIsReportedAtOnce) {
@@ -349,8 +347,7 @@ TEST(InstanceSteps, CreatedInstancesExitIsReportedAtOnce) {
 TEST(InstanceSteps, PrepareFailureFinishesAtOnceWithoutARuntimeDelete) {
   InstanceTransition t = Transition(InstanceState{}, Input::kCreateFailed);
   EXPECT_EQ(t.next.step, Step::kDeleted);
-  EXPECT_EQ(t.actions,
-            (std::vector<Action>{Action::kFinishDelete, Action::kReportCreateFailed}));
+  EXPECT_EQ(t.actions, (std::vector<Action>{Action::kFinishDelete, Action::kReportCreateFailed}));
 }
 
 TEST(InstanceSteps, DeleteAskedDuringACallWaitsForItsReturn) {
@@ -381,9 +378,9 @@ TEST(InstanceSteps, StaleInputsChangeNothing) {
 }
 
 TEST(InstanceSteps, NamesEveryStep) {
-  for (Step s : {Step::kPreparing, Step::kCreating, Step::kCreated, Step::kStartedByRun,
-                 Step::kStarting, Step::kStarted, Step::kStartFailed, Step::kDeleting,
-                 Step::kDeleted}) {
+  for (Step s :
+       {Step::kPreparing, Step::kCreating, Step::kCreated, Step::kStartedByRun, Step::kStarting,
+        Step::kStarted, Step::kStartFailed, Step::kDeleting, Step::kDeleted}) {
     EXPECT_NE(InstanceStepName(s), "?");
   }
 }

@@ -57,6 +57,25 @@ oci::RuntimeCli Executor::Runtime() const {
   return oci::RuntimeCli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
 }
 
+RuntimeLauncher& Executor::Launcher() {
+  if (!launcher_) {
+    launcher_ = std::make_unique<RuntimeCliLauncher>(
+        Runtime(), [this](const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
+                          int stdout_fd, int stderr_fd, RuntimeLauncher::Done done) {
+          return SpawnRuntime(cmd, log_file, stdout_fd, stderr_fd, std::move(done));
+        });
+  }
+  return *launcher_;
+}
+
+namespace {
+
+RuntimeLauncher::Files CallFiles(const std::filesystem::path& dir) {
+  return {dir, dir / "init.pid", dir / "runtime.log"};
+}
+
+}  // namespace
+
 Executor::Instance* Executor::FindById(const std::string& id) {
   return instances_.FindById(id);
 }
@@ -224,18 +243,14 @@ void Executor::CreateInstance(const CreateContainer& a) {
   Fd err_w(err[1]);
   inst.pipes[1].Reset(err[0]);
 
-  oci::RuntimeCli cli = Runtime();
-  std::filesystem::path pid_file = inst.dir / "init.pid";
-  std::filesystem::path log_file = inst.dir / "runtime.log";
   std::string id = inst.id;
   // One runtime process instead of two when the start follows at once: a
   // runc start is a Go program's start-up, ~5 ms on the pod's critical
   // path (docs/SEMANTICS.md S1.1).
-  bool run = a.start_when_created && cli.HasDetachedRun();
+  bool run = a.start_when_created && Launcher().HasDetachedRun();
   // The container's init inherits create's stdout and stderr: our pipes.
-  auto spawned = SpawnRuntime(
-      run ? cli.Run(inst.id, inst.dir, pid_file) : cli.Create(inst.id, inst.dir, pid_file),
-      log_file, out_w.get(), err_w.get(),
+  auto spawned = Launcher().Create(
+      inst.id, CallFiles(inst.dir), run, out_w.get(), err_w.get(),
       [this, id](const signals::ExitInfo& exit) { OnCreateCallExited(id, exit); });
   if (!spawned) return fail(spawned.error());
   Advance(inst, run ? InstanceInput::kRunSpawned : InstanceInput::kCreateSpawned);
@@ -269,19 +284,19 @@ void Executor::StartInstance(const StartContainer& a) {
 }
 
 void Executor::SpawnStart(Instance& inst) {
-  oci::RuntimeCli cli = Runtime();
   std::string id = inst.id;
   std::filesystem::path log_file = inst.dir / "runtime.log";
-  auto s = SpawnRuntime(cli.Start(inst.id), log_file, signals::SpawnOptions::kDevNull,
-                        signals::SpawnOptions::kDevNull,
-                        [this, id, log_file](const signals::ExitInfo& exit) {
-                          Instance* inst = FindById(id);
-                          if (!inst) return;
-                          if (exit.success()) return Advance(*inst, InstanceInput::kStartReturned);
-                          std::string message = oci::LastRuntimeError(log_file);
-                          if (message.empty()) message = "runtime start " + exit.ToString();
-                          Advance(*inst, InstanceInput::kStartFailed, message);
-                        });
+  auto s = Launcher().Start(inst.id, CallFiles(inst.dir),
+                            [this, id, log_file](const signals::ExitInfo& exit) {
+                              Instance* inst = FindById(id);
+                              if (!inst) return;
+                              if (exit.success()) {
+                                return Advance(*inst, InstanceInput::kStartReturned);
+                              }
+                              std::string message = oci::LastRuntimeError(log_file);
+                              if (message.empty()) message = "runtime start " + exit.ToString();
+                              Advance(*inst, InstanceInput::kStartFailed, message);
+                            });
   if (!s) Advance(inst, InstanceInput::kStartFailed, s.error().message());
 }
 
@@ -292,8 +307,8 @@ void Executor::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
 
 void Executor::Advance(Instance& inst, InstanceInput input, const std::string& message) {
   InstanceTransition t = Transition(inst.state, input);
-  log::Debug("{} {}: {} -> {}", inst.id, InstanceInputName(input), InstanceStepName(inst.state.step),
-             InstanceStepName(t.next.step));
+  log::Debug("{} {}: {} -> {}", inst.id, InstanceInputName(input),
+             InstanceStepName(inst.state.step), InstanceStepName(t.next.step));
   inst.state = t.next;
   std::string id = inst.id;
   for (InstanceAction action : t.actions) {
@@ -385,20 +400,17 @@ void Executor::DeleteRecord(Instance& inst) {
 }
 
 void Executor::SpawnDelete(Instance& inst) {
-  oci::RuntimeCli cli = Runtime();
   std::string id = inst.id;
   auto spawn_delete = [&] {
-    return SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log",
-                        signals::SpawnOptions::kDevNull, signals::SpawnOptions::kDevNull,
-                        [this, id](const signals::ExitInfo& exit) {
-                          RefillDescriptorReserve();  // the call's pidfd is free again
-                          Instance* inst = FindById(id);
-                          if (!inst) return;
-                          if (!exit.success()) {
-                            log::Warn("runtime delete {} {}", inst->id, exit.ToString());
-                          }
-                          Advance(*inst, InstanceInput::kDeleteExited);
-                        });
+    return Launcher().Delete(inst.id, CallFiles(inst.dir),
+                             [this, id](const signals::ExitInfo& exit) {
+                               RefillDescriptorReserve();  // the call's pidfd is free again
+                               Instance* inst = FindById(id);
+                               if (!inst) return;
+                               if (!exit.success())
+                                 log::Warn("runtime delete {} {}", inst->id, exit.ToString());
+                               Advance(*inst, InstanceInput::kDeleteExited);
+                             });
   };
   auto s = spawn_delete();
   // S14.11: out of descriptors, the reserve pays for the delete, which
