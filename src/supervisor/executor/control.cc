@@ -168,7 +168,7 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
       return respond(ErrorReply("container " + name + " is not running"));
     }
     Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
-    if (!inst || !inst->init || inst->exited)
+    if (!inst || !inst->init || inst->state.Exited())
       return respond(ErrorReply("container " + name + " is not running"));
     if (auto sent = inst->init->SendSignal(signo); !sent)
       return respond(ErrorReply(sent.error().message()));
@@ -217,7 +217,8 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   std::string name = c->get<std::string>();
   if (!ContainerSpec(name)) return ErrorReply("no container named " + name);
   Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
-  if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init || inst->exited) {
+  if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init ||
+      inst->state.Exited()) {
     return ErrorReply("container " + name + " is not running");
   }
   static uint64_t seq = 0;

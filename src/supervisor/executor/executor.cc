@@ -400,8 +400,8 @@ void Executor::MaybeFinish() {
   // Wait for every runtime call (deletes above all) before cleaning up.
   if (!calls_.empty()) return;
   for (auto& [id, inst] : instances_) {
-    if (inst->runtime_state && !inst->deleted) {
-      if (!inst->deleting) DeleteRecord(*inst);
+    if (inst->state.NeedsDelete()) {
+      if (!inst->state.Deleting()) DeleteRecord(*inst);
       return;
     }
   }
@@ -430,8 +430,7 @@ void Executor::Cleanup() {
     }
     if (inst->root_mounted) (void)oci::RemoveWritableRoot(inst->root);
   }
-  instances_.clear();
-  current_.clear();
+  instances_.Clear();
   control_.reset();
   // DEL while the namespace still exists, so bridge removes the veth
   // itself, and before CleanupPod removes the saved attachment's directory.

@@ -43,6 +43,9 @@
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/sd_notify.h"
 #include "supervisor/executor/handler_runner.h"
+#include "supervisor/executor/instance_steps.h"
+#include "supervisor/executor/instance_table.h"
+#include "supervisor/executor/launcher.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -117,7 +120,7 @@ class Executor {
   pod::PodStatus FinalStatus() const { return lifecycle_.Status(); }
 
  private:
-  struct Instance;
+  using Instance = ContainerInstance;  // internal.h
   struct Hook;
   struct Probe;
   struct RuntimeCall;
@@ -150,7 +153,9 @@ class Executor {
   Status SetupPodCgroup();
   bool OomKilledSinceCreate(const Instance& inst) const;
 
-  // runtime.cc: create, start, exit, delete.
+  // runtime.cc: create, start, exit, delete. What happens to an instance
+  // goes through Advance, which moves it to its next step
+  // (instance_steps.h) and carries out what that step asks for.
   void CreateInstance(const CreateContainer& a);
   Status PrepareInstance(Instance& inst);
   void StartInstance(const StartContainer& a);
@@ -158,12 +163,16 @@ class Executor {
   void DeleteRecord(Instance& inst);
   void SignalInstance(const SignalContainer& a);
   void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
+  void Advance(Instance& inst, InstanceInput input, const std::string& message = {});
+  void CarryOut(Instance& inst, InstanceAction action, const std::string& message);
+  void SpawnStart(Instance& inst);
+  void SpawnDelete(Instance& inst);
 
   // init_adoption.cc: the exit of a create or run (or of the process it
   // left holding the init); the init becomes our child.
-  void OnCreateCallExited(const std::string& id, const std::filesystem::path& pid_file,
-                          const std::filesystem::path& log_file, const signals::ExitInfo& exit);
-  void FailCreate(Instance& inst, const std::string& message);
+  void OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit);
+  void AdoptCreatedInit(Instance& inst);
+  void FailCreate(Instance& inst, InstanceInput input, const std::string& message);
   Status AdoptInit(Instance& inst, pid_t pid);
 
   void ReportExit(Instance& inst);
@@ -217,6 +226,9 @@ class Executor {
   Instance* FindById(const std::string& id);
   // The runtime's command line for this pod (its own --root).
   oci::RuntimeCli Runtime() const;
+  // An instance's create, start and delete calls (launcher.h), made on
+  // first use.
+  RuntimeLauncher& Launcher();
 
   // hooks.cc: lifecycle hooks (S8) and what hooks and probes share;
   // probes.cc: probes (S7). Both run their handlers on the HandlerRunner.
@@ -278,10 +290,9 @@ class Executor {
   std::string uid_;
   std::unique_ptr<HandlerRunner> handlers_;  // outlives the probes and hooks using it
 
-  std::map<std::string, std::unique_ptr<Instance>> instances_;  // by runtime id
-  uint64_t instance_seq_ = 0;   // creation order of the records (S14.12)
+  InstanceTable instances_;
+  std::unique_ptr<RuntimeLauncher> launcher_;
   std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
-  std::map<std::pair<std::string, int>, std::string> current_;     // -> runtime id
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
   std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;
   std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;

@@ -20,59 +20,58 @@
 
 namespace podvisor::supervisor {
 
-void Executor::OnCreateCallExited(const std::string& id, const std::filesystem::path& pid_file,
-                                  const std::filesystem::path& log_file,
-                                  const signals::ExitInfo& exit) {
+void Executor::OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit) {
   Instance* inst = FindById(id);
   if (!inst) return;
+  // The process that exited is the call itself, or the fork it left
+  // holding the init.
+  bool fork = inst->state.waiting_for_fork;
   if (!exit.success()) {
     // Failed, or killed at --runtime-timeout: so did the create.
-    std::string message = oci::LastRuntimeError(log_file);
+    std::string message = oci::LastRuntimeError(inst->dir / "runtime.log");
     if (message.empty()) message = "runtime create " + exit.ToString();
-    return FailCreate(*inst, message);
+    return FailCreate(*inst, fork ? InstanceInput::kForkFailed : InstanceInput::kCreateCallFailed,
+                      message);
   }
+  Advance(*inst, fork ? InstanceInput::kForkExited : InstanceInput::kCreateCallExited);
+}
+
+void Executor::AdoptCreatedInit(Instance& inst) {
   pid_t pid = 0;
-  std::ifstream(pid_file) >> pid;
+  std::ifstream(inst.dir / "init.pid") >> pid;
   // A `run` init may have run and exited already: it is our zombie child
   // by now, adopted all the same (the reaper holds an unknown child until
   // the runtime call's exit is handled).
-  Status adopted = AdoptInit(*inst, pid);
+  Status adopted = AdoptInit(inst, pid);
   pid_t between = 0;
   if (!adopted && adopted.error().code() == ECHILD) {
     between = signals::ChildProcess::ChildAncestorOf(pid);
     // The fork exited since the first look: the init is ours now.
-    if (between == pid) adopted = AdoptInit(*inst, pid);
+    if (between == pid) adopted = AdoptInit(inst, pid);
   }
-  if (adopted) {
-    Feed(RuntimeCreated{inst->container, inst->instance, id});
-    return;
-  }
+  if (adopted) return Advance(inst, InstanceInput::kInitAdopted);
   // Only a process nobody tracks: a watched one (another container's
   // init, a runtime call) is not a remnant of this call.
   if (between > 0 && between != pid && !reaper_.IsWatched(between)) {
     if (auto remnant = signals::ChildProcess::Adopt(between)) {
-      log::Debug("{}: the container process {} is still the child of runtime process {}", id, pid,
-                 between);
-      auto rest = [this, id, pid_file, log_file](const signals::ExitInfo& e) {
-        OnCreateCallExited(id, pid_file, log_file, e);
-      };
-      if (TrackRuntimeCall(std::move(*remnant), "create", log_file, rest)) return;
+      log::Debug("{}: the container process {} is still the child of runtime process {}", inst.id,
+                 pid, between);
+      // Waiting before it is tracked: its exit is the fork's from then on.
+      Advance(inst, InstanceInput::kInitHeldByFork);
+      std::string id = inst.id;
+      auto rest = [this, id](const signals::ExitInfo& e) { OnCreateCallExited(id, e); };
+      if (TrackRuntimeCall(std::move(*remnant), "create", inst.dir / "runtime.log", rest)) return;
     }
   }
-  FailCreate(*inst, adopted.error().message());
+  FailCreate(inst, InstanceInput::kCreateFailed, adopted.error().message());
 }
 
-void Executor::FailCreate(Instance& inst, const std::string& message) {
+void Executor::FailCreate(Instance& inst, InstanceInput input, const std::string& message) {
   log::Warn("creating {}: {}", inst.id, message);
   // A failed run reports a failed create: never started, as far as the
-  // pod is concerned, and an init it started is reaped already.
-  inst.start_pending = false;
-  inst.create_failed = true;  // S14.11: its cgroup may hold a remnant
-  if (inst.early_exit) inst.exited = true;
-  std::string container = inst.container;
-  int instance = inst.instance;
-  DeleteRecord(inst);
-  Feed(RuntimeFailed{container, instance, RuntimeStep::kCreate, message});
+  // pod is concerned, and an init it started is reaped already
+  // (instance_steps.cc FailCreate).
+  Advance(inst, input, message);
 }
 
 Status Executor::AdoptInit(Instance& inst, pid_t pid) {

@@ -14,12 +14,13 @@
 #include "signals/child_process.h"
 #include "signals/exit_info.h"
 #include "supervisor/executor/executor.h"
+#include "supervisor/executor/instance_steps.h"
 #include "supervisor/logs/cri_log.h"
 #include "supervisor/probes/probe_schedule.h"
 
 namespace podvisor::supervisor {
 
-struct Executor::Instance {
+struct ContainerInstance {
   std::string container;
   int instance = 0;
   std::string id;  // the runtime's container id, unique per attempt
@@ -34,16 +35,9 @@ struct Executor::Instance {
   std::optional<signals::ChildProcess> init;
   Fd pipes[2];  // read ends of the container's stdout and stderr
   std::optional<CriLogWriter> log;
-  bool runtime_state = false;  // the runtime may hold state: delete before cleanup
-  bool start_pending = false;
-  // Created and started by one `run --detach` (CreateContainer's hint):
-  // its StartContainer has nothing left to ask the runtime.
-  bool started_by_run = false;
-  std::optional<signals::ExitInfo> early_exit;  // exited while `start` ran
-  bool exited = false;
-  bool deleting = false;
-  bool deleted = false;
-  bool create_failed = false;           // S14.11: its cgroup may hold a remnant
+  // Where it is between create and delete (instance_steps.h).
+  InstanceState state;
+  std::optional<signals::ExitInfo> init_exit;  // the init's, once the reaper saw it
   EventLoop::TimerId delete_retry = 0;  // S14.11: a delete waiting for descriptors
 };
 

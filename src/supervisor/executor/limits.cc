@@ -74,17 +74,15 @@ void Executor::WarnAboutDescriptorLimit() {
 }
 
 void Executor::RetryDeleteLater(Instance& inst) {
-  // Still `deleting`: the pod's end (MaybeFinish) waits for it, and the
+  // Still Deleting: the pod's end (MaybeFinish) waits for it, and the
   // runtime's state is not removed under it (Cleanup).
-  inst.deleting = true;
   std::string id = inst.id;
   inst.delete_retry = loop_.AddTimer(std::chrono::steady_clock::now() + kDeleteRetry, [this, id] {
     RefillDescriptorReserve();
     Instance* again = FindById(id);
     if (!again) return;
     again->delete_retry = 0;
-    again->deleting = false;
-    DeleteRecord(*again);
+    Advance(*again, InstanceInput::kDeleteRetry);
     MaybeFinish();
   });
 }
@@ -108,7 +106,7 @@ void Executor::RefillDescriptorReserve() {
 }
 
 void Executor::KillCgroupRemnants(const Instance& inst) {
-  if (!inst.create_failed || inst.cgroups_path.empty()) return;
+  if (!inst.state.create_failed || inst.cgroups_path.empty()) return;
   // A runtime killed half way (--runtime-timeout, or out of descriptors
   // itself) leaves its init blocked in the container's cgroup with no
   // state the runtime's delete could find. Only this instance's own
@@ -133,29 +131,18 @@ void Executor::RetireOldInstances(const std::string& container) {
   // the termination message was read when the exit was reported, and the
   // logs live in the log directory). A record still waited for (a delete,
   // a pipe's EOF, an exit) stays until a later restart finds it ended.
-  auto current = current_.find({container, lifecycle_.InstanceOf(container)});
-  std::string current_id = current == current_.end() ? "" : current->second;
   // Nothing of it is left to wait for: its delete is done, its init
   // reaped (or it never had one), both log pipes at EOF.
   // And nothing is mounted in its directory any more: remove_all would
   // walk into a subPath's bind (the volume's own files, a hostPath's) or
   // an overlay left mounted by a failed unmount.
   auto ended_record = [](const Instance& inst) {
-    return inst.deleted && !inst.deleting && (!inst.init || inst.exited) && !inst.pipes[0] &&
+    return inst.state.Deleted() && (!inst.init || inst.state.Exited()) && !inst.pipes[0] &&
            !inst.pipes[1] && !inst.root_mounted && !inst.sub_paths_bound;
   };
-  std::vector<Instance*> ended;
-  for (auto& [id, inst] : instances_) {
-    if (inst->container == container && id != current_id && ended_record(*inst)) {
-      ended.push_back(inst.get());
-    }
-  }
-  if (ended.size() <= 1) return;
-  std::sort(ended.begin(), ended.end(), [](const Instance* a, const Instance* b) {
-    return a->seq > b->seq;  // newest first: it is the one kept
-  });
-  for (std::size_t i = 1; i < ended.size(); ++i) {
-    Instance& old = *ended[i];
+  for (Instance* retired :
+       instances_.EndedToRetire(container, lifecycle_.InstanceOf(container), ended_record)) {
+    Instance& old = *retired;
     // Checked again in the mount table itself: a mount of this directory
     // that the flags above do not know of keeps it (CleanupPod unmounts it
     // when the pod ends).
@@ -164,9 +151,7 @@ void Executor::RetireOldInstances(const std::string& container) {
     std::error_code ec;
     fs::remove_all(old.dir, ec);
     if (ec) log::Warn("removing {}: {}", old.dir.string(), ec.message());
-    auto it = current_.find({old.container, old.instance});
-    if (it != current_.end() && it->second == old.id) current_.erase(it);
-    instances_.erase(old.id);
+    instances_.Erase(old);
   }
 }
 

@@ -50,17 +50,34 @@ std::string ReadTail(const std::filesystem::path& file, std::size_t max) {
 }  // namespace
 
 Executor::Instance* Executor::FindInstance(std::string_view container, int instance) {
-  auto it = current_.find({std::string(container), instance});
-  return it == current_.end() ? nullptr : FindById(it->second);
+  return instances_.Find(container, instance);
 }
 
 oci::RuntimeCli Executor::Runtime() const {
   return oci::RuntimeCli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
 }
 
+RuntimeLauncher& Executor::Launcher() {
+  if (!launcher_) {
+    launcher_ = std::make_unique<RuntimeCliLauncher>(
+        Runtime(), [this](const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
+                          int stdout_fd, int stderr_fd, RuntimeLauncher::Done done) {
+          return SpawnRuntime(cmd, log_file, stdout_fd, stderr_fd, std::move(done));
+        });
+  }
+  return *launcher_;
+}
+
+namespace {
+
+RuntimeLauncher::Files CallFiles(const std::filesystem::path& dir) {
+  return {dir, dir / "init.pid", dir / "runtime.log"};
+}
+
+}  // namespace
+
 Executor::Instance* Executor::FindById(const std::string& id) {
-  auto it = instances_.find(id);
-  return it == instances_.end() ? nullptr : it->second.get();
+  return instances_.FindById(id);
 }
 
 Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
@@ -176,17 +193,14 @@ Status Executor::PrepareInstance(Instance& inst) {
 
 void Executor::CreateInstance(const CreateContainer& a) {
   auto owned = std::make_unique<Instance>();
-  Instance& inst = *owned;
-  inst.container = a.container;
-  inst.instance = a.instance;
-  inst.id = RuntimeId(a.container, a.instance);
-  inst.seq = ++instance_seq_;
-  inst.dir = layout_.ContainersDir() / a.container / inst.id;
+  owned->container = a.container;
+  owned->instance = a.instance;
+  owned->id = RuntimeId(a.container, a.instance);
+  owned->dir = layout_.ContainersDir() / a.container / owned->id;
   // A failed create is retried under the same instance number; the failed
   // record stays under its own id until its cleanup is done.
-  current_[{a.container, a.instance}] = inst.id;
-  instances_[inst.id] = std::move(owned);
-  auto fail = [&](const Error& e) { FailCreate(inst, e.message()); };
+  Instance& inst = instances_.Add(std::move(owned));
+  auto fail = [&](const Error& e) { FailCreate(inst, InstanceInput::kCreateFailed, e.message()); };
 
   if (auto s = PrepareInstance(inst); !s) return fail(s.error());
   std::filesystem::path log_dir = options_.log_dir / a.container;
@@ -203,30 +217,17 @@ void Executor::CreateInstance(const CreateContainer& a) {
   Fd err_w(err[1]);
   inst.pipes[1].Reset(err[0]);
 
-  oci::RuntimeCli cli = Runtime();
-  std::filesystem::path pid_file = inst.dir / "init.pid";
-  std::filesystem::path log_file = inst.dir / "runtime.log";
   std::string id = inst.id;
-  inst.runtime_state = true;
   // One runtime process instead of two when the start follows at once: a
   // runc start is a Go program's start-up, ~5 ms on the pod's critical
   // path (docs/SEMANTICS.md S1.1).
-  bool run = a.start_when_created && cli.HasDetachedRun();
-  if (run) {
-    inst.started_by_run = true;
-    inst.start_pending = true;  // until StartContainer reports it started
-  }
+  bool run = a.start_when_created && Launcher().HasDetachedRun();
   // The container's init inherits create's stdout and stderr: our pipes.
-  auto spawned = SpawnRuntime(
-      run ? cli.Run(inst.id, inst.dir, pid_file) : cli.Create(inst.id, inst.dir, pid_file),
-      log_file, out_w.get(), err_w.get(),
-      [this, id, pid_file, log_file](const signals::ExitInfo& exit) {
-        OnCreateCallExited(id, pid_file, log_file, exit);
-      });
-  if (!spawned) {
-    inst.runtime_state = false;
-    return fail(spawned.error());
-  }
+  auto spawned = Launcher().Create(
+      inst.id, CallFiles(inst.dir), run, out_w.get(), err_w.get(),
+      [this, id](const signals::ExitInfo& exit) { OnCreateCallExited(id, exit); });
+  if (!spawned) return fail(spawned.error());
+  Advance(inst, run ? InstanceInput::kRunSpawned : InstanceInput::kCreateSpawned);
   WatchLogPipe(inst, 0);
   WatchLogPipe(inst, 1);
 }
@@ -251,48 +252,71 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
 }
 
 void Executor::StartInstance(const StartContainer& a) {
-  Instance* inst = FindInstance(a.container, a.instance);
-  if (!inst) return;
-  if (inst->started_by_run) {
-    // Its create was `run --detach`: nothing left to ask the runtime.
-    inst->started_by_run = false;
-    inst->start_pending = false;
-    Feed(RuntimeStarted{a.container, a.instance});
-    if (inst->early_exit && !inst->exited) ReportExit(*inst);  // after, in order
-    return;
-  }
-  oci::RuntimeCli cli = Runtime();
-  inst->start_pending = true;
-  std::string container = a.container;
-  int instance = a.instance;
-  std::string id = inst->id;
-  std::filesystem::path log_file = inst->dir / "runtime.log";
-  auto s = SpawnRuntime(cli.Start(inst->id), log_file, signals::SpawnOptions::kDevNull,
-                        signals::SpawnOptions::kDevNull,
-                        [this, container, instance, id, log_file](const signals::ExitInfo& exit) {
-                          Instance* inst = FindById(id);
-                          if (!inst) return;
-                          inst->start_pending = false;
-                          if (exit.success()) {
-                            Feed(RuntimeStarted{container, instance});
-                          } else {
-                            std::string message = oci::LastRuntimeError(log_file);
-                            if (message.empty()) message = "runtime start " + exit.ToString();
-                            Feed(RuntimeFailed{container, instance, RuntimeStep::kStart, message});
-                          }
-                          // An exit that raced the start is reported after it, in order.
-                          if (inst->early_exit && !inst->exited) ReportExit(*inst);
-                        });
-  if (!s) {
-    inst->start_pending = false;
-    Feed(RuntimeFailed{a.container, a.instance, RuntimeStep::kStart, s.error().message()});
+  if (Instance* inst = FindInstance(a.container, a.instance)) {
+    Advance(*inst, InstanceInput::kStartAsked);
   }
 }
 
+void Executor::SpawnStart(Instance& inst) {
+  std::string id = inst.id;
+  std::filesystem::path log_file = inst.dir / "runtime.log";
+  auto s = Launcher().Start(inst.id, CallFiles(inst.dir),
+                            [this, id, log_file](const signals::ExitInfo& exit) {
+                              Instance* inst = FindById(id);
+                              if (!inst) return;
+                              if (exit.success()) {
+                                return Advance(*inst, InstanceInput::kStartReturned);
+                              }
+                              std::string message = oci::LastRuntimeError(log_file);
+                              if (message.empty()) message = "runtime start " + exit.ToString();
+                              Advance(*inst, InstanceInput::kStartFailed, message);
+                            });
+  if (!s) Advance(inst, InstanceInput::kStartFailed, s.error().message());
+}
+
 void Executor::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
-  inst.early_exit = exit;
-  if (inst.start_pending) return;  // reported once `start` returned
-  ReportExit(inst);
+  inst.init_exit = exit;
+  Advance(inst, InstanceInput::kInitExited);
+}
+
+void Executor::Advance(Instance& inst, InstanceInput input, const std::string& message) {
+  InstanceTransition t = Transition(inst.state, input);
+  log::Debug("{} {}: {} -> {}", inst.id, InstanceInputName(input),
+             InstanceStepName(inst.state.step), InstanceStepName(t.next.step));
+  inst.state = t.next;
+  std::string id = inst.id;
+  for (InstanceAction action : t.actions) {
+    // A report feeds the Lifecycle, whose actions may come back to this
+    // record; it is looked up again for each step.
+    Instance* current = FindById(id);
+    if (!current) return;
+    CarryOut(*current, action, message);
+  }
+}
+
+void Executor::CarryOut(Instance& inst, InstanceAction action, const std::string& message) {
+  switch (action) {
+    case InstanceAction::kAdoptInit:
+      return AdoptCreatedInit(inst);
+    case InstanceAction::kReportCreated:
+      return Feed(RuntimeCreated{inst.container, inst.instance, inst.id});
+    case InstanceAction::kReportCreateFailed:
+      return Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kCreate, message});
+    case InstanceAction::kSpawnStart:
+      return SpawnStart(inst);
+    case InstanceAction::kReportStarted:
+      return Feed(RuntimeStarted{inst.container, inst.instance});
+    case InstanceAction::kReportStartFailed:
+      return Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kStart, message});
+    case InstanceAction::kReportExited:
+      return ReportExit(inst);
+    case InstanceAction::kSpawnDelete:
+      return SpawnDelete(inst);
+    case InstanceAction::kRetryDeleteLater:
+      return RetryDeleteLater(inst);
+    case InstanceAction::kFinishDelete:
+      return FinishDelete(inst);
+  }
 }
 
 std::string Executor::TerminationMessage(const Instance& inst, int exit_code) const {
@@ -312,8 +336,7 @@ std::string Executor::TerminationMessage(const Instance& inst, int exit_code) co
 }
 
 void Executor::ReportExit(Instance& inst) {
-  inst.exited = true;
-  const signals::ExitInfo& exit = *inst.early_exit;
+  const signals::ExitInfo& exit = *inst.init_exit;
   ContainerExited e;
   e.container = inst.container;
   e.instance = inst.instance;
@@ -347,34 +370,21 @@ void Executor::DeleteInstance(const DeleteContainer& a) {
 }
 
 void Executor::DeleteRecord(Instance& inst) {
-  if (inst.deleting || inst.deleted) return;
-  if (inst.started_by_run && inst.start_pending) {
-    // Started by its create, but never to be started for the pod (S5.8:
-    // the pod began terminating meanwhile): the forced delete stops it,
-    // and its exit is reported as a created instance's would be.
-    inst.started_by_run = false;
-    inst.start_pending = false;
-    if (inst.early_exit && !inst.exited) ReportExit(inst);
-  }
-  if (!inst.runtime_state) {
-    FinishDelete(inst);
-    return;
-  }
-  inst.deleting = true;
-  oci::RuntimeCli cli = Runtime();
+  Advance(inst, InstanceInput::kDeleteAsked);
+}
+
+void Executor::SpawnDelete(Instance& inst) {
   std::string id = inst.id;
   auto spawn_delete = [&] {
-    return SpawnRuntime(cli.Delete(inst.id), inst.dir / "runtime.log",
-                        signals::SpawnOptions::kDevNull, signals::SpawnOptions::kDevNull,
-                        [this, id](const signals::ExitInfo& exit) {
-                          RefillDescriptorReserve();  // the call's pidfd is free again
-                          Instance* inst = FindById(id);
-                          if (!inst) return;
-                          if (!exit.success()) {
-                            log::Warn("runtime delete {} {}", inst->id, exit.ToString());
-                          }
-                          FinishDelete(*inst);
-                        });
+    return Launcher().Delete(inst.id, CallFiles(inst.dir),
+                             [this, id](const signals::ExitInfo& exit) {
+                               RefillDescriptorReserve();  // the call's pidfd is free again
+                               Instance* inst = FindById(id);
+                               if (!inst) return;
+                               if (!exit.success())
+                                 log::Warn("runtime delete {} {}", inst->id, exit.ToString());
+                               Advance(*inst, InstanceInput::kDeleteExited);
+                             });
   };
   auto s = spawn_delete();
   // S14.11: out of descriptors, the reserve pays for the delete, which
@@ -386,13 +396,11 @@ void Executor::DeleteRecord(Instance& inst) {
     // its init runs): forgetting the delete would leave it behind. Out of
     // descriptors or processes, the spawn is tried again shortly.
     log::Warn("deleting {}: {}; trying again", inst.id, s.error().message());
-    RetryDeleteLater(inst);
+    Advance(inst, InstanceInput::kDeleteSpawnFailed);
   }
 }
 
 void Executor::FinishDelete(Instance& inst) {
-  inst.deleting = false;
-  inst.deleted = true;
   KillCgroupRemnants(inst);  // S14.11
   if (inst.root_mounted) {
     if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
@@ -426,8 +434,8 @@ void Executor::ReleaseDescriptors(Instance& inst) {
   // but its descriptors do not: a container crash-looping for weeks would
   // otherwise pile up a pidfd and a log file per restart until the
   // supervisor runs out of descriptors.
-  if (!inst.deleted) return;
-  if (inst.exited) inst.init.reset();  // reaped: the pidfd is of no more use
+  if (!inst.state.Deleted()) return;
+  if (inst.state.Exited()) inst.init.reset();  // reaped: the pidfd is of no more use
   // The log is complete once both pipes reached EOF (S11.1).
   if (!inst.pipes[0] && !inst.pipes[1]) inst.log.reset();
   if (inst.init || inst.pipes[0] || inst.pipes[1]) return;
