@@ -102,7 +102,7 @@ int List(const Common& c) {
       rows.push_back({pod.name, "-", pod.phase, "-", "-"});
       continue;
     }
-    PodLine line = SummarizePodJson(*record, now);
+    const pod::PodLine line = SummarizePodJson(*record, now);
     rows.push_back({pod.name, line.ready, line.status, line.restarts, line.age});
   }
   if (rows.size() == 1) {

@@ -7,6 +7,7 @@
 
 #include "oci/spec.h"
 #include "pod/serialize.h"
+#include "pod/status_summary.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor {
@@ -28,65 +29,38 @@ std::optional<std::string> CheckReason(const std::string& reason) {
   return std::nullopt;
 }
 
-// One container state in a few words, kubectl describe's way:
-// "Running (5m)", "Waiting: CrashLoopBackOff", "Terminated: Error (exit 1, 12s ago)".
-std::string DescribeState(const pod::ContainerState& state, WallTime now) {
-  if (state.running) return "Running (" + pod::HumanDuration(now - state.running->started_at) + ")";
-  if (state.terminated) {
-    const pod::ContainerStateTerminated& t = *state.terminated;
-    std::string detail = "exit " + std::to_string(t.exit_code);
-    if (t.signal != 0) detail += ", signal " + std::to_string(t.signal);
-    detail += ", " + pod::HumanDuration(now - t.finished_at) + " ago";
-    std::string reason = t.reason.empty() ? "Error" : t.reason;
-    return "Terminated: " + reason + " (" + detail + ")";
-  }
-  if (state.waiting) {
-    return state.waiting->reason.empty() ? "Waiting" : "Waiting: " + state.waiting->reason;
-  }
-  return "-";
-}
-
 }  // namespace
 
-// What `podvisor status` and `list` print: kubectl's columns, computed here
-// where the typed status is at hand.
+// What `podvisor status` and `list` print: kubectl's columns, from the
+// typed status at hand by the summariser the CLI uses on a record
+// (pod/status_summary.h).
 nlohmann::json Executor::SummaryJson() const {
   pod::PodStatus status = lifecycle_.Status();
-  pod::PodSummary summary = pod::SummarizePod(pod_.spec, status);
   WallTime now = std::chrono::system_clock::now();
-  nlohmann::json out = {{"name", pod_.metadata.name},
-                        {"ready", summary.ReadyColumn()},
-                        {"status", summary.status},
-                        {"restarts", summary.RestartsColumn(now)},
-                        {"age", pod::HumanDuration(now - created_at_)},
-                        {"node", options_.node_hostname},
-                        {"ip", pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()},
+  pod::PodFacts facts{pod_.metadata.name, created_at_, options_.node_hostname,
+                      pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()};
+  const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);
+  nlohmann::json out = {{"name", line.name},
+                        {"ready", line.ready},
+                        {"status", line.status},
+                        {"restarts", line.restarts},
+                        {"age", line.age},
+                        {"node", line.node},
+                        {"ip", line.ip},
                         {"phase", std::string(pod::PodPhaseName(status.phase))},
                         {"containers", nlohmann::json::array()}};
-  auto add = [&](const std::vector<pod::ContainerStatus>& list, bool init_list) {
-    for (const auto& c : list) {
-      const pod::Container* spec = ContainerSpec(c.name);
-      std::string type =
-          !init_list ? "container" : (spec && pod::IsSidecar(*spec) ? "sidecar" : "init");
-      // The container's own RESTARTS column: "3 (12s ago)", as the pod's.
-      pod::PodSummary own;
-      own.restarts = c.restart_count;
-      if (c.last_state.terminated) own.last_restart = c.last_state.terminated->finished_at;
-      out["containers"].push_back(
-          {{"name", c.name},
-           {"type", type},
-           {"ready", c.ready},
-           {"started", c.started ? (*c.started ? "true" : "false") : "-"},
-           {"state", DescribeState(c.state, now)},
-           {"lastState", c.last_state.empty() ? "-" : DescribeState(c.last_state, now)},
-           {"restarts", c.restart_count},
-           {"restartsColumn", own.RestartsColumn(now)},
-           {"image", c.image},
-           {"containerID", c.container_id}});
-    }
-  };
-  add(status.init_container_statuses, true);
-  add(status.container_statuses, false);
+  for (const pod::ContainerLine& c : line.containers) {
+    out["containers"].push_back({{"name", c.name},
+                                 {"type", c.type},
+                                 {"ready", c.ready},
+                                 {"started", c.started},
+                                 {"state", c.state},
+                                 {"lastState", c.last_state},
+                                 {"restarts", c.restart_count},
+                                 {"restartsColumn", c.restarts},
+                                 {"image", c.image},
+                                 {"containerID", c.container_id}});
+  }
   return out;
 }
 
