@@ -24,8 +24,8 @@ enum class ValueKind {
 };
 
 struct Option {
-  const char* long_name;      // "--output"
-  const char* short_name;     // "-o", or nullptr
+  const char* long_name;   // "--output"
+  const char* short_name;  // "-o", or nullptr
   ValueKind kind;
   const char* default_value;  // what help shows as the default, or nullptr
   const char* help;
@@ -46,8 +46,10 @@ struct Command {
   Positionals positionals;
 };
 
+// Every command's --state-dir default, as help shows it.
 inline constexpr const char* kStateDirDefault = kDefaultStateDir;
 
+// The number of options in a table, for Command::option_count.
 template <std::size_t N>
 constexpr std::size_t CountOf(const Option (&)[N]) {
   return N;
@@ -66,9 +68,11 @@ inline constexpr Option kOptions[] = {
     {"--watch", "-w", ValueKind::kFlag, nullptr, "print again on every change until the pod ends"},
 };
 }  // namespace status
-inline constexpr Command kStatus = {
-    "status", "Show the pod's state (kubectl get pod)", status::kOptions, CountOf(status::kOptions),
-    {"POD", "the pod (may be left out when there is one)", 0, 1}};
+inline constexpr Command kStatus = {"status",
+                                    "Show the pod's state (kubectl get pod)",
+                                    status::kOptions,
+                                    CountOf(status::kOptions),
+                                    {"POD", "the pod (may be left out when there is one)", 0, 1}};
 
 // stop [POD] [--state-dir DIR] [--reason R] [--grace SECONDS] [--no-wait]
 namespace stop {
@@ -86,10 +90,11 @@ inline constexpr Option kOptions[] = {
      "return once the supervisor accepted the request"},
 };
 }  // namespace stop
-inline constexpr Command kStop = {
-    "stop", "Terminate the pod; returns when it has ended (SEMANTICS S5, S6)", stop::kOptions,
-    CountOf(stop::kOptions),
-    {"POD", "the pod (may be left out when one runs)", 0, 1}};
+inline constexpr Command kStop = {"stop",
+                                  "Terminate the pod; returns when it has ended (SEMANTICS S5, S6)",
+                                  stop::kOptions,
+                                  CountOf(stop::kOptions),
+                                  {"POD", "the pod (may be left out when one runs)", 0, 1}};
 
 // kill [POD] CONTAINER [SIGNAL] [--state-dir DIR]
 namespace kill {
@@ -99,8 +104,11 @@ inline constexpr Option kOptions[] = {
 };
 }  // namespace kill
 inline constexpr Command kKill = {
-    "kill", "Deliver a signal (default SIGKILL) to a container's init process directly",
-    kill::kOptions, CountOf(kill::kOptions), {"ARGS", "[POD] CONTAINER [SIGNAL]", 1, 3}};
+    "kill",
+    "Deliver a signal (default SIGKILL) to a container's init process directly",
+    kill::kOptions,
+    CountOf(kill::kOptions),
+    {"ARGS", "[POD] CONTAINER [SIGNAL]", 1, 3}};
 
 // The most options and positionals of any command here: the early road's
 // fixed buffers.

@@ -42,8 +42,13 @@ Result<Asked> AskRunningPod(const Common& c, const std::string& name, const nloh
                             bool wait_forever = false) {
   auto pod = SelectPod(c.state_dir, name);
   if (!pod) return pod.take_error();
-  auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever);
+  std::optional<supervisor::ControlError> refusal;
+  auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever, &refusal);
   if (reply) return Asked{*pod, std::move(*reply)};
+  // The supervisor answered, with a refusal of its own (a container it
+  // does not have, one not running, a request out of range): that is the
+  // pod's answer, whatever became of its socket since.
+  if (refusal) return reply.take_error();
   const std::filesystem::path sock = std::filesystem::path(c.state_dir) / *pod / "control.sock";
   std::error_code ec;
   if (reply.error().code() == ECONNREFUSED || !std::filesystem::exists(sock, ec)) {

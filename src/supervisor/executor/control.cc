@@ -15,8 +15,17 @@ namespace {
 
 constexpr std::size_t kMaxReasonBytes = 256;  // S6.1
 
-nlohmann::json ErrorReply(std::string message) {
-  return {{"error", std::move(message)}};
+nlohmann::json BadRequest(std::string message) {
+  return ControlErrorReply(ControlCode::kInvalidArgument, std::move(message));
+}
+
+nlohmann::json NoContainer(const std::string& name) {
+  return ControlErrorReply(ControlCode::kNotFound, "no container named " + name);
+}
+
+nlohmann::json NotRunning(const std::string& name) {
+  return ControlErrorReply(ControlCode::kFailedPrecondition,
+                           "container " + name + " is not running");
 }
 
 // S6.1: any non-empty string of printable ASCII up to 256 bytes.
@@ -67,7 +76,7 @@ nlohmann::json Executor::SummaryJson() const {
 void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond) {
   auto op_it = request.find("op");
   if (op_it == request.end() || !op_it->is_string()) {
-    respond(ErrorReply("request needs a string \"op\""));
+    respond(BadRequest("request needs a string \"op\""));
     return;
   }
   const std::string op = op_it->get<std::string>();
@@ -81,9 +90,11 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     // The text `podvisor status` prints, for a client that does not
     // format it itself (cli/early_client.h).
     if (!output->is_string() || (*output != "table" && *output != "wide")) {
-      return respond(ErrorReply("\"output\" must be \"table\" or \"wide\""));
+      return respond(BadRequest("\"output\" must be \"table\" or \"wide\""));
     }
-    if (!options_.status_text) return respond(ErrorReply("this supervisor prints no status text"));
+    if (!options_.status_text)
+      return respond(
+          ControlErrorReply(ControlCode::kUnimplemented, "this supervisor prints no status text"));
     return respond(nlohmann::json{{"text", options_.status_text(StatusJson(), *output == "wide")}});
   }
   if (op == "summary") {
@@ -93,13 +104,13 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
   if (op == "stop") {
     StopRequested stop;
     if (auto r = request.find("reason"); r != request.end() && !r->is_null()) {
-      if (!r->is_string()) return respond(ErrorReply("\"reason\" must be a string"));
-      if (auto bad = CheckReason(r->get<std::string>())) return respond(ErrorReply(*bad));
+      if (!r->is_string()) return respond(BadRequest("\"reason\" must be a string"));
+      if (auto bad = CheckReason(r->get<std::string>())) return respond(BadRequest(*bad));
       stop.reason = r->get<std::string>();
     }
     if (auto g = request.find("grace"); g != request.end() && !g->is_null()) {
       if (!g->is_number() || g->get<double>() < 0 || g->get<double>() > 1e9) {
-        return respond(ErrorReply("\"grace\" must be a number of seconds >= 0"));
+        return respond(BadRequest("\"grace\" must be a number of seconds >= 0"));
       }
       stop.grace =
           std::chrono::duration_cast<Duration>(std::chrono::duration<double>(g->get<double>()));
@@ -121,31 +132,30 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     auto c = request.find("container");
     auto s = request.find("signal");
     if (c == request.end() || !c->is_string())
-      return respond(ErrorReply("\"container\" must be a string"));
+      return respond(BadRequest("\"container\" must be a string"));
     int signo = SIGKILL;
     if (s != request.end() && !s->is_null()) {
       if (s->is_number_integer()) {
         signo = s->get<int>();
       } else if (s->is_string()) {
         auto parsed = ParseSignal(s->get<std::string>());
-        if (!parsed) return respond(ErrorReply("unknown signal " + s->get<std::string>()));
+        if (!parsed) return respond(BadRequest("unknown signal " + s->get<std::string>()));
         signo = *parsed;
       } else {
-        return respond(ErrorReply("\"signal\" must be a number or a name"));
+        return respond(BadRequest("\"signal\" must be a number or a name"));
       }
     }
-    if (signo < 1 || signo > SIGRTMAX) return respond(ErrorReply("signal out of range"));
+    if (signo < 1 || signo > SIGRTMAX) return respond(BadRequest("signal out of range"));
     std::string name = c->get<std::string>();
-    if (!ContainerSpec(name)) return respond(ErrorReply("no container named " + name));
+    if (!ContainerSpec(name)) return respond(NoContainer(name));
     if (lifecycle_.StateOf(name) != RunState::kRunning &&
         lifecycle_.StateOf(name) != RunState::kStarting) {
-      return respond(ErrorReply("container " + name + " is not running"));
+      return respond(NotRunning(name));
     }
     Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
-    if (!inst || !inst->init || inst->exited)
-      return respond(ErrorReply("container " + name + " is not running"));
+    if (!inst || !inst->init || inst->exited) return respond(NotRunning(name));
     if (auto sent = inst->init->SendSignal(signo); !sent)
-      return respond(ErrorReply(sent.error().message()));
+      return respond(ControlErrorReply(ControlCode::kInternal, sent.error().message()));
     // The answer first: the client (podvisor kill) is waiting for it, the
     // log line is not.
     respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
@@ -158,7 +168,7 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     // is the host's (hostNetwork, or no sandbox).
     return respond(nlohmann::json{{"path", NetnsPath()}});
   }
-  respond(ErrorReply("unknown op \"" + op + "\""));
+  respond(ControlErrorReply(ControlCode::kUnimplemented, "unknown op \"" + op + "\""));
 }
 
 // `podvisor exec` (docs/INTERFACE.md): the runtime command line that runs
@@ -172,13 +182,13 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
 nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   auto c = request.find("container");
   auto a = request.find("args");
-  if (c == request.end() || !c->is_string()) return ErrorReply("\"container\" must be a string");
+  if (c == request.end() || !c->is_string()) return BadRequest("\"container\" must be a string");
   if (a == request.end() || !a->is_array() || a->empty()) {
-    return ErrorReply("\"args\" must be a non-empty array of strings");
+    return BadRequest("\"args\" must be a non-empty array of strings");
   }
   std::vector<std::string> args;
   for (const auto& arg : *a) {
-    if (!arg.is_string()) return ErrorReply("\"args\" must be a non-empty array of strings");
+    if (!arg.is_string()) return BadRequest("\"args\" must be a non-empty array of strings");
     args.push_back(arg.get<std::string>());
   }
   bool tty = false;
@@ -187,12 +197,12 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   if (auto s = request.find("console_socket"); s != request.end() && s->is_string()) {
     console_socket = s->get<std::string>();
   }
-  if (tty && console_socket.empty()) return ErrorReply("a terminal needs \"console_socket\"");
+  if (tty && console_socket.empty()) return BadRequest("a terminal needs \"console_socket\"");
   std::string name = c->get<std::string>();
-  if (!ContainerSpec(name)) return ErrorReply("no container named " + name);
+  if (!ContainerSpec(name)) return NoContainer(name);
   Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
   if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init || inst->exited) {
-    return ErrorReply("container " + name + " is not running");
+    return NotRunning(name);
   }
   static uint64_t seq = 0;
   nlohmann::json process = inst->process;
@@ -212,7 +222,7 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
     // S14.13: a partial write (WriteConfigFile writes FILE.tmp, then renames).
     std::filesystem::remove(file, ec);
     std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);
-    return ErrorReply(s.error().message());
+    return ControlErrorReply(ControlCode::kInternal, s.error().message());
   }
   ExpireExecFile(file);
   std::vector<std::string> argv = Runtime().Exec(inst->id, file).argv;
