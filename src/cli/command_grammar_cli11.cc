@@ -26,7 +26,8 @@ void AddOption(CLI::App* cmd, const grammar::Option& o, const std::shared_ptr<Pl
   if (o.short_name != nullptr) names = std::string(o.short_name) + "," + names;
   const std::string key = o.long_name;
   if (o.kind == grammar::ValueKind::kFlag) {
-    cmd->add_flag_callback(names, [args, key] { args->flags.insert(key); }, o.help);
+    cmd->add_flag_callback(
+        names, [args, key] { args->flags.insert(key); }, o.help);
     return;
   }
   CLI::Option* option = cmd->add_option_function<std::string>(

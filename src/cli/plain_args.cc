@@ -50,8 +50,8 @@ std::optional<PlainArgs> ScanPlainArgs(std::span<char* const> words,
     if (auto eq = word.find('='); word.starts_with("--") && eq != std::string_view::npos) {
       option = Find(command, word.substr(0, eq));
       value = word.substr(eq + 1);
-      if (option && (word.substr(0, eq) != option->long_name ||
-                     option->kind == grammar::ValueKind::kFlag)) {
+      if (option &&
+          (word.substr(0, eq) != option->long_name || option->kind == grammar::ValueKind::kFlag)) {
         return std::nullopt;
       }
     } else if ((option = Find(command, word)) != nullptr) {

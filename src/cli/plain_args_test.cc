@@ -21,7 +21,10 @@ std::optional<PlainArgs> Scan(std::vector<std::string> words, int max_positional
   keep = std::move(words);
   std::vector<char*> argv;
   for (auto& w : keep) argv.push_back(w.data());
-  const grammar::Command command = {"test", "", kOptions, grammar::CountOf(kOptions),
+  const grammar::Command command = {"test",
+                                    "",
+                                    kOptions,
+                                    grammar::CountOf(kOptions),
                                     {"ARGS", "", min_positionals, max_positionals}};
   return ScanPlainArgs(argv, command);
 }
@@ -70,8 +73,8 @@ TEST(PlainArgs, LeavesEverythingElseToCli11) {
   EXPECT_FALSE(Scan({"--watch=true"}));                 // a flag with a value
   EXPECT_FALSE(Scan({"a", "b", "c"}));                  // a word too many
   EXPECT_FALSE(Scan({"a"}, 0));
-  EXPECT_FALSE(Scan({"a"}, 2, 2));                      // a word too few
-  EXPECT_FALSE(Scan({"--grace", "soon"}));              // a value not of its option's kind
+  EXPECT_FALSE(Scan({"a"}, 2, 2));          // a word too few
+  EXPECT_FALSE(Scan({"--grace", "soon"}));  // a value not of its option's kind
   EXPECT_FALSE(Scan({"--grace=-1"}));
 }
 

@@ -23,7 +23,7 @@ struct ContainerLine {
   std::string state;
   std::string last_state;
   int32_t restart_count = 0;
-  std::string restarts;      // the RESTARTS column: "3 (12s ago)"
+  std::string restarts;  // the RESTARTS column: "3 (12s ago)"
   std::string image;
   std::string container_id;  // as the status has it: "runc://ID", or empty
 };
