@@ -9,7 +9,9 @@
 namespace podvisor::cli {
 
 Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
-                                     const nlohmann::json& request, bool wait_forever) {
+                                     const nlohmann::json& request, bool wait_forever,
+                                     std::optional<supervisor::ControlError>* refusal) {
+  if (refusal != nullptr) refusal->reset();
   std::filesystem::path sock = state_dir / pod / "control.sock";
   // Connecting is the check: no stat first (a client's whole cost is its
   // start-up and this round trip).
@@ -19,10 +21,10 @@ Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, con
     return Error("pod " + pod + " is not running (no " + sock.string() + ")", ENOENT);
   }
   if (!reply) return reply.take_error().Wrap("pod " + pod);
-  if (reply->is_object() && reply->contains("error")) {
-    const nlohmann::json& error = (*reply)["error"];
-    return Error("pod " + pod + ": " +
-                 (error.is_string() ? error.get<std::string>() : error.dump()));
+  if (auto error = supervisor::ControlErrorOf(*reply)) {
+    Error refused("pod " + pod + ": " + error->message);
+    if (refusal != nullptr) *refusal = std::move(*error);
+    return refused;
   }
   return reply;
 }

@@ -1,15 +1,12 @@
 // `podvisor stop`, `kill`, `list`: requests to a running pod's supervisor
 // over its control socket (docs/INTERFACE.md); `list` reads ended pods'
 // kept records too. `status` is status_cmd.cc.
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 #include "cli/client.h"
+#include "cli/command_grammar_cli11.h"
 #include "cli/commands.h"
 #include "cli/plain_args.h"
 #include "cli/pod_records.h"
@@ -29,8 +26,8 @@ struct Common {
   std::string state_dir = kDefaultStateDir;
 };
 
-void AddCommon(CLI::App* cmd, Common& c, bool pod_positional = true) {
-  if (pod_positional) cmd->add_option("POD", c.pod, "the pod (may be left out when one runs)");
+// `list`'s one option (the commands with a grammar table get theirs from it).
+void AddCommon(CLI::App* cmd, Common& c) {
   cmd->add_option("--state-dir", c.state_dir, "as given to run")->capture_default_str();
 }
 
@@ -45,8 +42,13 @@ Result<Asked> AskRunningPod(const Common& c, const std::string& name, const nloh
                             bool wait_forever = false) {
   auto pod = SelectPod(c.state_dir, name);
   if (!pod) return pod.take_error();
-  auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever);
+  std::optional<supervisor::ControlError> refusal;
+  auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever, &refusal);
   if (reply) return Asked{*pod, std::move(*reply)};
+  // The supervisor answered, with a refusal of its own (a container it
+  // does not have, one not running, a request out of range): that is the
+  // pod's answer, whatever became of its socket since.
+  if (refusal) return reply.take_error();
   const std::filesystem::path sock = std::filesystem::path(c.state_dir) / *pod / "control.sock";
   std::error_code ec;
   if (reply.error().code() == ECONNREFUSED || !std::filesystem::exists(sock, ec)) {
@@ -73,31 +75,19 @@ int Stop(const Common& c, const std::string& reason, std::optional<double> grace
 }
 
 int Kill(const Common& c, const std::vector<std::string>& args) {
-  // [POD] CONTAINER [SIGNAL]: the pod is optional, so count the words.
-  std::string pod_name = c.pod, container, signal = "SIGKILL";
-  if (args.size() == 3) {
-    pod_name = args[0];
-    container = args[1];
-    signal = args[2];
-  } else if (args.size() == 2) {
-    // CONTAINER SIGNAL, or POD CONTAINER. Container names are lowercase
-    // DNS labels, so a number or an upper-case word is a signal.
-    bool second_is_signal = std::all_of(args[1].begin(), args[1].end(), [](unsigned char ch) {
-      return std::isdigit(ch) || std::isupper(ch) || ch == '+' || ch == '-';
-    });
-    if (second_is_signal) {
-      container = args[0];
-      signal = args[1];
-    } else {
-      pod_name = args[0];
-      container = args[1];
-    }
-  } else if (args.size() == 1) {
-    container = args[0];
-  } else {
+  // [POD] CONTAINER [SIGNAL]: the pod is optional, so count the words
+  // (command_grammar.h reads them for every road).
+  if (args.empty() || args.size() > static_cast<std::size_t>(grammar::kKill.positionals.max)) {
     std::fprintf(stderr, "podvisor: kill takes [POD] CONTAINER [SIGNAL]\n");
     return kExitUsage;
   }
+  std::vector<const char*> words;
+  for (const std::string& arg : args) words.push_back(arg.c_str());
+  const grammar::KillWords kill =
+      grammar::ReadKillWords(words.data(), static_cast<int>(words.size()));
+  const std::string pod_name = kill.pod ? kill.pod : c.pod;
+  const std::string container = kill.container;
+  const std::string signal = kill.signal ? kill.signal : "SIGKILL";
   auto asked =
       AskRunningPod(c, pod_name, {{"op", "kill"}, {"container", container}, {"signal", signal}});
   if (!asked) return Fail(asked.error());
@@ -117,7 +107,7 @@ int List(const Common& c) {
       rows.push_back({pod.name, "-", pod.phase, "-", "-"});
       continue;
     }
-    PodLine line = SummarizePodJson(*record, now);
+    const pod::PodLine line = SummarizePodJson(*record, now);
     rows.push_back({pod.name, line.ready, line.status, line.restarts, line.age});
   }
   if (rows.size() == 1) {
@@ -128,78 +118,53 @@ int List(const Common& c) {
   return kExitSucceeded;
 }
 
-// --grace as CLI11's NonNegativeNumber takes it; nullopt for anything else,
-// which CLI11 then reports.
-std::optional<double> PlainGrace(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0) {
-    return std::nullopt;
-  }
-  return v;
+// The options of either road's reading (command_grammar.h), with defaults.
+Common CommonFromArgs(const PlainArgs& args) {
+  Common c;
+  if (const std::string* dir = args.Value("--state-dir")) c.state_dir = *dir;
+  return c;
+}
+
+int StopFromArgs(const PlainArgs& args) {
+  Common c = CommonFromArgs(args);
+  if (!args.positionals.empty()) c.pod = args.positionals[0];
+  std::optional<double> grace;
+  if (const std::string* text = args.Value("--grace")) grace = ParseSeconds(*text);
+  const std::string* reason = args.Value("--reason");
+  return Stop(c, reason ? *reason : "", grace, args.Flag("--no-wait"));
 }
 
 }  // namespace
 
 std::optional<int> RunStopPlain(std::span<char* const> words) {
-  static constexpr PlainOption kValues[] = {{"", "--state-dir"}, {"", "--reason"}, {"", "--grace"}};
-  static constexpr PlainOption kFlags[] = {{"", "--no-wait"}};
-  auto args = ScanPlainArgs(words, kValues, kFlags, 1);
+  auto args = ScanPlainArgs(words, grammar::kStop);
   if (!args) return std::nullopt;
-  Common c;
-  if (!args->positionals.empty()) c.pod = args->positionals[0];
-  if (const std::string* dir = args->Value("--state-dir")) c.state_dir = *dir;
-  std::optional<double> grace;
-  if (const std::string* text = args->Value("--grace")) {
-    grace = PlainGrace(*text);
-    if (!grace) return std::nullopt;
-  }
-  const std::string* reason = args->Value("--reason");
-  return Stop(c, reason ? *reason : "", grace, args->Flag("--no-wait"));
+  return StopFromArgs(*args);
 }
 
 std::optional<int> RunKillPlain(std::span<char* const> words) {
-  static constexpr PlainOption kValues[] = {{"", "--state-dir"}};
-  auto args = ScanPlainArgs(words, kValues, {}, 3);
-  if (!args || args->positionals.empty()) return std::nullopt;
-  Common c;
-  if (const std::string* dir = args->Value("--state-dir")) c.state_dir = *dir;
-  return Kill(c, args->positionals);
+  auto args = ScanPlainArgs(words, grammar::kKill);
+  if (!args) return std::nullopt;
+  return Kill(CommonFromArgs(*args), args->positionals);
 }
 
 void AddControlCommands(CLI::App& app, int& exit_code) {
   {
-    auto c = std::make_shared<Common>();
-    auto reason = std::make_shared<std::string>();
-    auto grace = std::make_shared<std::optional<double>>();
-    auto no_wait = std::make_shared<bool>(false);
-    CLI::App* cmd = app.add_subcommand(
-        "stop", "Terminate the pod; returns when it has ended (SEMANTICS S5, S6)");
-    AddCommon(cmd, *c);
-    cmd->add_option("--reason", *reason,
-                    "termination reason for preStop hooks (Eviction, Decommissioned, ...)");
-    cmd->add_option("--grace", *grace, "seconds; may only shorten the pod's grace period")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_flag("--no-wait", *no_wait, "return once the supervisor accepted the request");
-    cmd->callback([c, reason, grace, no_wait, &exit_code] {
-      exit_code = Stop(*c, *reason, *grace, *no_wait);
-    });
+    auto args = std::make_shared<PlainArgs>();
+    CLI::App* cmd = AddGrammarCommand(app, grammar::kStop, args);
+    cmd->callback([args, &exit_code] { exit_code = StopFromArgs(*args); });
   }
   {
-    auto c = std::make_shared<Common>();
-    auto args = std::make_shared<std::vector<std::string>>();
-    CLI::App* cmd = app.add_subcommand(
-        "kill", "Deliver a signal (default SIGKILL) to a container's init process directly");
-    AddCommon(cmd, *c, false);
-    cmd->add_option("ARGS", *args, "[POD] CONTAINER [SIGNAL]")->required()->expected(1, 3);
-    cmd->callback([c, args, &exit_code] { exit_code = Kill(*c, *args); });
+    auto args = std::make_shared<PlainArgs>();
+    CLI::App* cmd = AddGrammarCommand(app, grammar::kKill, args);
+    cmd->callback(
+        [args, &exit_code] { exit_code = Kill(CommonFromArgs(*args), args->positionals); });
   }
   {
     auto c = std::make_shared<Common>();
     CLI::App* cmd = app.add_subcommand(
         "list", "List the pods under the state directory, running and ended (kubectl get pods)");
-    AddCommon(cmd, *c, false);
+    AddCommon(cmd, *c);
     cmd->callback([c, &exit_code] { exit_code = List(*c); });
   }
 }

@@ -48,16 +48,6 @@ bool IsPlainNumber(const char* s) {
   return j > i && j - i <= 9 && s[j] == '\0';
 }
 
-// Kill's second word is a signal when it could not be a container name
-// (cli/control_cmds.cc, Kill).
-bool LooksLikeSignal(const char* s) {
-  for (; *s != '\0'; ++s) {
-    const char c = *s;
-    if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '+' || c == '-')) return false;
-  }
-  return true;
-}
-
 // "DIR/NAME" or "DIR/NAME/LEAF" without doubling DIR's trailing slash.
 bool JoinPath(Text& out, const char* dir, const char* name, const char* leaf) {
   out.Add(dir);
@@ -121,117 +111,106 @@ bool FindOnePod(const char* state_dir, char* pod, std::size_t cap) {
   return found == 1;
 }
 
-// An option of the early road: its long name and, maybe, a short one.
-struct Option {
-  const char* long_name;
-  const char* short_name;
-};
-
-// What ScanWords read: the positionals, the value of each option of
-// `values` by its index, and whether the one flag was there.
-struct Words {
-  const char* positionals[3];
-  int count = 0;
-  const char* values[3] = {nullptr, nullptr, nullptr};
-  bool flag = false;
-};
-
-bool Is(const char* word, const Option& o) {
+bool Is(const char* word, const grammar::Option& o) {
   return Equal(word, o.long_name) || (o.short_name != nullptr && Equal(word, o.short_name));
 }
 
-// The words after the command: positionals, options from `values` (taking
-// the next word; the list ends with a null long name) and the one `flag`
-// (may be null), each once and as separate words; a value never starts
-// with '-'. Anything else: false.
-bool ScanWords(int argc, char* const* argv, const Option* values, const Option* flag,
-               int max_positionals, Words& w) {
+// The words after the command by its grammar: positionals, and options as
+// separate words, each once; a value never starts with '-' and is of its
+// option's kind. Anything else: false.
+bool ScanWords(int argc, char* const* argv, Words& w) {
+  const grammar::Command& g = *w.command;
   for (int i = 2; i < argc; ++i) {
     const char* word = argv[i];
     if (word[0] != '-') {
-      if (word[0] == '\0' || w.count == max_positionals) return false;
+      if (word[0] == '\0' || w.count == g.positionals.max) return false;
       w.positionals[w.count++] = word;
       continue;
     }
-    if (flag != nullptr && Is(word, *flag)) {
-      if (w.flag) return false;
-      w.flag = true;
+    std::size_t k = 0;
+    while (k < g.option_count && !Is(word, g.options[k])) ++k;
+    if (k == g.option_count || w.values[k] != nullptr) return false;
+    const grammar::Option& option = g.options[k];
+    if (option.kind == grammar::ValueKind::kFlag) {
+      w.values[k] = word;
       continue;
     }
-    int k = 0;
-    while (values[k].long_name != nullptr && !Is(word, values[k])) ++k;
-    if (values[k].long_name == nullptr || w.values[k] != nullptr || i + 1 >= argc ||
-        argv[i + 1][0] == '-') {
-      return false;
-    }
+    if (i + 1 >= argc || argv[i + 1][0] == '-') return false;
     w.values[k] = argv[++i];
+    if (option.kind == grammar::ValueKind::kSeconds && !IsPlainNumber(w.values[k])) return false;
   }
-  return true;
+  return w.count >= g.positionals.min;
+}
+
+// What the early road takes of each command beyond its grammar: what it
+// can answer itself, with values it can copy into the request as they are.
+bool EarlyRoadTakes(const Words& w) {
+  if (w.command == &grammar::kKill) {
+    const grammar::KillWords kill = grammar::ReadKillWords(w.positionals, w.count);
+    return IsJsonSafe(kill.container) && (kill.signal == nullptr || IsJsonSafe(kill.signal));
+  }
+  if (w.command == &grammar::kStatus) {
+    // -w watches the record: main's.
+    const char* output = w.values[grammar::status::kOutput];
+    return w.values[grammar::status::kWatch] == nullptr &&
+           (output == nullptr || Equal(output, "table") || Equal(output, "wide"));
+  }
+  // Only stop --no-wait: a stop that waits for the pod's end is not about
+  // start-up time.
+  const char* reason = w.values[grammar::stop::kReason];
+  return w.values[grammar::stop::kNoWait] != nullptr && (reason == nullptr || IsJsonSafe(reason));
 }
 
 }  // namespace
 
-bool PlanRequest(int argc, char* const* argv, Plan& plan) {
+bool ReadCommandLine(int argc, char* const* argv, Words& w) {
   if (argc < 2) return false;
   const char* command = argv[1];
-  // Value options: [0] is --state-dir, the others each command's own.
-  static constexpr Option kKillValues[] = {{"--state-dir", nullptr}, {nullptr, nullptr}};
-  static constexpr Option kStatusValues[] = {
-      {"--state-dir", nullptr}, {"--output", "-o"}, {nullptr, nullptr}};
-  static constexpr Option kStopValues[] = {
-      {"--state-dir", nullptr}, {"--reason", nullptr}, {"--grace", nullptr}, {nullptr, nullptr}};
-  static constexpr Option kNoWait = {"--no-wait", nullptr};
+  w.command = nullptr;
+  for (const grammar::Command* g : {&grammar::kKill, &grammar::kStatus, &grammar::kStop}) {
+    if (Equal(command, g->name)) w.command = g;
+  }
+  if (w.command == nullptr) return false;
+  w.count = 0;
+  for (const char*& value : w.values) value = nullptr;
+  return ScanWords(argc, argv, w) && EarlyRoadTakes(w);
+}
+
+// PlanRequest reads the state directory as every command's first option.
+static_assert(grammar::kill::kStateDir == 0 && grammar::status::kStateDir == 0 &&
+              grammar::stop::kStateDir == 0);
+
+bool PlanRequest(int argc, char* const* argv, Plan& plan) {
   Words w;
+  if (!ReadCommandLine(argc, argv, w)) return false;
   const char* pod = nullptr;
-  const char* container = nullptr;
-  const char* signal = "SIGKILL";
   Text req{plan.request, sizeof plan.request};
-  if (Equal(command, "kill")) {
-    if (!ScanWords(argc, argv, kKillValues, nullptr, 3, w) || w.count == 0) return false;
+  if (w.command == &grammar::kKill) {
+    const grammar::KillWords kill = grammar::ReadKillWords(w.positionals, w.count);
     plan.command = Command::kKill;
-    if (w.count == 3) {
-      pod = w.positionals[0];
-      container = w.positionals[1];
-      signal = w.positionals[2];
-    } else if (w.count == 2 && LooksLikeSignal(w.positionals[1])) {
-      container = w.positionals[0];
-      signal = w.positionals[1];
-    } else if (w.count == 2) {
-      pod = w.positionals[0];
-      container = w.positionals[1];
-    } else {
-      container = w.positionals[0];
-    }
-    if (!IsJsonSafe(container) || !IsJsonSafe(signal)) return false;
+    pod = kill.pod;
+    const char* signal = kill.signal != nullptr ? kill.signal : "SIGKILL";
     Text name{plan.container, sizeof plan.container};
-    if (!name.Add(container).ok) return false;
-    req.Add("{\"op\":\"kill\",\"container\":\"").Add(container);
+    if (!name.Add(kill.container).ok) return false;
+    req.Add("{\"op\":\"kill\",\"container\":\"").Add(kill.container);
     req.Add("\",\"signal\":\"").Add(signal).Add("\"}\n");
-  } else if (Equal(command, "status")) {
-    if (!ScanWords(argc, argv, kStatusValues, nullptr, 1, w)) return false;
-    const char* output = w.values[1] != nullptr ? w.values[1] : "table";
-    if (!Equal(output, "table") && !Equal(output, "wide")) return false;
+  } else if (w.command == &grammar::kStatus) {
+    const char* output = w.values[grammar::status::kOutput];
     plan.command = Command::kStatus;
     if (w.count == 1) pod = w.positionals[0];
-    req.Add("{\"op\":\"status\",\"output\":\"").Add(output).Add("\"}\n");
-  } else if (Equal(command, "stop")) {
-    // Only --no-wait: a stop that waits for the pod's end is not about
-    // start-up time.
-    if (!ScanWords(argc, argv, kStopValues, &kNoWait, 1, w) || !w.flag) return false;
+    req.Add("{\"op\":\"status\",\"output\":\"").Add(output != nullptr ? output : "table");
+    req.Add("\"}\n");
+  } else {
     plan.command = Command::kStop;
     if (w.count == 1) pod = w.positionals[0];
     req.Add("{\"op\":\"stop\",\"wait\":false");
-    if (const char* reason = w.values[1]; reason != nullptr) {
-      if (!IsJsonSafe(reason)) return false;
+    if (const char* reason = w.values[grammar::stop::kReason]; reason != nullptr) {
       req.Add(",\"reason\":\"").Add(reason).Add("\"");
     }
-    if (const char* grace = w.values[2]; grace != nullptr) {
-      if (!IsPlainNumber(grace)) return false;
+    if (const char* grace = w.values[grammar::stop::kGrace]; grace != nullptr) {
       req.Add(",\"grace\":").Add(grace);
     }
     req.Add("}\n");
-  } else {
-    return false;
   }
   if (!req.ok) return false;
   plan.request_len = req.len;

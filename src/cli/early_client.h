@@ -23,6 +23,8 @@
 
 #include <cstddef>
 
+#include "cli/command_grammar.h"
+
 namespace podvisor::cli::early {
 
 enum class Command { kKill, kStatus, kStop };
@@ -36,6 +38,25 @@ struct Plan {
   char request[1024];     // one JSON object and a newline
   std::size_t request_len;
 };
+
+// What the early road read off a command line by its command's grammar
+// (cli/command_grammar.h).
+struct Words {
+  const grammar::Command* command;
+  const char* positionals[grammar::kMaxPositionals];
+  int count;
+  // By the option's index in the grammar: its value, or for a flag the
+  // word itself; null when not given.
+  const char* values[grammar::kMaxOptions];
+};
+
+// Reads argv (argv[1] the command) by the command's grammar and returns
+// true when the early road takes the command line: `kill [POD] CONTAINER
+// [SIGNAL]`, `status [POD] [-o table|wide]` and `stop [POD] --no-wait
+// [--reason R] [--grace SECONDS]`, each with an optional `--state-dir
+// DIR`, options as separate words and each once, values the request can
+// carry as they are. Reads nothing but argv.
+bool ReadCommandLine(int argc, char* const* argv, Words& words);
 
 // Fills `plan` from the command line and returns true when the early road
 // takes it: `kill [POD] CONTAINER [SIGNAL]`, `status [POD] [-o table|wide]`

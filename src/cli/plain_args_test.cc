@@ -8,15 +8,25 @@
 namespace podvisor::cli {
 namespace {
 
-constexpr PlainOption kValues[] = {{"", "--state-dir"}, {"-o", "--output"}};
-constexpr PlainOption kFlags[] = {{"-w", "--watch"}};
+constexpr grammar::Option kOptions[] = {
+    {"--state-dir", nullptr, grammar::ValueKind::kText, nullptr, ""},
+    {"--output", "-o", grammar::ValueKind::kText, nullptr, ""},
+    {"--watch", "-w", grammar::ValueKind::kFlag, nullptr, ""},
+    {"--grace", nullptr, grammar::ValueKind::kSeconds, nullptr, ""},
+};
 
-std::optional<PlainArgs> Scan(std::vector<std::string> words, std::size_t max_positionals = 2) {
+std::optional<PlainArgs> Scan(std::vector<std::string> words, int max_positionals = 2,
+                              int min_positionals = 0) {
   static std::vector<std::string> keep;
   keep = std::move(words);
   std::vector<char*> argv;
   for (auto& w : keep) argv.push_back(w.data());
-  return ScanPlainArgs(argv, kValues, kFlags, max_positionals);
+  const grammar::Command command = {"test",
+                                    "",
+                                    kOptions,
+                                    grammar::CountOf(kOptions),
+                                    {"ARGS", "", min_positionals, max_positionals}};
+  return ScanPlainArgs(argv, command);
 }
 
 TEST(PlainArgs, PositionalsOptionsAndFlagsInAnyOrder) {
@@ -63,6 +73,21 @@ TEST(PlainArgs, LeavesEverythingElseToCli11) {
   EXPECT_FALSE(Scan({"--watch=true"}));                 // a flag with a value
   EXPECT_FALSE(Scan({"a", "b", "c"}));                  // a word too many
   EXPECT_FALSE(Scan({"a"}, 0));
+  EXPECT_FALSE(Scan({"a"}, 2, 2));          // a word too few
+  EXPECT_FALSE(Scan({"--grace", "soon"}));  // a value not of its option's kind
+  EXPECT_FALSE(Scan({"--grace=-1"}));
+}
+
+TEST(PlainArgs, SecondsAreNonNegativeFiniteNumbers) {
+  auto a = Scan({"--grace", "1.5"});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(*a->Value("--grace"), "1.5");
+  EXPECT_EQ(ParseSeconds("1e2"), 100.0);
+  EXPECT_EQ(ParseSeconds("0"), 0.0);
+  EXPECT_FALSE(ParseSeconds("-0.5"));
+  EXPECT_FALSE(ParseSeconds("inf"));
+  EXPECT_FALSE(ParseSeconds("1s"));
+  EXPECT_FALSE(ParseSeconds(""));
 }
 
 }  // namespace

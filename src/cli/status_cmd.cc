@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/client.h"
+#include "cli/command_grammar_cli11.h"
 #include "cli/commands.h"
 #include "cli/jsonpath.h"
 #include "cli/plain_args.h"
@@ -131,32 +132,28 @@ int Status(const StatusOptions& o) {
   return Watch(o, *pod, again ? *again : "");
 }
 
+// The options of either road's reading (command_grammar.h), with defaults.
+StatusOptions FromArgs(const PlainArgs& args) {
+  StatusOptions o;
+  if (!args.positionals.empty()) o.pod = args.positionals[0];
+  if (const std::string* dir = args.Value("--state-dir")) o.state_dir = *dir;
+  if (const std::string* output = args.Value("--output")) o.output = *output;
+  o.watch = args.Flag("--watch");
+  return o;
+}
+
 }  // namespace
 
 std::optional<int> RunStatusPlain(std::span<char* const> words) {
-  static constexpr PlainOption kValues[] = {{"", "--state-dir"}, {"-o", "--output"}};
-  static constexpr PlainOption kFlags[] = {{"-w", "--watch"}};
-  auto args = ScanPlainArgs(words, kValues, kFlags, 1);
+  auto args = ScanPlainArgs(words, grammar::kStatus);
   if (!args) return std::nullopt;
-  StatusOptions o;
-  if (!args->positionals.empty()) o.pod = args->positionals[0];
-  if (const std::string* dir = args->Value("--state-dir")) o.state_dir = *dir;
-  if (const std::string* output = args->Value("--output")) o.output = *output;
-  o.watch = args->Flag("--watch");
-  return Status(o);
+  return Status(FromArgs(*args));
 }
 
 void AddStatusCommand(CLI::App& app, int& exit_code) {
-  auto o = std::make_shared<StatusOptions>();
-  CLI::App* cmd = app.add_subcommand("status", "Show the pod's state (kubectl get pod)");
-  cmd->add_option("POD", o->pod, "the pod (may be left out when there is one)");
-  cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
-  cmd->add_option("-o,--output", o->output,
-                  "table, wide (more per-container detail), json (a v1 Pod), yaml, name, or "
-                  "jsonpath=TEMPLATE (kubectl's JSONPath)")
-      ->capture_default_str();
-  cmd->add_flag("-w,--watch", o->watch, "print again on every change until the pod ends");
-  cmd->callback([o, &exit_code] { exit_code = Status(*o); });
+  auto args = std::make_shared<PlainArgs>();
+  CLI::App* cmd = AddGrammarCommand(app, grammar::kStatus, args);
+  cmd->callback([args, &exit_code] { exit_code = Status(FromArgs(*args)); });
 }
 
 }  // namespace podvisor::cli

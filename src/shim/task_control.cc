@@ -89,14 +89,38 @@ std::vector<int> Descendants(int root) {
 
 }  // namespace
 
-Result<std::string> TaskService::AskPod(const std::string& request_json) const {
+RpcCode RpcCodeOf(supervisor::ControlCode code) {
+  using supervisor::ControlCode;
+  switch (code) {
+    case ControlCode::kInvalidArgument:
+      return RpcCode::kInvalidArgument;
+    case ControlCode::kNotFound:
+      return RpcCode::kNotFound;
+    case ControlCode::kUnavailable:
+      return RpcCode::kUnavailable;
+    case ControlCode::kUnimplemented:
+      return RpcCode::kUnimplemented;
+    case ControlCode::kInternal:
+      return RpcCode::kInternal;
+    case ControlCode::kFailedPrecondition:
+    case ControlCode::kPermissionDenied:
+    case ControlCode::kUnknown:
+      break;
+  }
+  return RpcCode::kFailedPrecondition;
+}
+
+Result<std::string> TaskService::AskPod(const std::string& request_json,
+                                        std::optional<supervisor::ControlError>* refusal) const {
+  if (refusal != nullptr) refusal->reset();
   auto reply =
       supervisor::ControlRequest(PodDir(paths_.StateDir(), record_.pod).ControlSocket(),
                                  nlohmann::json::parse(request_json), std::chrono::seconds(5));
   if (!reply) return reply.take_error();
-  if (reply->is_object() && reply->contains("error")) {
-    const auto& error = (*reply)["error"];
-    return Error(error.is_string() ? error.get<std::string>() : error.dump());
+  if (auto error = supervisor::ControlErrorOf(*reply)) {
+    Error refused(error->message);
+    if (refusal != nullptr) *refusal = std::move(*error);
+    return refused;
   }
   return reply->dump();
 }
@@ -287,9 +311,10 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
     return;
   }
   nlohmann::json request = {{"op", "exec"}, {"container", container}, {"args", process.args}};
-  auto answer = AskPod(request.dump());
-  const bool not_yet =
-      !answer && answer.error().message().find("is not running") != std::string::npos;
+  std::optional<supervisor::ControlError> refusal;
+  auto answer = AskPod(request.dump(), &refusal);
+  // FailedPrecondition: the container exists but is not running.
+  const bool not_yet = refusal && refusal->code == supervisor::ControlCode::kFailedPrecondition;
   if (not_yet && processes_[""].state == ProcessState::kRunning &&
       std::chrono::steady_clock::now() < exec_deadline) {
     // The pod is up but the container not (yet): init containers first,
@@ -307,7 +332,9 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
     return;
   }
   if (!answer) {
-    reply.Fail(RpcCode::kFailedPrecondition,
+    // The supervisor's refusal by its code; a control socket that failed
+    // is a pod not in a state to exec.
+    reply.Fail(refusal ? RpcCodeOf(refusal->code) : RpcCode::kFailedPrecondition,
                "exec in container " + container + ": " + answer.error().message());
     return;
   }

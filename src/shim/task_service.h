@@ -28,9 +28,16 @@
 #include "shim/publisher.h"
 #include "shim/shim_args.h"
 #include "shim/ttrpc_server.h"
+#include "supervisor/control/control_error.h"
 #include "supervisor/loop/event_loop.h"
 
 namespace podvisor::shim {
+
+// The ttrpc status for the supervisor's refusal of a control request
+// (supervisor/control/control_error.h), for containerd's errdefs. A code
+// containerd has no better word for, or none (an older supervisor), is
+// FailedPrecondition, what the shim answered before the codes.
+RpcCode RpcCodeOf(supervisor::ControlCode code);
 
 // What the shim keeps about its pod in BUNDLE/podvisor/shim.json, so that
 // `delete` after a SIGKILLed shim finds the supervisor and the pod.
@@ -104,8 +111,11 @@ class TaskService {
   void OnProcessExit(const std::string& exec_id);
   // The process has ended with its exit_status: /tasks/exit, and waiters.
   void Finished(TaskProcess& process);
-  // A request to the supervisor's control socket.
-  Result<std::string> AskPod(const std::string& request_json) const;
+  // A request to the supervisor's control socket. The supervisor's refusal
+  // is an Error, and its code goes to `*refusal` when given (nullopt for
+  // an answer or a connection that failed).
+  Result<std::string> AskPod(const std::string& request_json,
+                             std::optional<supervisor::ControlError>* refusal = nullptr) const;
   std::string ExecContainer() const;
   std::filesystem::path PodCgroup() const;
   // An OOMKilled event in the pod's events.jsonl.

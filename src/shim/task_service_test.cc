@@ -147,5 +147,21 @@ TEST_F(TaskServiceTest, ConnectAndShutdownWithoutATask) {
   EXPECT_TRUE(shutdown_);  // no task: the shim may go
 }
 
+// The supervisor's refusals (supervisor/control/control_error.h) reach
+// containerd as the ttrpc status of the same name; what containerd has no
+// word for, or an older supervisor's reply without a code, stays
+// FailedPrecondition.
+TEST(RpcCodeOf, ControlCodesMapToTtrpcStatuses) {
+  using supervisor::ControlCode;
+  EXPECT_EQ(RpcCodeOf(ControlCode::kInvalidArgument), RpcCode::kInvalidArgument);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kNotFound), RpcCode::kNotFound);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kFailedPrecondition), RpcCode::kFailedPrecondition);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kUnavailable), RpcCode::kUnavailable);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kUnimplemented), RpcCode::kUnimplemented);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kInternal), RpcCode::kInternal);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kPermissionDenied), RpcCode::kFailedPrecondition);
+  EXPECT_EQ(RpcCodeOf(ControlCode::kUnknown), RpcCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace podvisor::shim

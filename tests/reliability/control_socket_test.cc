@@ -94,7 +94,7 @@ TEST_F(ControlSocket, PeersOfAnotherUidAreRefusedEvenWithTheSocketOpened) {
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
   EXPECT_EQ(nlohmann::json::parse(reply, nullptr, false),
-            (nlohmann::json{{"error", "permission denied"}}))
+            (nlohmann::json{{"error", "permission denied"}, {"code", "PermissionDenied"}}))
       << reply;
   ExpectUndisturbedAndStop();  // the refused stop did nothing
 }

@@ -38,10 +38,6 @@ Result<sockaddr_un> SocketAddress(const std::filesystem::path& path) {
   return addr;
 }
 
-nlohmann::json ErrorReply(std::string message) {
-  return {{"error", std::move(message)}};
-}
-
 constexpr int kAcceptsPerWakeup = 64;
 constexpr std::chrono::milliseconds kAcceptPause{100};
 
@@ -136,7 +132,10 @@ void ControlServer::OnAcceptable() {
     if (!allowed || connections_.size() >= options_.max_connections) {
       if (!allowed) ++refused_peers_;
       std::string reply =
-          ErrorReply(allowed ? "too many connections" : "permission denied").dump() + "\n";
+          (allowed ? ControlErrorReply(ControlCode::kUnavailable, "too many connections")
+                   : ControlErrorReply(ControlCode::kPermissionDenied, "permission denied"))
+              .dump() +
+          "\n";
       // Best effort: a refused peer gets one non-blocking write and is gone.
       ssize_t ignored = ::send(conn.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
       (void)ignored;
@@ -195,10 +194,12 @@ void ControlServer::OnRequestTimeout(int fd) {
     return;
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options_.request_timeout).count();
-  Respond(fd, c.serial,
-          ErrorReply(c.in.empty() ? "no request within " + std::to_string(ms) + " ms"
-                                  : "incomplete request: no newline or end of input within " +
-                                        std::to_string(ms) + " ms"));
+  Respond(
+      fd, c.serial,
+      ControlErrorReply(ControlCode::kInvalidArgument,
+                        c.in.empty() ? "no request within " + std::to_string(ms) + " ms"
+                                     : "incomplete request: no newline or end of input within " +
+                                           std::to_string(ms) + " ms"));
 }
 
 void ControlServer::OnReadable(int fd) {
@@ -213,8 +214,9 @@ void ControlServer::OnReadable(int fd) {
         loop_.CancelTimer(c.deadline);
         c.deadline = 0;
         Respond(fd, c.serial,
-                ErrorReply("request larger than " + std::to_string(options_.max_request_bytes) +
-                           " bytes"));
+                ControlErrorReply(ControlCode::kInvalidArgument,
+                                  "request larger than " +
+                                      std::to_string(options_.max_request_bytes) + " bytes"));
         return;
       }
       // A newline ends the request, so clients need not half-close.
@@ -241,11 +243,13 @@ void ControlServer::Dispatch(int fd) {
   }
   auto request = nlohmann::json::parse(c.in, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) {
-    Respond(fd, c.serial, ErrorReply("malformed JSON request"));
+    Respond(fd, c.serial,
+            ControlErrorReply(ControlCode::kInvalidArgument, "malformed JSON request"));
     return;
   }
   if (!request.is_object()) {
-    Respond(fd, c.serial, ErrorReply("request must be a JSON object"));
+    Respond(fd, c.serial,
+            ControlErrorReply(ControlCode::kInvalidArgument, "request must be a JSON object"));
     return;
   }
   std::weak_ptr<ControlServer*> weak = self_;

@@ -6,7 +6,8 @@
 // Everything is non-blocking inside the event loop: a client that connects
 // and sends nothing, sends garbage, sends 1 GiB, or never reads its reply
 // costs one descriptor for at most `request_timeout` and never delays a
-// container transition. Bad requests are answered with {"error": ...}:
+// container transition. Bad requests are answered with {"error": ...,
+// "code": "InvalidArgument"} (control_error.h):
 // malformed JSON, a non-object, more than `max_request_bytes` (64 KiB;
 // the largest real request, a stop with a 256-byte reason, is ~300 bytes),
 // and a truncated request that neither ends in a newline nor half-closes
@@ -25,6 +26,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "supervisor/control/control_error.h"
 #include "supervisor/loop/event_loop.h"
 
 namespace podvisor::supervisor {

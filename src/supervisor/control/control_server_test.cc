@@ -112,11 +112,14 @@ TEST_F(ControlServerTest, SocketIsMode0600) {
 
 TEST_F(ControlServerTest, MalformedRequestsGetAnErrorAndTheServerLives) {
   Serve(Echo());
-  EXPECT_EQ(json::parse(RawRequest("{not json")), (json{{"error", "malformed JSON request"}}));
-  EXPECT_EQ(json::parse(RawRequest("[1,2]\n")), (json{{"error", "request must be a JSON object"}}));
-  EXPECT_EQ(json::parse(RawRequest("")), (json{{"error", "malformed JSON request"}}));
+  EXPECT_EQ(json::parse(RawRequest("{not json")),
+            (json{{"error", "malformed JSON request"}, {"code", "InvalidArgument"}}));
+  EXPECT_EQ(json::parse(RawRequest("[1,2]\n")),
+            (json{{"error", "request must be a JSON object"}, {"code", "InvalidArgument"}}));
+  EXPECT_EQ(json::parse(RawRequest("")),
+            (json{{"error", "malformed JSON request"}, {"code", "InvalidArgument"}}));
   EXPECT_EQ(json::parse(RawRequest(std::string("\xff\xfe\0", 3))),
-            (json{{"error", "malformed JSON request"}}));
+            (json{{"error", "malformed JSON request"}, {"code", "InvalidArgument"}}));
   EXPECT_EQ(Request({{"op", "x"}})["echo"]["op"], "x");
 }
 
@@ -127,6 +130,7 @@ TEST_F(ControlServerTest, OversizedRequestsAreCutShort) {
   std::string reply = RawRequest(std::string(1 << 20, 'a'));
   ASSERT_FALSE(reply.empty());
   EXPECT_EQ(json::parse(reply)["error"], "request larger than 1024 bytes");
+  EXPECT_EQ(json::parse(reply)["code"], "InvalidArgument");
   EXPECT_EQ(server_->open_connections(), 0u);
 }
 
@@ -152,8 +156,27 @@ TEST_F(ControlServerTest, SilentClientsAreDroppedAfterTheTimeout) {
   char buf[256];
   for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
     reply.append(buf, static_cast<std::size_t>(n));
-  EXPECT_EQ(json::parse(reply), (json{{"error", "no request within 50 ms"}}));
+  EXPECT_EQ(json::parse(reply),
+            (json{{"error", "no request within 50 ms"}, {"code", "InvalidArgument"}}));
   close(fd);
+}
+
+TEST_F(ControlServerTest, ConnectionsOverTheLimitAreUnavailable) {
+  ControlServerOptions opts;
+  opts.max_connections = 1;
+  Serve(Echo(), opts);
+  // One connection that holds its place, sending nothing.
+  int held = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, sock_.c_str());
+  ASSERT_EQ(connect(held, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  for (int i = 0; i < 10 && server_->open_connections() == 0; ++i)
+    ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  ASSERT_EQ(server_->open_connections(), 1u);
+  EXPECT_EQ(json::parse(RawRequest("{\"op\":\"status\"}\n")),
+            (json{{"error", "too many connections"}, {"code", "Unavailable"}}));
+  close(held);
 }
 
 TEST_F(ControlServerTest, TruncatedRequestsGetAnErrorAfterTheTimeout) {
@@ -175,7 +198,8 @@ TEST_F(ControlServerTest, TruncatedRequestsGetAnErrorAfterTheTimeout) {
     close(fd);
   });
   EXPECT_EQ(json::parse(reply),
-            (json{{"error", "incomplete request: no newline or end of input within 50 ms"}}));
+            (json{{"error", "incomplete request: no newline or end of input within 50 ms"},
+                  {"code", "InvalidArgument"}}));
   EXPECT_EQ(server_->open_connections(), 0u);
 }
 
@@ -257,7 +281,7 @@ TEST_F(ControlServerTest, PeersOfAnotherUidAreRefused) {
   close(pipefd[0]);
   ASSERT_GT(n, 0);
   EXPECT_EQ(json::parse(std::string(buf, static_cast<std::size_t>(n))),
-            (json{{"error", "permission denied"}}));
+            (json{{"error", "permission denied"}, {"code", "PermissionDenied"}}));
   EXPECT_EQ(server_->refused_peers(), 1u);
 }
 
@@ -284,6 +308,48 @@ TEST_F(ControlServerTest, ManyConcurrentClients) {
   while (finished < kClients) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
   for (auto& t : clients) t.join();
   EXPECT_EQ(ok, kClients) << first_error;
+}
+
+}  // namespace
+}  // namespace podvisor::supervisor
+
+namespace podvisor::supervisor {
+namespace {
+
+// The control protocol's error codes (control_error.h): each code's word
+// in a reply and back, and what a client reads of a reply.
+TEST(ControlError, EveryCodeReadsBackFromItsWord) {
+  for (ControlCode code :
+       {ControlCode::kInvalidArgument, ControlCode::kNotFound, ControlCode::kFailedPrecondition,
+        ControlCode::kPermissionDenied, ControlCode::kUnavailable, ControlCode::kUnimplemented,
+        ControlCode::kInternal, ControlCode::kUnknown}) {
+    EXPECT_EQ(ParseControlCode(ControlCodeName(code)), code) << ControlCodeName(code);
+  }
+  EXPECT_EQ(ControlCodeName(ControlCode::kNotFound), "NotFound");
+  EXPECT_EQ(ParseControlCode("Teapot"), ControlCode::kUnknown);
+}
+
+TEST(ControlError, ReplyKeepsTheTextForOldClientsAndAddsTheCode) {
+  EXPECT_EQ(ControlErrorReply(ControlCode::kNotFound, "no container named x"),
+            (nlohmann::json{{"error", "no container named x"}, {"code", "NotFound"}}));
+}
+
+TEST(ControlError, ClientsReadCodeAndText) {
+  auto e =
+      ControlErrorOf({{"error", "container app is not running"}, {"code", "FailedPrecondition"}});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, ControlCode::kFailedPrecondition);
+  EXPECT_EQ(e->message, "container app is not running");
+  // An older supervisor's reply, without a code; an unknown code.
+  e = ControlErrorOf({{"error", "no container named x"}});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, ControlCode::kUnknown);
+  e = ControlErrorOf({{"error", "x"}, {"code", "Teapot"}});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, ControlCode::kUnknown);
+  // No error: an answer, or no object at all.
+  EXPECT_FALSE(ControlErrorOf({{"container", "app"}, {"signal", "SIGKILL"}}));
+  EXPECT_FALSE(ControlErrorOf(nlohmann::json::array()));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "oci/spec.h"
 #include "pod/serialize.h"
+#include "pod/status_summary.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor {
@@ -14,8 +15,17 @@ namespace {
 
 constexpr std::size_t kMaxReasonBytes = 256;  // S6.1
 
-nlohmann::json ErrorReply(std::string message) {
-  return {{"error", std::move(message)}};
+nlohmann::json BadRequest(std::string message) {
+  return ControlErrorReply(ControlCode::kInvalidArgument, std::move(message));
+}
+
+nlohmann::json NoContainer(const std::string& name) {
+  return ControlErrorReply(ControlCode::kNotFound, "no container named " + name);
+}
+
+nlohmann::json NotRunning(const std::string& name) {
+  return ControlErrorReply(ControlCode::kFailedPrecondition,
+                           "container " + name + " is not running");
 }
 
 // S6.1: any non-empty string of printable ASCII up to 256 bytes.
@@ -28,72 +38,45 @@ std::optional<std::string> CheckReason(const std::string& reason) {
   return std::nullopt;
 }
 
-// One container state in a few words, kubectl describe's way:
-// "Running (5m)", "Waiting: CrashLoopBackOff", "Terminated: Error (exit 1, 12s ago)".
-std::string DescribeState(const pod::ContainerState& state, WallTime now) {
-  if (state.running) return "Running (" + pod::HumanDuration(now - state.running->started_at) + ")";
-  if (state.terminated) {
-    const pod::ContainerStateTerminated& t = *state.terminated;
-    std::string detail = "exit " + std::to_string(t.exit_code);
-    if (t.signal != 0) detail += ", signal " + std::to_string(t.signal);
-    detail += ", " + pod::HumanDuration(now - t.finished_at) + " ago";
-    std::string reason = t.reason.empty() ? "Error" : t.reason;
-    return "Terminated: " + reason + " (" + detail + ")";
-  }
-  if (state.waiting) {
-    return state.waiting->reason.empty() ? "Waiting" : "Waiting: " + state.waiting->reason;
-  }
-  return "-";
-}
-
 }  // namespace
 
-// What `podvisor status` and `list` print: kubectl's columns, computed here
-// where the typed status is at hand.
+// What `podvisor status` and `list` print: kubectl's columns, from the
+// typed status at hand by the summariser the CLI uses on a record
+// (pod/status_summary.h).
 nlohmann::json Executor::SummaryJson() const {
   pod::PodStatus status = lifecycle_.Status();
-  pod::PodSummary summary = pod::SummarizePod(pod_.spec, status);
   WallTime now = std::chrono::system_clock::now();
-  nlohmann::json out = {{"name", pod_.metadata.name},
-                        {"ready", summary.ReadyColumn()},
-                        {"status", summary.status},
-                        {"restarts", summary.RestartsColumn(now)},
-                        {"age", pod::HumanDuration(now - created_at_)},
-                        {"node", options_.node_hostname},
-                        {"ip", pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()},
+  pod::PodFacts facts{pod_.metadata.name, created_at_, options_.node_hostname,
+                      pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()};
+  const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);
+  nlohmann::json out = {{"name", line.name},
+                        {"ready", line.ready},
+                        {"status", line.status},
+                        {"restarts", line.restarts},
+                        {"age", line.age},
+                        {"node", line.node},
+                        {"ip", line.ip},
                         {"phase", std::string(pod::PodPhaseName(status.phase))},
                         {"containers", nlohmann::json::array()}};
-  auto add = [&](const std::vector<pod::ContainerStatus>& list, bool init_list) {
-    for (const auto& c : list) {
-      const pod::Container* spec = ContainerSpec(c.name);
-      std::string type =
-          !init_list ? "container" : (spec && pod::IsSidecar(*spec) ? "sidecar" : "init");
-      // The container's own RESTARTS column: "3 (12s ago)", as the pod's.
-      pod::PodSummary own;
-      own.restarts = c.restart_count;
-      if (c.last_state.terminated) own.last_restart = c.last_state.terminated->finished_at;
-      out["containers"].push_back(
-          {{"name", c.name},
-           {"type", type},
-           {"ready", c.ready},
-           {"started", c.started ? (*c.started ? "true" : "false") : "-"},
-           {"state", DescribeState(c.state, now)},
-           {"lastState", c.last_state.empty() ? "-" : DescribeState(c.last_state, now)},
-           {"restarts", c.restart_count},
-           {"restartsColumn", own.RestartsColumn(now)},
-           {"image", c.image},
-           {"containerID", c.container_id}});
-    }
-  };
-  add(status.init_container_statuses, true);
-  add(status.container_statuses, false);
+  for (const pod::ContainerLine& c : line.containers) {
+    out["containers"].push_back({{"name", c.name},
+                                 {"type", c.type},
+                                 {"ready", c.ready},
+                                 {"started", c.started},
+                                 {"state", c.state},
+                                 {"lastState", c.last_state},
+                                 {"restarts", c.restart_count},
+                                 {"restartsColumn", c.restarts},
+                                 {"image", c.image},
+                                 {"containerID", c.container_id}});
+  }
   return out;
 }
 
 void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond) {
   auto op_it = request.find("op");
   if (op_it == request.end() || !op_it->is_string()) {
-    respond(ErrorReply("request needs a string \"op\""));
+    respond(BadRequest("request needs a string \"op\""));
     return;
   }
   const std::string op = op_it->get<std::string>();
@@ -107,9 +90,11 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     // The text `podvisor status` prints, for a client that does not
     // format it itself (cli/early_client.h).
     if (!output->is_string() || (*output != "table" && *output != "wide")) {
-      return respond(ErrorReply("\"output\" must be \"table\" or \"wide\""));
+      return respond(BadRequest("\"output\" must be \"table\" or \"wide\""));
     }
-    if (!options_.status_text) return respond(ErrorReply("this supervisor prints no status text"));
+    if (!options_.status_text)
+      return respond(
+          ControlErrorReply(ControlCode::kUnimplemented, "this supervisor prints no status text"));
     return respond(nlohmann::json{{"text", options_.status_text(StatusJson(), *output == "wide")}});
   }
   if (op == "summary") {
@@ -119,13 +104,13 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
   if (op == "stop") {
     StopRequested stop;
     if (auto r = request.find("reason"); r != request.end() && !r->is_null()) {
-      if (!r->is_string()) return respond(ErrorReply("\"reason\" must be a string"));
-      if (auto bad = CheckReason(r->get<std::string>())) return respond(ErrorReply(*bad));
+      if (!r->is_string()) return respond(BadRequest("\"reason\" must be a string"));
+      if (auto bad = CheckReason(r->get<std::string>())) return respond(BadRequest(*bad));
       stop.reason = r->get<std::string>();
     }
     if (auto g = request.find("grace"); g != request.end() && !g->is_null()) {
       if (!g->is_number() || g->get<double>() < 0 || g->get<double>() > 1e9) {
-        return respond(ErrorReply("\"grace\" must be a number of seconds >= 0"));
+        return respond(BadRequest("\"grace\" must be a number of seconds >= 0"));
       }
       stop.grace =
           std::chrono::duration_cast<Duration>(std::chrono::duration<double>(g->get<double>()));
@@ -147,31 +132,30 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     auto c = request.find("container");
     auto s = request.find("signal");
     if (c == request.end() || !c->is_string())
-      return respond(ErrorReply("\"container\" must be a string"));
+      return respond(BadRequest("\"container\" must be a string"));
     int signo = SIGKILL;
     if (s != request.end() && !s->is_null()) {
       if (s->is_number_integer()) {
         signo = s->get<int>();
       } else if (s->is_string()) {
         auto parsed = ParseSignal(s->get<std::string>());
-        if (!parsed) return respond(ErrorReply("unknown signal " + s->get<std::string>()));
+        if (!parsed) return respond(BadRequest("unknown signal " + s->get<std::string>()));
         signo = *parsed;
       } else {
-        return respond(ErrorReply("\"signal\" must be a number or a name"));
+        return respond(BadRequest("\"signal\" must be a number or a name"));
       }
     }
-    if (signo < 1 || signo > SIGRTMAX) return respond(ErrorReply("signal out of range"));
+    if (signo < 1 || signo > SIGRTMAX) return respond(BadRequest("signal out of range"));
     std::string name = c->get<std::string>();
-    if (!ContainerSpec(name)) return respond(ErrorReply("no container named " + name));
+    if (!ContainerSpec(name)) return respond(NoContainer(name));
     if (lifecycle_.StateOf(name) != RunState::kRunning &&
         lifecycle_.StateOf(name) != RunState::kStarting) {
-      return respond(ErrorReply("container " + name + " is not running"));
+      return respond(NotRunning(name));
     }
     Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
-    if (!inst || !inst->init || inst->state.Exited())
-      return respond(ErrorReply("container " + name + " is not running"));
+    if (!inst || !inst->init || inst->state.Exited()) return respond(NotRunning(name));
     if (auto sent = inst->init->SendSignal(signo); !sent)
-      return respond(ErrorReply(sent.error().message()));
+      return respond(ControlErrorReply(ControlCode::kInternal, sent.error().message()));
     // The answer first: the client (podvisor kill) is waiting for it, the
     // log line is not.
     respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
@@ -184,7 +168,7 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
     // is the host's (hostNetwork, or no sandbox).
     return respond(nlohmann::json{{"path", NetnsPath()}});
   }
-  respond(ErrorReply("unknown op \"" + op + "\""));
+  respond(ControlErrorReply(ControlCode::kUnimplemented, "unknown op \"" + op + "\""));
 }
 
 // `podvisor exec` (docs/INTERFACE.md): the runtime command line that runs
@@ -198,13 +182,13 @@ void Executor::OnControlRequest(const nlohmann::json& request, ControlServer::Re
 nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   auto c = request.find("container");
   auto a = request.find("args");
-  if (c == request.end() || !c->is_string()) return ErrorReply("\"container\" must be a string");
+  if (c == request.end() || !c->is_string()) return BadRequest("\"container\" must be a string");
   if (a == request.end() || !a->is_array() || a->empty()) {
-    return ErrorReply("\"args\" must be a non-empty array of strings");
+    return BadRequest("\"args\" must be a non-empty array of strings");
   }
   std::vector<std::string> args;
   for (const auto& arg : *a) {
-    if (!arg.is_string()) return ErrorReply("\"args\" must be a non-empty array of strings");
+    if (!arg.is_string()) return BadRequest("\"args\" must be a non-empty array of strings");
     args.push_back(arg.get<std::string>());
   }
   bool tty = false;
@@ -213,13 +197,13 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
   if (auto s = request.find("console_socket"); s != request.end() && s->is_string()) {
     console_socket = s->get<std::string>();
   }
-  if (tty && console_socket.empty()) return ErrorReply("a terminal needs \"console_socket\"");
+  if (tty && console_socket.empty()) return BadRequest("a terminal needs \"console_socket\"");
   std::string name = c->get<std::string>();
-  if (!ContainerSpec(name)) return ErrorReply("no container named " + name);
+  if (!ContainerSpec(name)) return NoContainer(name);
   Instance* inst = FindInstance(name, lifecycle_.InstanceOf(name));
   if (lifecycle_.StateOf(name) != RunState::kRunning || !inst || !inst->init ||
       inst->state.Exited()) {
-    return ErrorReply("container " + name + " is not running");
+    return NotRunning(name);
   }
   static uint64_t seq = 0;
   nlohmann::json process = inst->process;
@@ -239,7 +223,7 @@ nlohmann::json Executor::ExecCommand(const nlohmann::json& request) {
     // S14.13: a partial write (WriteConfigFile writes FILE.tmp, then renames).
     std::filesystem::remove(file, ec);
     std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);
-    return ErrorReply(s.error().message());
+    return ControlErrorReply(ControlCode::kInternal, s.error().message());
   }
   ExpireExecFile(file);
   std::vector<std::string> argv = Runtime().Exec(inst->id, file).argv;
