@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 #include "supervisor/control/control_server.h"
 
@@ -12,7 +13,7 @@ Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, con
                                      const nlohmann::json& request, bool wait_forever,
                                      std::optional<supervisor::ControlError>* refusal) {
   if (refusal != nullptr) refusal->reset();
-  std::filesystem::path sock = state_dir / pod / "control.sock";
+  std::filesystem::path sock = PodDir(state_dir, pod).ControlSocket();
   // Connecting is the check: no stat first (a client's whole cost is its
   // start-up and this round trip).
   auto reply = supervisor::ControlRequest(

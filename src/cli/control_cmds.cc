@@ -11,6 +11,7 @@
 #include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
 namespace podvisor::cli {
@@ -49,7 +50,7 @@ Result<Asked> AskRunningPod(const Common& c, const std::string& name, const nloh
   // does not have, one not running, a request out of range): that is the
   // pod's answer, whatever became of its socket since.
   if (refusal) return reply.take_error();
-  const std::filesystem::path sock = std::filesystem::path(c.state_dir) / *pod / "control.sock";
+  const std::filesystem::path sock = PodDir(c.state_dir, *pod).ControlSocket();
   std::error_code ec;
   if (reply.error().code() == ECONNREFUSED || !std::filesystem::exists(sock, ec)) {
     auto record = LoadPodRecord(c.state_dir, *pod);

@@ -16,6 +16,7 @@
 #include "cli/events_table.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
 namespace podvisor::cli {
@@ -380,7 +381,7 @@ int Describe(const std::string& name, const std::string& state_dir) {
   tail.AddList("Node-Selectors", Map(spec.value("nodeSelector", json::object())));
   tail.Add("Tolerations", "<none>");
   out += tail.Render();
-  out += DescribeEvents(fs::path(state_dir) / *pod / "events.jsonl", now);
+  out += DescribeEvents(PodDir(state_dir, *pod).EventsFile(), now);
   std::fputs(out.c_str(), stdout);
   return kExitSucceeded;
 }

@@ -11,6 +11,9 @@
 
 #include "cli/default_dirs.h"
 #include "cli/early_support.h"
+// The names only: PodDir's constants are views of string literals, so
+// their data() is a NUL-terminated string the early road can use as is.
+#include "common/pod_dir.h"
 
 namespace podvisor::cli::early {
 namespace {
@@ -92,7 +95,8 @@ bool FindOnePod(const char* state_dir, char* pod, std::size_t cap) {
       }
       char probe[128];
       bool is_pod = false;
-      for (const char* leaf : {"control.sock", "status.json", "events.jsonl"}) {
+      for (const char* leaf : {PodDir::kControlSocket.data(), PodDir::kRecordFile.data(),
+                               PodDir::kEventsFile.data()}) {
         Text path{probe, sizeof probe};
         if (JoinPath(path, name, leaf, nullptr) && Exists(static_cast<int>(fd), probe)) {
           is_pod = true;
@@ -224,7 +228,7 @@ bool PlanRequest(int argc, char* const* argv, Plan& plan) {
     return false;
   }
   Text socket_path{plan.socket_path, sizeof plan.socket_path};
-  return JoinPath(socket_path, state_dir, plan.pod, "control.sock");
+  return JoinPath(socket_path, state_dir, plan.pod, PodDir::kControlSocket.data());
 }
 
 namespace {

@@ -25,6 +25,7 @@
 #include "cli/pod_loading.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 #include "pod/status.h"
 #include "supervisor/logs/cri_log.h"
@@ -242,7 +243,7 @@ int Logs(const LogsOptions& o) {
   }
   if (streams.empty()) return kExitSucceeded;
   Follower wake;
-  if (!wake.Init(fs::path(o.state_dir) / *pod / "control.sock")) return Fail("inotify failed");
+  if (!wake.Init(PodDir(o.state_dir, *pod).ControlSocket())) return Fail("inotify failed");
   for (const Stream& s : streams) wake.Watch(s.dir);
   while (wake.Wait()) {
     for (Stream& s : streams) {
@@ -269,7 +270,7 @@ struct EventsOptions {
 int Events(const EventsOptions& o) {
   auto pod = SelectPod(o.state_dir, o.pod);
   if (!pod) return Fail(pod.error().message());
-  fs::path file = fs::path(o.state_dir) / *pod / "events.jsonl";
+  fs::path file = PodDir(o.state_dir, *pod).EventsFile();
   std::error_code ec;
   if (!fs::exists(file, ec)) return Fail("no events for pod " + *pod + " (" + file.string() + ")");
   const bool wide = o.output == "wide";
@@ -302,7 +303,7 @@ int Events(const EventsOptions& o) {
   std::fflush(stdout);
   if (!o.follow) return kExitSucceeded;
   Follower follower;
-  if (!follower.Init(file.parent_path() / "control.sock")) return Fail("inotify failed");
+  if (!follower.Init(PodDir::At(file.parent_path()).ControlSocket())) return Fail("inotify failed");
   bool more = true;
   while (more) {
     more = follower.Wait();

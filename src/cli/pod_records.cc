@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/events_table.h"
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
 namespace podvisor::cli {
@@ -20,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kRecordFile = "status.json";  // supervisor/executor/record.cc
+constexpr std::string_view kRecordFile = PodDir::kRecordFile;
 
 // Pod names are DNS labels (RFC 1123), so ".images", "lost+found" and
 // editor droppings are never pods.
@@ -148,8 +149,8 @@ namespace {
 bool IsPodDirectory(const fs::path& dir) {
   std::error_code ec;
   return IsDnsLabel(dir.filename().string()) && fs::is_directory(dir, ec) &&
-         (fs::exists(dir / "control.sock", ec) || fs::exists(dir / kRecordFile, ec) ||
-          fs::exists(dir / "events.jsonl", ec));
+         (fs::exists(dir / PodDir::kControlSocket, ec) || fs::exists(dir / kRecordFile, ec) ||
+          fs::exists(dir / PodDir::kEventsFile, ec));
 }
 
 // The names of the pod directories under `state_dir`, unsorted.
@@ -169,8 +170,8 @@ std::vector<PodEntry> FindPods(const fs::path& state_dir) {
   std::error_code ec;
   for (std::string& name : PodDirectoryNames(state_dir)) {
     const fs::path dir = state_dir / name;
-    const bool has_socket = fs::exists(dir / "control.sock", ec);
-    PodEntry pod{name, has_socket && SupervisorAnswers(dir / "control.sock"), "Unknown"};
+    const bool has_socket = fs::exists(dir / PodDir::kControlSocket, ec);
+    PodEntry pod{name, has_socket && SupervisorAnswers(dir / PodDir::kControlSocket), "Unknown"};
     if (auto record = ReadRecord(dir / kRecordFile)) {
       if (!pod.running) MarkLost(*record);
       pod.phase = RecordPhase(*record);

@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
 namespace podvisor::cli {
@@ -206,7 +207,7 @@ int PortForward(const ForwardOptions& o) {
     if (p[forwards.size() + 1].revents & POLLIN) {
       char buf[4096];
       (void)::read(watch.get(), buf, sizeof buf);
-      if (!SupervisorAnswers(dir / "control.sock")) {
+      if (!SupervisorAnswers(dir / PodDir::kControlSocket)) {
         std::fprintf(stderr, "podvisor: pod %s ended\n", pod->c_str());
         return kExitSucceeded;
       }

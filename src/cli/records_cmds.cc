@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "oci/bundle_image.h"
 #include "oci/image_cache.h"
 
@@ -112,7 +113,8 @@ int Prune(const Dirs& d) {
   }
   // Bundle images a SIGKILLed supervisor unpacked (run of a packed
   // bundle): the next run of one sweeps them too, prune need not wait.
-  if (int swept = oci::SweepUnpackedBundles(fs::absolute(d.state_dir) / ".bundles"); swept > 0) {
+  if (int swept = oci::SweepUnpackedBundles(fs::absolute(d.state_dir) / StateDirEntry::kBundles);
+      swept > 0) {
     std::printf("%d unpacked bundle image%s removed\n", swept, swept == 1 ? "" : "s");
   }
   return code;

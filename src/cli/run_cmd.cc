@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
 #include "cli/pod_summary.h"
+#include "common/pod_dir.h"
 #include "common/signal_names.h"
 #include "common/terminal_text.h"
 #include "network/pod_network.h"
@@ -128,9 +129,10 @@ int RunPod(RunOptions opts) {
   // A bundle image (`podvisor pack`'s OCI layout) is unpacked into the
   // state directory, out of any pod's way (".bundles" is no DNS label),
   // and removed when run returns, however it returns.
-  OpenedBundle opened =
-      manifest ? OpenedBundle{}
-               : OpenBundle(opts.bundle, std::filesystem::absolute(opts.state_dir) / ".bundles");
+  OpenedBundle opened = manifest
+                            ? OpenedBundle{}
+                            : OpenBundle(opts.bundle, std::filesystem::absolute(opts.state_dir) /
+                                                          StateDirEntry::kBundles);
   if (opened.exit_code != 0) return opened.exit_code;
   if (opened.unpacked) {
     log::Info("bundle image {} unpacked into {}", opts.bundle, opened.dir.string());

@@ -21,6 +21,7 @@
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
 #include "common/fd.h"
+#include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
 namespace podvisor::cli {
@@ -84,7 +85,7 @@ int Watch(const StatusOptions& o, const std::string& pod, std::string last) {
     return Fail("watching " + dir.string() + ": " + std::strerror(errno));
   }
   std::string shown_state = std::move(last);
-  while (SupervisorAnswers(dir / "control.sock")) {
+  while (SupervisorAnswers(dir / PodDir::kControlSocket)) {
     pollfd p{fd.get(), POLLIN, 0};
     if (::poll(&p, 1, -1) < 0 && errno != EINTR)
       return Fail("poll: " + std::string(std::strerror(errno)));

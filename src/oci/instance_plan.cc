@@ -31,11 +31,12 @@ std::string InstanceRuntimeId(std::string_view pod, std::string_view container, 
 }
 
 WritableRootPaths InstanceRoot(const std::filesystem::path& instance_dir, const Image& image) {
-  return {image.rootfs, instance_dir / "upper", instance_dir / "work", instance_dir / "rootfs"};
+  return {image.rootfs, instance_dir / InstanceFile::kUpperDir,
+          instance_dir / InstanceFile::kWorkDir, instance_dir / InstanceFile::kRootfsDir};
 }
 
 std::filesystem::path TerminationMessageFile(const std::filesystem::path& instance_dir) {
-  return instance_dir / "termination-log";
+  return instance_dir / InstanceFile::kTerminationLog;
 }
 
 ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Container& container,

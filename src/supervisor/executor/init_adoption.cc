@@ -15,6 +15,7 @@
 
 #include "cgroups/cleanup.h"
 #include "cgroups/oom.h"
+#include "common/pod_dir.h"
 #include "oci/runtime_cli.h"
 #include "supervisor/executor/internal.h"
 
@@ -28,7 +29,7 @@ void Executor::OnCreateCallExited(const std::string& id, const signals::ExitInfo
   bool fork = inst->state.waiting_for_fork;
   if (!exit.success()) {
     // Failed, or killed at --runtime-timeout: so did the create.
-    std::string message = oci::LastRuntimeError(inst->dir / "runtime.log");
+    std::string message = oci::LastRuntimeError(inst->dir / InstanceFile::kRuntimeLog);
     if (message.empty()) message = "runtime create " + exit.ToString();
     return FailCreate(*inst, fork ? InstanceInput::kForkFailed : InstanceInput::kCreateCallFailed,
                       message);
@@ -38,7 +39,7 @@ void Executor::OnCreateCallExited(const std::string& id, const signals::ExitInfo
 
 void Executor::AdoptCreatedInit(Instance& inst) {
   pid_t pid = 0;
-  std::ifstream(inst.dir / "init.pid") >> pid;
+  std::ifstream(inst.dir / InstanceFile::kPidFile) >> pid;
   // A `run` init may have run and exited already: it is our zombie child
   // by now, adopted all the same (the reaper holds an unknown child until
   // the runtime call's exit is handled).
@@ -60,7 +61,9 @@ void Executor::AdoptCreatedInit(Instance& inst) {
       Advance(inst, InstanceInput::kInitHeldByFork);
       std::string id = inst.id;
       auto rest = [this, id](const signals::ExitInfo& e) { OnCreateCallExited(id, e); };
-      if (TrackRuntimeCall(std::move(*remnant), "create", inst.dir / "runtime.log", rest)) return;
+      if (TrackRuntimeCall(std::move(*remnant), "create", inst.dir / InstanceFile::kRuntimeLog,
+                           rest))
+        return;
     }
   }
   FailCreate(inst, InstanceInput::kCreateFailed, adopted.error().message());
