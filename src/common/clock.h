@@ -2,9 +2,13 @@
 // monotonic (MonoTime); wall-clock time (WallTime) only appears in what
 // users read: status timestamps, events and log lines.
 //
-// The Clock interface exists so the shell can be driven by a FakeClock in
-// tests; the pure Lifecycle core never reads a clock at all, it is handed
-// `now` with every event.
+// The Clock interface is the shell's one seam for time: the EventLoop holds
+// one (EventLoop::clock(), the executor's ExecutorOptions::clock), and the
+// executor, the control server, probes and hooks read "now" from it, so
+// tests drive them with a FakeClock. The pure Lifecycle core never reads a
+// clock at all, it is handed `now` with every event. Blocking waits before
+// a loop exists (recovery, CNI plugin calls, the control client) count
+// real time against the kernel's own timeouts and read steady_clock.
 #pragma once
 
 #include <chrono>

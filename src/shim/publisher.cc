@@ -93,7 +93,7 @@ void Publisher::OnExit() {
   } else {
     log::Warn("publishing {} failed (attempt {}), retrying in 1s", item.topic, item.attempts);
     waiting_retry_ = true;
-    loop_.AddTimer(std::chrono::steady_clock::now() + kRetryDelay, [this] {
+    loop_.AddTimer(loop_.Now() + kRetryDelay, [this] {
       waiting_retry_ = false;
       Next();
     });

@@ -315,12 +315,11 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
   auto answer = AskPod(request.dump(), &refusal);
   // FailedPrecondition: the container exists but is not running.
   const bool not_yet = refusal && refusal->code == supervisor::ControlCode::kFailedPrecondition;
-  if (not_yet && processes_[""].state == ProcessState::kRunning &&
-      std::chrono::steady_clock::now() < exec_deadline) {
+  if (not_yet && processes_[""].state == ProcessState::kRunning && loop_.Now() < exec_deadline) {
     // The pod is up but the container not (yet): init containers first,
     // or a restart's backoff. Retried on the loop's timer, 50 ms apart.
     const std::string exec_id = process.exec_id;
-    loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::milliseconds(50),
+    loop_.AddTimer(loop_.Now() + std::chrono::milliseconds(50),
                    [this, exec_id, reply, exec_deadline] {
                      auto it = processes_.find(exec_id);
                      if (it == processes_.end() || it->second.state != ProcessState::kCreated) {

@@ -262,7 +262,7 @@ void TaskService::Start(const std::string& payload, const Reply& reply) {
   if (req.exec_id().empty()) {
     StartSupervisor(reply);
   } else {
-    StartExec(*process, reply, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    StartExec(*process, reply, loop_.Now() + std::chrono::seconds(30));
   }
 }
 
@@ -336,7 +336,7 @@ void TaskService::AwaitControlSocket(const Reply& reply) {
       std::filesystem::exists(PodDir(paths_.StateDir(), record_.pod).ControlSocket(), ec) &&
       AskPod(R"({"op":"summary"})").ok();
   if (!listening && init.state == ProcessState::kRunning) {
-    loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::milliseconds(20),
+    loop_.AddTimer(loop_.Now() + std::chrono::milliseconds(20),
                    [this, reply] { AwaitControlSocket(reply); });
     return;
   }

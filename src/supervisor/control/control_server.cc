@@ -117,7 +117,7 @@ void ControlServer::OnAcceptable() {
         log::Warn("control socket: cannot accept: {}; pausing for {} ms", std::strerror(errno),
                   kAcceptPause.count());
         if (accept_pause_ == 0 && loop_.Modify(listen_fd_.get(), 0)) {
-          accept_pause_ = loop_.AddTimer(std::chrono::steady_clock::now() + kAcceptPause, [this] {
+          accept_pause_ = loop_.AddTimer(loop_.Now() + kAcceptPause, [this] {
             accept_pause_ = 0;
             (void)loop_.Modify(listen_fd_.get(), EPOLLIN);
           });
@@ -158,9 +158,8 @@ void ControlServer::OnAcceptable() {
     OnReadable(fd);
     auto it = connections_.find(fd);
     if (it != connections_.end() && !it->second->dispatched) {
-      it->second->deadline =
-          loop_.AddTimer(std::chrono::steady_clock::now() + options_.request_timeout,
-                         [this, fd] { OnRequestTimeout(fd); });
+      it->second->deadline = loop_.AddTimer(loop_.Now() + options_.request_timeout,
+                                            [this, fd] { OnRequestTimeout(fd); });
     }
   }
 }
@@ -285,8 +284,8 @@ void ControlServer::OnWritable(int fd) {
       // The client is slow to read: wait for room, bounded by a deadline.
       if (!loop_.Modify(fd, EPOLLOUT)) Close(fd);
       if (c.deadline == 0) {
-        c.deadline = loop_.AddTimer(std::chrono::steady_clock::now() + options_.request_timeout,
-                                    [this, fd] { Close(fd); });
+        c.deadline =
+            loop_.AddTimer(loop_.Now() + options_.request_timeout, [this, fd] { Close(fd); });
       }
       return;
     }

@@ -37,7 +37,7 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
   // flood of warnings on the same full disk.
   auto report = [&](bool flush) {
     if (!inst.log) return;
-    auto notice = inst.log->TakeNotice(std::chrono::steady_clock::now(), flush);
+    auto notice = inst.log->TakeNotice(loop_.Now(), flush);
     if (!notice) return;
     OnPublish(Publish{notice->resumed ? EventType::kNormal : EventType::kWarning,
                       notice->resumed ? "LogWriteResumed" : "LogWriteFailed",
@@ -50,7 +50,7 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
       if (inst.log) {
         // Errors are counted by the writer and reported below.
         (void)inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
-                               std::chrono::system_clock::now());
+                               loop_.clock().WallNow());
       }
       continue;
     }
@@ -62,7 +62,7 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
     // EOF (or an error: nothing more will come). The trailing partial line
     // is written here (the caller's Close then finds nothing), so that
     // what is still unreported, its failure included, is reported now.
-    if (inst.log) (void)inst.log->Close(stream, std::chrono::system_clock::now());
+    if (inst.log) (void)inst.log->Close(stream, loop_.clock().WallNow());
     report(true);
     return true;
   }

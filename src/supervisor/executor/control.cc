@@ -45,7 +45,7 @@ std::optional<std::string> CheckReason(const std::string& reason) {
 // (pod/status_summary.h).
 nlohmann::json Executor::SummaryJson() const {
   pod::PodStatus status = lifecycle_.Status();
-  WallTime now = std::chrono::system_clock::now();
+  WallTime now = loop_.clock().WallNow();
   pod::PodFacts facts{pod_.metadata.name, created_at_, options_.node_hostname,
                       pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()};
   const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);

@@ -77,7 +77,7 @@ void Executor::RetryDeleteLater(Instance& inst) {
   // Still Deleting: the pod's end (MaybeFinish) waits for it, and the
   // runtime's state is not removed under it (Cleanup).
   std::string id = inst.id;
-  inst.delete_retry = loop_.AddTimer(std::chrono::steady_clock::now() + kDeleteRetry, [this, id] {
+  inst.delete_retry = loop_.AddTimer(loop_.Now() + kDeleteRetry, [this, id] {
     RefillDescriptorReserve();
     Instance* again = FindById(id);
     if (!again) return;
@@ -156,7 +156,7 @@ void Executor::RetireOldInstances(const std::string& container) {
 }
 
 void Executor::ExpireExecFile(const fs::path& file) {
-  loop_.AddTimer(std::chrono::steady_clock::now() + kExecFileLifetime, [file] {
+  loop_.AddTimer(loop_.Now() + kExecFileLifetime, [file] {
     std::error_code ec;
     fs::remove(file, ec);
   });

@@ -112,7 +112,7 @@ std::unique_ptr<HttpTransfer> HttpClient::Start(HttpRequest request, HttpTransfe
     return transfer;
   }
   if (t.request_.timeout > Duration::zero()) {
-    t.deadline_ = std::chrono::steady_clock::now() + t.request_.timeout;
+    t.deadline_ = loop_.Now() + t.request_.timeout;
     t.deadline_timer_ = loop_.AddTimer(t.deadline_, [&t] {
       t.deadline_timer_ = 0;
       t.connection_.reset();
@@ -141,7 +141,7 @@ HttpTransfer::~HttpTransfer() {
 
 void HttpTransfer::FailSoon(const std::string& message) {
   // Never call back from inside Start: the owner has not stored us yet.
-  fail_timer_ = client_.loop_.AddTimer(std::chrono::steady_clock::now(), [this, message] {
+  fail_timer_ = client_.loop_.AddTimer(client_.loop_.Now(), [this, message] {
     fail_timer_ = 0;
     connection_.reset();
     response_ = HttpResponse{};

@@ -86,7 +86,7 @@ Result<Fd> SocketInNetns(const std::string& netns, int domain, int type) {
 
 void NetCheck::FailSoon(const std::string& message) {
   // Never call back from inside Start: the owner has not stored us yet.
-  timer_ = loop_.AddTimer(std::chrono::steady_clock::now(), [this, message] {
+  timer_ = loop_.AddTimer(loop_.Now(), [this, message] {
     timer_ = 0;
     Finish({false, message});
   });
@@ -123,7 +123,7 @@ std::unique_ptr<NetCheck> NetCheck::Start(EventLoop& loop, const std::string& ne
     raw->FailSoon(Error::FromErrno("connect " + host + ":" + std::to_string(spec.port)).message());
     return check;
   }
-  raw->timer_ = loop.AddTimer(std::chrono::steady_clock::now() + timeout, [raw, timeout] {
+  raw->timer_ = loop.AddTimer(loop.Now() + timeout, [raw, timeout] {
     raw->timer_ = 0;
     raw->Finish(
         {false, "timed out after " +
