@@ -19,6 +19,7 @@
 #include "common/uuid.h"
 #include "oci/etc_files.h"
 #include "oci/image_cache.h"
+#include "oci/instance_plan.h"
 #include "oci/mounts.h"
 #include "oci/rootfs.h"
 #include "oci/volumes.h"
@@ -84,7 +85,9 @@ Executor::~Executor() {
 
 Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options,
                                                    std::map<std::string, oci::Image> images) {
-  auto loop = EventLoop::Create();
+  // The shell's one clock seam: every "now" of the executor and of what
+  // runs on its loop is the loop's clock.
+  auto loop = options.clock ? EventLoop::Create(*options.clock) : EventLoop::Create();
   if (!loop) return loop.take_error();
   std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
   ex->images_ = std::move(images);
@@ -104,7 +107,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 }
 
 Status Executor::Setup() {
-  created_at_ = std::chrono::system_clock::now();
+  created_at_ = loop_.clock().WallNow();
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
   if (auto notifier = SdNotifier::FromEnvironment(); !notifier) {
     log::Warn("{}: not notifying systemd", notifier.error().message());
@@ -235,15 +238,14 @@ Status Executor::Setup() {
 }
 
 Now Executor::CurrentTime() const {
-  return Now{std::chrono::steady_clock::now(), std::chrono::system_clock::now()};
+  return Now{loop_.Now(), loop_.clock().WallNow()};
 }
 
 std::string Executor::RuntimeId(std::string_view container, int instance) const {
   // Unique per attempt: a failed create is retried under the same instance
   // number while the runtime may still be cleaning up the failed one.
   static uint64_t attempt = 0;
-  return pod_.metadata.name + "_" + std::string(container) + "_" + std::to_string(instance) + "_" +
-         std::to_string(++attempt);
+  return oci::InstanceRuntimeId(pod_.metadata.name, container, instance, ++attempt);
 }
 
 Result<pod::PodPhase> Executor::Run() {
@@ -281,12 +283,11 @@ void Executor::Drain() {
     // Moved on by every burst: one trim when the starts (or restarts)
     // have settled, not one per container.
     if (trim_timer_) loop_.CancelTimer(trim_timer_);
-    trim_timer_ =
-        loop_.AddTimer(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] {
-          trim_timer_ = 0;
-          ::malloc_trim(0);
-          DropCodePages();
-        });
+    trim_timer_ = loop_.AddTimer(loop_.Now() + std::chrono::seconds(1), [this] {
+      trim_timer_ = 0;
+      ::malloc_trim(0);
+      DropCodePages();
+    });
   }
   MaybeFinish();
 }
@@ -341,7 +342,7 @@ void Executor::OnTimerAction(const ArmTimer& arm) {
 }
 
 void Executor::OnPublish(const Publish& p) {
-  WallTime now = std::chrono::system_clock::now();
+  WallTime now = loop_.clock().WallNow();
   if (events_) {
     if (auto s = events_->Record(p, now); !s) log::Warn("{}", s.error().message());
   }
@@ -425,7 +426,7 @@ void Executor::Cleanup() {
     if (inst->log) {
       for (int i = 0; i < 2; ++i) {
         (void)inst->log->Close(i == 0 ? LogStream::kStdout : LogStream::kStderr,
-                               std::chrono::system_clock::now());
+                               loop_.clock().WallNow());
       }
     }
     if (inst->root_mounted) (void)oci::RemoveWritableRoot(inst->root);

@@ -42,6 +42,7 @@
 #include "signals/signalfd.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/sd_notify.h"
+#include "supervisor/executor/executor_options.h"
 #include "supervisor/executor/handler_runner.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/instance_table.h"
@@ -56,52 +57,6 @@
 #include "supervisor/sandbox/sandbox.h"
 
 namespace podvisor::supervisor {
-
-// `run --network` and the CNI options (docs/INTERFACE.md "Networking").
-struct PodNetworkOptions {
-  network::NetworkMode mode = network::NetworkMode::kNone;
-  std::filesystem::path conf_dir = "/etc/cni/net.d";
-  std::vector<std::filesystem::path> bin_dirs = {"/usr/lib/cni", "/opt/cni/bin"};
-  std::optional<std::string> network_name;  // --cni-network; unset: the first by file name
-  // The built-in default network's conflist (net.d/) and host-local state
-  // (networks/): one place per host, so that pods of every --state-dir
-  // share one address range without clashing.
-  std::filesystem::path default_dir = "/run/podvisor/cni";
-  Duration plugin_timeout = network::kDefaultPluginTimeout;
-};
-
-// The pod's hostPorts as portmap's portMappings: those of the regular
-// containers and the sidecars, which run for the pod's whole life.
-std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod);
-
-struct ExecutorOptions {
-  std::filesystem::path bundle;
-  std::filesystem::path state_dir;  // the pod's own: DIR/<pod>
-  std::filesystem::path log_dir;    // the pod's own: DIR/<pod>
-  oci::RuntimeBinary runtime;
-  bool no_pivot = false;
-  LifecycleOptions lifecycle;
-  std::string cgroup_parent;    // "" = let the runtime choose
-  cgroups::CgroupInfo cgroups;  // what this host has (DetectCgroups)
-  int64_t node_memory_bytes = 0;
-  std::string node_hostname;
-  std::optional<int64_t> pids_limit;
-  bool sandbox = true;  // own namespaces (needs root)
-  std::filesystem::path podvisor_exe = "/proc/self/exe";
-  std::filesystem::path image_cache_dir;  // where OCI layouts unpack (oci/image_cache.h)
-  // S11.2: --log-max-size, --log-max-files.
-  LogRotation log_rotation{kDefaultLogMaxSize, kDefaultLogMaxFiles};
-  // The bound on each create/start/delete call (runtime_timeout.h); zero:
-  // unbounded.
-  Duration runtime_timeout = kDefaultRuntimeTimeout;
-  PodNetworkOptions network;
-  // `podvisor status` as text from a v1 Pod (`wide`: -o wide), for the
-  // control protocol's {"op":"status","output":...}: lent by the CLI,
-  // which owns the format, so a client that asks for text and one that
-  // formats the Pod itself print the same. Unset: such requests get an
-  // error reply, and the client formats the Pod itself.
-  std::function<std::string(const nlohmann::json& pod, bool wide)> status_text;
-};
 
 class Executor {
  public:

@@ -14,11 +14,9 @@
 
 #include "cgroups/cleanup.h"
 #include "cgroups/oom.h"
-#include "oci/capabilities.h"
-#include "oci/devices.h"
+#include "common/pod_dir.h"
 #include "oci/instance.h"
 #include "oci/mounts.h"
-#include "oci/node_info.h"
 #include "oci/rootfs.h"
 #include "oci/volumes.h"
 #include "signals/spawn.h"
@@ -71,7 +69,7 @@ RuntimeLauncher& Executor::Launcher() {
 namespace {
 
 RuntimeLauncher::Files CallFiles(const std::filesystem::path& dir) {
-  return {dir, dir / "init.pid", dir / "runtime.log"};
+  return {dir, dir / InstanceFile::kPidFile, dir / InstanceFile::kRuntimeLog};
 }
 
 }  // namespace
@@ -138,8 +136,8 @@ Status Executor::TrackRuntimeCall(signals::ChildProcess process, const std::stri
   if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(step)) {
     // A hung runtime is killed at its deadline; its exit then fails the
     // call like any other runtime failure (runtime_timeout.h).
-    call->deadline = loop_.AddTimer(
-        std::chrono::steady_clock::now() + options_.runtime_timeout, [this, pid, log_file, step] {
+    call->deadline =
+        loop_.AddTimer(loop_.Now() + options_.runtime_timeout, [this, pid, log_file, step] {
           auto it = calls_.find(pid);
           if (it == calls_.end()) return;
           it->second->deadline = 0;
@@ -245,7 +243,7 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
     if (!ReadLogPipe(*inst, index)) return;
     loop_.Remove(inst->pipes[index].get());
     inst->pipes[index].Reset();
-    if (inst->log) (void)inst->log->Close(stream, std::chrono::system_clock::now());
+    if (inst->log) (void)inst->log->Close(stream, loop_.clock().WallNow());
     ReleaseDescriptors(*inst);
   };
   if (auto s = loop_.Add(fd, EPOLLIN, drain); !s) log::Warn("{}", s.error().message());
@@ -259,7 +257,7 @@ void Executor::StartInstance(const StartContainer& a) {
 
 void Executor::SpawnStart(Instance& inst) {
   std::string id = inst.id;
-  std::filesystem::path log_file = inst.dir / "runtime.log";
+  std::filesystem::path log_file = inst.dir / InstanceFile::kRuntimeLog;
   auto s = Launcher().Start(inst.id, CallFiles(inst.dir),
                             [this, id, log_file](const signals::ExitInfo& exit) {
                               Instance* inst = FindById(id);
@@ -323,7 +321,7 @@ std::string Executor::TerminationMessage(const Instance& inst, int exit_code) co
   // S11.3: the file's last 4096 bytes; with FallbackToLogsOnError and an
   // empty file, the last 80 lines (at most 2048 bytes) of a failed
   // instance's log.
-  std::string message = ReadTail(inst.dir / "termination-log", kTerminationMessageMax);
+  std::string message = ReadTail(inst.dir / InstanceFile::kTerminationLog, kTerminationMessageMax);
   if (!message.empty() || exit_code == 0) return message;
   const pod::Container* spec = ContainerSpec(inst.container);
   if (!spec || !inst.log ||
@@ -417,8 +415,7 @@ void Executor::FinishDelete(Instance& inst) {
   // S14.12: the files that hold the container's environment are of no use
   // once the runtime has let go of the container.
   std::error_code ec;
-  std::filesystem::remove(inst.dir / "config.json", ec);
-  std::filesystem::remove(inst.dir / "config.json.tmp", ec);  // a failed write's
+  std::filesystem::remove(inst.dir / InstanceFile::kConfig, ec);
   for (auto it = std::filesystem::directory_iterator(inst.dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     if (it->path().filename().string().rfind("exec-", 0) == 0) {
@@ -441,7 +438,7 @@ void Executor::ReleaseDescriptors(Instance& inst) {
   if (inst.init || inst.pipes[0] || inst.pipes[1]) return;
   // S14.12: ended; older records of the container may go now. Later, from
   // the loop: callers up the stack hold references to records.
-  loop_.AddTimer(std::chrono::steady_clock::now(),
+  loop_.AddTimer(loop_.Now(),
                  [this, container = inst.container] { RetireOldInstances(container); });
 }
 
