@@ -9,7 +9,6 @@
 // /proc/PID/ns, no pod IPs from a CNI network. Creates nothing.
 // S14.24: a Secret's values are printed only with --show-secrets; without
 // it each reads "<redacted: secret NAME key KEY>".
-#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include "cgroups/mode.h"
 #include "cgroups/self_parent.h"
 #include "cli/commands.h"
+#include "cli/node_facts.h"
 #include "common/terminal_text.h"
 #include "network/pod_network.h"
 #include "oci/bundle_image.h"
@@ -62,18 +62,6 @@ void RedactSecretValues(pod::Pod& pod) {
       value.append(name).append(" key ").append(key).append(">");
     }
   }
-}
-
-int64_t NodeMemoryBytes() {
-  struct sysinfo info {};
-  if (::sysinfo(&info) != 0) return 0;
-  return static_cast<int64_t>(info.totalram) * info.mem_unit;
-}
-
-std::string NodeHostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
 }
 
 // Whether `run` would make its own pod cgroup (the Executor's
@@ -180,16 +168,8 @@ int RunOciConfig(const OciConfigOptions& opts) {
   std::filesystem::path bundle(opts.bundle);
   if (int refused = RefuseOptions(opts, bundle); refused != 0) return refused;
   // As `run` reads --node-memory: the host's RAM unless given.
-  int64_t node_memory = NodeMemoryBytes();
-  if (opts.node_memory) {
-    auto q = pod::Quantity::Parse(*opts.node_memory);
-    if (!q || q->value() <= 0) {
-      std::fprintf(stderr, "podvisor: --node-memory: invalid size \"%s\" (e.g. 6Gi)\n",
-                   opts.node_memory->c_str());
-      return kExitUsage;
-    }
-    node_memory = q->value();
-  }
+  std::optional<int64_t> node_memory = NodeMemoryOption(opts.node_memory);
+  if (!node_memory) return kExitUsage;
   int exit_code = 0;
   std::optional<pod::Pod> loaded = LoadValidPod(bundle, exit_code);
   if (!loaded) return exit_code;
@@ -220,7 +200,7 @@ int RunOciConfig(const OciConfigOptions& opts) {
     std::fprintf(stderr, "podvisor: %s\n", host.error().message().c_str());
     return kExitHost;
   }
-  host->node_memory_bytes = node_memory;
+  host->node_memory_bytes = *node_memory;
   host->node_hostname = NodeHostname();
   oci::ContainerConfigInput in = oci::PlanContainerConfig(
       pod, *container, *image, layout, RunFacts(opts, pod, *container, layout, sandbox), *host);

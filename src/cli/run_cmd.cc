@@ -1,6 +1,5 @@
 // `podvisor run [opts] BUNDLE`: this process becomes the pod's supervisor
 // and runs the pod in the foreground until it ends (docs/INTERFACE.md).
-#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "cgroups/mode.h"
 #include "cgroups/self_parent.h"
 #include "cli/commands.h"
+#include "cli/node_facts.h"
 #include "cli/pod_loading.h"
 #include "cli/pod_summary.h"
 #include "common/pod_dir.h"
@@ -65,18 +65,6 @@ void ConfigureLogging(const RunOptions& opts) {
   // CLI11 has checked both options against their lists.
   log::Configure(opts.log_format == "json" ? log::Style::kJson : log::Style::kText,
                  log::ParseLevel(opts.log_level).value_or(log::Level::kInfo));
-}
-
-int64_t NodeMemoryBytes() {
-  struct sysinfo si {};
-  if (::sysinfo(&si) != 0) return 0;
-  return static_cast<int64_t>(si.totalram) * si.mem_unit;
-}
-
-std::string NodeHostname() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
 }
 
 // run's last lines: every container whose end made the pod fail (or
@@ -176,16 +164,8 @@ int RunPod(RunOptions opts) {
   // The node's allocatable memory (S14.4, S10.3, the downward API's
   // default memory limit): the host's RAM unless the operator reserves
   // some of it, as the kubelet's --system-reserved and --kube-reserved do.
-  int64_t node_memory = NodeMemoryBytes();
-  if (opts.node_memory) {
-    auto q = pod::Quantity::Parse(*opts.node_memory);
-    if (!q || q->value() <= 0) {
-      std::fprintf(stderr, "podvisor: --node-memory: invalid size \"%s\" (e.g. 6Gi)\n",
-                   opts.node_memory->c_str());
-      return kExitUsage;
-    }
-    node_memory = q->value();
-  }
+  std::optional<int64_t> node_memory = NodeMemoryOption(opts.node_memory);
+  if (!node_memory) return kExitUsage;
   auto runtime_timeout = ParseDuration(opts.runtime_timeout);
   if (!runtime_timeout) {
     std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n",
@@ -323,7 +303,7 @@ int RunPod(RunOptions opts) {
   ex.lifecycle = lifecycle;
   ex.cgroup_parent = cgroup_parent;
   ex.cgroups = cg;
-  ex.node_memory_bytes = node_memory;
+  ex.node_memory_bytes = *node_memory;
   ex.node_hostname = NodeHostname();
   ex.pids_limit = opts.pids_limit;
   ex.sandbox = sandbox;
