@@ -38,7 +38,7 @@ struct ContainerInstance {
   // Where it is between create and delete (instance_steps.h).
   InstanceState state;
   std::optional<signals::ExitInfo> init_exit;  // the init's, once the reaper saw it
-  EventLoop::TimerId delete_retry = 0;  // S14.11: a delete waiting for descriptors
+  EventLoop::TimerId delete_retry = 0;         // S14.11: a delete waiting for descriptors
 };
 
 struct Executor::Hook {
