@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <functional>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -26,6 +29,19 @@ std::string ListFds(const std::string& file) {
   return ShCmd("exec ls /proc/self/fd > {{DIR}}/" + file);
 }
 constexpr const char* kOnlyStdio = "0\n1\n2\n3";
+
+// The postStart hook and the readiness probe start together (S7.4, S8):
+// the pod may be ready while the hook's shell is still writing its list,
+// so a file is read once it holds the list's last line (or the wait ends).
+std::string ReadOnceWritten(const std::function<std::string()>& read) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string text = read();
+  while (text.find('3') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    text = read();
+  }
+  return text;
+}
 
 std::string FdPod(const std::string& name, bool shared_volume) {
   std::string mount = shared_volume ? ", volumeMounts: [{name: shared, mountPath: /shared}]" : "";
@@ -66,7 +82,7 @@ TEST_F(Fds, ContainersHooksAndProbesGetOnlyStdio) {
   StartRun();
   WaitUntilRunning();
   for (const char* file : {"fds-init", "fds-hook", "fds-probe"}) {
-    EXPECT_EQ(ReadScratch(file), kOnlyStdio) << file;
+    EXPECT_EQ(ReadOnceWritten([&] { return ReadScratch(file); }), kOnlyStdio) << file;
   }
   // The running container's own process, seen from the host, once it
   // waits for its signal (see FdsRunc below).
@@ -121,7 +137,7 @@ TEST_F(FdsRunc, ContainersHooksAndProbesGetOnlyStdio) {
   StartRun();
   WaitUntilRunning();
   for (const char* file : {"fds-init", "fds-hook", "fds-probe"}) {
-    EXPECT_EQ(ReadScratch(file), kOnlyStdio) << file;
+    EXPECT_EQ(ReadOnceWritten([&] { return ReadScratch(file); }), kOnlyStdio) << file;
   }
   // The helper opens its log file for each line it writes: its own
   // descriptors are looked at only once it has logged "Started" and waits

@@ -245,7 +245,13 @@ TEST_F(LimitsFake, S14_16_AFileSizeLimitNeverKillsTheSupervisor) {
                                  std::string(80, '.') + "-end\"; i=$((i+1)); done")));
   StartFileSizeLimited(64);
   EXPECT_EQ(WaitRun(std::chrono::seconds(60)), 0) << RunStderr().substr(0, 4000);
-  EXPECT_EQ(EventsWithReason("LogWriteFailed"), 1);
+  // S14.17: at most one report a minute, and what is left when the output
+  // ends: one event when all of it failed before the first report, two
+  // when the pipe had gone empty in between (how the reads fall is the
+  // scheduler's choice). Never one per record.
+  int reports = EventsWithReason("LogWriteFailed");
+  EXPECT_GE(reports, 1);
+  EXPECT_LE(reports, 2);
 }
 
 }  // namespace
