@@ -83,6 +83,7 @@ int Kill(const Common& c, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   std::vector<const char*> words;
+  words.reserve(args.size());
   for (const std::string& arg : args) words.push_back(arg.c_str());
   const grammar::KillWords kill =
       grammar::ReadKillWords(words.data(), static_cast<int>(words.size()));

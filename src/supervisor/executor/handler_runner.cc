@@ -45,7 +45,7 @@ void HandlerRun::Abort() {
   http_.reset();
 }
 
-void HandlerRun::Finish(HandlerOutcome outcome) {
+void HandlerRun::Finish(const HandlerOutcome& outcome) {
   // Moved out first: the callback may destroy this run, and with it done_.
   Done done = std::move(done_);
   done_ = nullptr;

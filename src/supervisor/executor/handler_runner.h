@@ -89,7 +89,7 @@ class HandlerRun {
   friend class HandlerRunner;
   HandlerRun(EventLoop& loop, Done done) : loop_(loop), done_(std::move(done)) {}
   // Runs the callback, at most once; the caller may destroy the run in it.
-  void Finish(HandlerOutcome outcome);
+  void Finish(const HandlerOutcome& outcome);
   // Finishes from the loop, never inside HandlerRunner::Start.
   void FinishSoon(HandlerOutcome outcome, Duration after = Duration::zero());
 
