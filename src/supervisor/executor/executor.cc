@@ -71,6 +71,18 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
       loop_(std::move(loop)),
       lifecycle_(pod_, options_.lifecycle),
       layout_(options_.state_dir.parent_path(), pod_.metadata.name) {
+  HooksAndProbes::Seams seams;
+  seams.feed = [this](Event event) { Feed(std::move(event)); };
+  seams.publish = [this](const Publish& p) { OnPublish(p); };
+  // By runtime id, taken now: a failed create is retried under the same
+  // instance number with a new id (runtime_exec.cc).
+  seams.exec_in = [this](std::string_view container,
+                         int instance) -> std::unique_ptr<InstanceExec> {
+    Instance* inst = FindInstance(container, instance);
+    return inst ? ExecIn(*inst) : nullptr;
+  };
+  seams.netns_path = [this] { return NetnsPath(); };
+  hooks_probes_ = std::make_unique<HooksAndProbes>(loop_, pod_, std::move(seams));
   // A container init handed to us by a create (or run) still in flight is
   // not an orphan yet: that call's handler adopts it (signals/reaper.h).
   reaper_.SetOrphanHold([this] {
@@ -106,6 +118,11 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
   return ex;
 }
 
+// Everything before the first container, in an order that matters: the
+// sandbox's holder starts first and finishes starting while the images,
+// recovery and directories are done; it is waited for where its
+// namespaces are first needed. Should set-up fail, the pending holder is
+// killed with it.
 Status Executor::Setup() {
   created_at_ = loop_.clock().WallNow();
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
@@ -119,25 +136,42 @@ Status Executor::Setup() {
   // rely on one being there.
   uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
   pod_.metadata.uid = uid_;  // the downward API's metadata.uid
-  // The sandbox's holder starts first and finishes starting while the
-  // images, recovery and directories below are done; it is waited for
-  // where its namespaces are first needed. Should set-up fail, the
-  // pending holder is killed with it.
-  std::optional<PendingSandbox> pending_sandbox;
-  if (options_.sandbox) {
-    SandboxOptions sb;
-    sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
-    sb.new_network = !pod_.spec.host_network;
-    sb.new_ipc = !pod_.spec.host_ipc;
-    sb.new_uts = !pod_.spec.host_network;
-    sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
-    sb.podvisor_exe = options_.podvisor_exe;
-    auto started = Sandbox::Start(sb);
-    if (!started) return started.take_error();
-    pending_sandbox.emplace(std::move(*started));
+  auto pending_sandbox = StartSandbox();
+  if (!pending_sandbox) return pending_sandbox.take_error();
+  if (auto s = LoadImages(); !s) return s;
+  if (auto s = ClaimPodState(); !s) return s;
+  if (auto s = WatchSignals(); !s) return s;
+  if (*pending_sandbox) {
+    auto sandbox = (*pending_sandbox)->WaitReady();
+    if (!sandbox) return sandbox.take_error();
+    sandbox_.emplace(std::move(*sandbox));
   }
-  // Images first: a missing image is the user's problem and must leave
-  // nothing behind. Those `run` loaded are not loaded again.
+  // The pod's address exists before any container does (docs/INTERFACE.md
+  // "Networking"); a network that cannot be set up fails the run here.
+  if (auto s = SetupNetwork(); !s) return s;
+  if (auto s = OpenEventsAndControl(); !s) return s;
+  return PreparePodFiles();
+}
+
+// The sandbox's holder (sandbox.h), started and not waited for; none
+// without --sandbox.
+Result<std::optional<PendingSandbox>> Executor::StartSandbox() {
+  if (!options_.sandbox) return std::optional<PendingSandbox>();
+  SandboxOptions sb;
+  sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
+  sb.new_network = !pod_.spec.host_network;
+  sb.new_ipc = !pod_.spec.host_ipc;
+  sb.new_uts = !pod_.spec.host_network;
+  sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
+  sb.podvisor_exe = options_.podvisor_exe;
+  auto started = Sandbox::Start(sb);
+  if (!started) return started.take_error();
+  return std::optional<PendingSandbox>(std::move(*started));
+}
+
+// Images first: a missing image is the user's problem and must leave
+// nothing behind. Those `run` loaded are not loaded again.
+Status Executor::LoadImages() {
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
     for (const auto& c : *list) {
       // An unpacked layout is held (a shared lock) for the pod's life, so
@@ -173,8 +207,13 @@ Status Executor::Setup() {
       }
     }
   }
-  // What a SIGKILLed supervisor of this pod left goes before anything new
-  // is made (recovery.h); a live one's pod is not ours to touch.
+  return Ok();
+}
+
+// What a SIGKILLed supervisor of this pod left goes before anything new
+// is made (recovery.h); a live one's pod is not ours to touch. From here
+// on the pod's state is ours (owns_pod_): a failure cleans it up.
+Status Executor::ClaimPodState() {
   oci::RuntimeCli runtime = Runtime();
   RecoveryInput recovery{&layout_, &runtime, "", options_.runtime_timeout};
   if (!options_.cgroup_parent.empty()) {
@@ -184,9 +223,11 @@ Status Executor::Setup() {
   owns_pod_ = true;
   if (auto s = oci::MakeDirs(options_.state_dir, 0700); !s) return s;
   if (auto s = oci::MakeDirs(options_.log_dir, 0755); !s) return s;
-  if (auto s = SetupPodCgroup(); !s) return s;
+  return SetupPodCgroup();
+}
 
-  // Signals are blocked before any child exists, then read from a signalfd.
+// Signals are blocked before any child exists, then read from a signalfd.
+Status Executor::WatchSignals() {
   ::signal(SIGPIPE, SIG_IGN);
   // A log that reaches RLIMIT_FSIZE (ulimit -f, a unit's LimitFSIZE=) is a
   // write that fails with EFBIG and is reported (S14.16), not a signal that
@@ -196,17 +237,12 @@ Status Executor::Setup() {
       {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM});
   if (!sfd) return sfd.take_error();
   signal_fd_ = std::move(*sfd);
-  if (auto s = loop_.Add(signal_fd_->fd(), EPOLLIN, [this](uint32_t) { OnSignal(); }); !s) return s;
+  return loop_.Add(signal_fd_->fd(), EPOLLIN, [this](uint32_t) { OnSignal(); });
+}
 
-  if (pending_sandbox) {
-    auto sandbox = pending_sandbox->WaitReady();
-    if (!sandbox) return sandbox.take_error();
-    sandbox_.emplace(std::move(*sandbox));
-  }
-  // The pod's address exists before any container does (docs/INTERFACE.md
-  // "Networking"); a network that cannot be set up fails the run here.
-  if (auto s = SetupNetwork(); !s) return s;
-
+// The pod's event record and its control socket; then the warnings and
+// reserves that need the events.
+Status Executor::OpenEventsAndControl() {
   auto events = EventRecorder::Open(PodDir::At(options_.state_dir).EventsFile());
   if (!events) return events.take_error();
   events_.emplace(std::move(*events));
@@ -214,13 +250,17 @@ Status Executor::Setup() {
   auto control =
       ControlServer::Listen(loop_, PodDir::At(options_.state_dir).ControlSocket(),
                             [this](const nlohmann::json& req, ControlServer::Responder respond) {
-                              OnControlRequest(req, std::move(respond));
+                              Control().Handle(req, std::move(respond));
                             });
   if (!control) return control.take_error();
   control_ = std::move(*control);
   WarnAboutDescriptorLimit();  // S14.10: once the event can be recorded
   RefillDescriptorReserve();   // S14.11
+  return Ok();
+}
 
+// The pod's volumes, its /etc files and its /dev/shm.
+Status Executor::PreparePodFiles() {
   // A container's subPaths are made when it is created (PrepareInstance),
   // not here: an init container may write the file a later one mounts.
   if (auto s =
@@ -308,13 +348,13 @@ void Executor::Execute(const Action& action) {
         } else if constexpr (std::is_same_v<T, SignalContainer>) {
           SignalInstance(a);
         } else if constexpr (std::is_same_v<T, RunHook>) {
-          RunHookAction(a);
+          hooks_probes_->RunHookAction(a);
         } else if constexpr (std::is_same_v<T, CancelHook>) {
-          CancelHookAction(a);
+          hooks_probes_->CancelHookAction(a);
         } else if constexpr (std::is_same_v<T, StartProbes>) {
-          StartProbesAction(a);
+          hooks_probes_->StartProbesAction(a);
         } else if constexpr (std::is_same_v<T, StopProbes>) {
-          StopProbesAction(a);
+          hooks_probes_->StopProbesAction(a);
         } else if constexpr (std::is_same_v<T, ArmTimer>) {
           OnTimerAction(a);
         } else if constexpr (std::is_same_v<T, CancelTimer>) {
@@ -416,8 +456,7 @@ void Executor::MaybeFinish() {
 
 void Executor::Cleanup() {
   if (!owns_pod_) return;  // Setup stopped before touching the pod
-  probes_.clear();
-  hooks_.clear();
+  hooks_probes_->Clear();
   for (auto& [pid, call] : calls_) (void)call->process.KillAndReap();
   calls_.clear();
   // S14.11: before the mounts and the runtime's root go.

@@ -40,10 +40,13 @@
 #include "pod/model.h"
 #include "signals/reaper.h"
 #include "signals/signalfd.h"
+#include "supervisor/control/control_api.h"
 #include "supervisor/control/control_server.h"
+#include "supervisor/control/pod_control.h"
 #include "supervisor/control/sd_notify.h"
 #include "supervisor/executor/executor_options.h"
 #include "supervisor/executor/handler_runner.h"
+#include "supervisor/executor/hooks_probes.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/instance_table.h"
 #include "supervisor/executor/launcher.h"
@@ -76,14 +79,19 @@ class Executor {
 
  private:
   using Instance = ContainerInstance;  // internal.h
-  struct Hook;
-  struct Probe;
   struct RuntimeCall;
 
   Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop);
 
   // executor.cc: the loop, the event queue, actions, signals, the end.
   Status Setup();
+  // Setup's steps, in its order.
+  Result<std::optional<PendingSandbox>> StartSandbox();
+  Status LoadImages();
+  Status ClaimPodState();  // recovery, then the pod's directories and cgroup
+  Status WatchSignals();
+  Status OpenEventsAndControl();
+  Status PreparePodFiles();  // volumes, /etc files, /dev/shm
   void Feed(Event event);
   void Drain();
   void Execute(const Action& action);
@@ -185,16 +193,9 @@ class Executor {
   // first use.
   RuntimeLauncher& Launcher();
 
-  // hooks.cc: lifecycle hooks (S8) and what hooks and probes share;
-  // probes.cc: probes (S7). Both run their handlers on the HandlerRunner.
+  // runtime_exec.cc: what hooks and probes (hooks_probes_) get of the
+  // pod: exec through the runtime, the containers' specs, the netns.
   class RuntimeExec;  // InstanceExec through the runtime's exec
-  void RunHookAction(const RunHook& a);
-  void CancelHookAction(const CancelHook& a);
-  void StartProbesAction(const StartProbes& a);
-  void StopProbesAction(const StopProbes& a);
-  void ScheduleProbe(Probe& probe, MonoTime at);
-  void RunProbeOnce(Probe& probe);
-  void OnProbeOutcome(const std::string& key, const HandlerOutcome& outcome);
   // Runs `args` inside the instance through the runtime's exec; `done`
   // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
   // the runtime process's pid, to kill it on cancel, or 0 when it could not
@@ -206,17 +207,17 @@ class Executor {
   std::unique_ptr<InstanceExec> ExecIn(const Instance& inst);
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
-  // The runner of hooks' and probes' handlers, made on first use.
-  HandlerRunner& Handlers();
 
-  // control.cc: the control socket; status_json.cc: the v1 Pod.
-  void OnControlRequest(const nlohmann::json& request, ControlServer::Responder respond);
+  // control.cc: the control socket's requests (ControlApi) on the pod
+  // (PodControlPort, a PodControl), made on first use; status_json.cc:
+  // the v1 Pod.
+  class PodControlPort;
+  ControlApi& Control();
   nlohmann::json StatusJson() const;
   // The imageID of a container's image: its layout's manifest digest, or
   // the content digest of its plain rootfs, computed once per image dir.
   std::string ImageId(const std::string& container) const;
   nlohmann::json SummaryJson() const;
-  nlohmann::json ExecCommand(const nlohmann::json& request);
 
   // record.cc: DIR/<pod>/status.json, rewritten when the status changed.
   void WriteRecord();
@@ -238,19 +239,19 @@ class Executor {
   signals::Reaper reaper_;
   std::optional<signals::SignalFd> signal_fd_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<PodControl> pod_control_;  // what control_api_ acts on
+  std::unique_ptr<ControlApi> control_api_;
   std::optional<EventRecorder> events_;
   SdNotifier notifier_;
   std::optional<SystemdReporter> systemd_;
   WallTime created_at_{};
   std::string uid_;
-  std::unique_ptr<HandlerRunner> handlers_;  // outlives the probes and hooks using it
+  std::unique_ptr<HooksAndProbes> hooks_probes_;  // the Lifecycle's hook and probe actions
 
   InstanceTable instances_;
   std::unique_ptr<RuntimeLauncher> launcher_;
   std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
-  std::map<std::string, std::unique_ptr<Probe>, std::less<>> probes_;
-  std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;
   std::map<pid_t, std::unique_ptr<RuntimeCall>> calls_;
   std::vector<ControlServer::Responder> stop_waiters_;
   // Rotated logs waiting for gzip, one child at a time (container_logs.cc).

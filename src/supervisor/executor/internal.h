@@ -1,5 +1,5 @@
-// Records the Executor keeps per container instance, hook, probe and
-// runtime call. Internal to the executor_*.cc files.
+// Records the Executor keeps per container instance and runtime call.
+// Internal to the executor_*.cc files.
 #pragma once
 
 #include <functional>
@@ -39,27 +39,6 @@ struct ContainerInstance {
   InstanceState state;
   std::optional<signals::ExitInfo> init_exit;  // the init's, once the reaper saw it
   EventLoop::TimerId delete_retry = 0;         // S14.11: a delete waiting for descriptors
-};
-
-struct Executor::Hook {
-  std::string container;
-  int instance = 0;
-  HookKind kind = HookKind::kPostStart;
-  // The handler running (handler_runner.h); none when the hook's outcome
-  // was known at once (no handler, a tcpSocket hook).
-  std::unique_ptr<HandlerRun> run;
-};
-
-struct Executor::Probe {
-  std::string key;
-  std::string container;
-  int instance = 0;
-  ProbeKind kind = ProbeKind::kReadiness;
-  pod::Probe spec;
-  ProbeSchedule schedule;  // S7.3 results, S7.4 pauses, S7.6 run times
-  EventLoop::TimerId timer = 0;
-  std::unique_ptr<HandlerRun> run;  // the run in flight
-  Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), schedule(k, p) {}
 };
 
 struct Executor::RuntimeCall {

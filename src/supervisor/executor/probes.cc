@@ -1,11 +1,11 @@
-// The Executor's probes (S7): each probe of a container instance is a
+// HooksAndProbes' probes (S7): each probe of a container instance is a
 // ProbeSchedule (when it runs, when it pauses) and a timer on the loop;
 // each run is a handler run on the HandlerRunner (exec through the
 // runtime, httpGet, gRPC and tcpSocket by podvisor itself from the pod's
 // network namespace).
 #include <cctype>
 
-#include "supervisor/executor/internal.h"
+#include "supervisor/executor/hooks_probes.h"
 
 namespace podvisor::supervisor {
 namespace {
@@ -18,12 +18,13 @@ std::string ProbeTitle(ProbeKind kind) {
 }
 
 std::string ProbeKey(std::string_view container, int instance, ProbeKind kind) {
-  return InstanceKey(container, instance) + "/" + std::string(ProbeKindName(kind));
+  return std::string(container) + "#" + std::to_string(instance) + "/" +
+         std::string(ProbeKindName(kind));
 }
 
 }  // namespace
 
-void Executor::StartProbesAction(const StartProbes& a) {
+void HooksAndProbes::StartProbesAction(const StartProbes& a) {
   const pod::Container* spec = ContainerSpec(a.container);
   if (!spec) return;
   const std::optional<pod::Probe>& p = a.kind == ProbeKind::kStartup     ? spec->startup_probe
@@ -39,7 +40,7 @@ void Executor::StartProbesAction(const StartProbes& a) {
   ScheduleProbe(ref, ref.schedule.FirstRun(loop_.Now(), a.container_started));  // S7.6
 }
 
-void Executor::StopProbesAction(const StopProbes& a) {
+void HooksAndProbes::StopProbesAction(const StopProbes& a) {
   auto it = probes_.find(ProbeKey(a.container, a.instance, a.kind));
   if (it == probes_.end()) return;
   if (it->second->timer) loop_.CancelTimer(it->second->timer);
@@ -48,7 +49,7 @@ void Executor::StopProbesAction(const StopProbes& a) {
   probes_.erase(it);
 }
 
-void Executor::ScheduleProbe(Probe& probe, MonoTime at) {
+void HooksAndProbes::ScheduleProbe(Probe& probe, MonoTime at) {
   std::string key = probe.key;
   probe.timer = loop_.AddTimer(at, [this, key] {
     auto it = probes_.find(key);
@@ -58,37 +59,37 @@ void Executor::ScheduleProbe(Probe& probe, MonoTime at) {
   });
 }
 
-void Executor::RunProbeOnce(Probe& probe) {
+void HooksAndProbes::RunProbeOnce(Probe& probe) {
   const pod::Container* spec = ContainerSpec(probe.container);
-  Instance* inst = FindInstance(probe.container, probe.instance);
-  if (!spec || !inst) return;
+  std::unique_ptr<InstanceExec> exec = seams_.exec_in(probe.container, probe.instance);
+  if (!spec || !exec) return;
   HandlerCall call;
   call.use = HandlerUse::kProbe;
   call.name = ProbeKindName(probe.kind);
   call.handler = &probe.spec.handler;
   call.container = spec;
   call.timeout = probe.schedule.BeginRun();
-  call.netns = NetnsPath();
-  if (probe.spec.handler.exec) call.exec = ExecIn(*inst);
+  call.netns = seams_.netns_path();
+  if (probe.spec.handler.exec) call.exec = std::move(exec);
   std::string key = probe.key;
   probe.run = Handlers().Start(std::move(call), [this, key](const HandlerOutcome& outcome) {
     OnProbeOutcome(key, outcome);
   });
 }
 
-void Executor::OnProbeOutcome(const std::string& key, const HandlerOutcome& outcome) {
+void HooksAndProbes::OnProbeOutcome(const std::string& key, const HandlerOutcome& outcome) {
   auto it = probes_.find(key);
   if (it == probes_.end()) return;  // stopped meanwhile
   Probe& probe = *it->second;
   probe.run.reset();  // it ended; its callback is this call
   if (outcome.warning) {
-    OnPublish(Publish{EventType::kWarning, "ProbeWarning", "container/" + probe.container,
-                      ProbeTitle(probe.kind) + " probe warning: " + outcome.message});
+    seams_.publish(Publish{EventType::kWarning, "ProbeWarning", "container/" + probe.container,
+                           ProbeTitle(probe.kind) + " probe warning: " + outcome.message});
   }
   if (!outcome.success) {
     // Every failed run is an Unhealthy event, as in the kubelet; the
     // Lifecycle hears only of changes of the stored result (S7.3).
-    OnPublish(
+    seams_.publish(
         Publish{EventType::kWarning, "Unhealthy", "container/" + probe.container,
                 ProbeTitle(probe.kind) + " probe failed: " + TruncateMessage(outcome.message)});
   }
@@ -105,7 +106,8 @@ void Executor::OnProbeOutcome(const std::string& key, const HandlerOutcome& outc
   // S7.3: only changes of the stored result reach the Lifecycle. Feeding
   // may stop this very probe, so it comes last.
   if (next.changed) {
-    Feed(ProbeResult{container, instance, kind, *next.changed, TruncateMessage(outcome.message)});
+    seams_.feed(
+        ProbeResult{container, instance, kind, *next.changed, TruncateMessage(outcome.message)});
   }
 }
 

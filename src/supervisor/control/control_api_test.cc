@@ -1,0 +1,293 @@
+// ControlApi against a fake PodControl: every request kind reaches the pod
+// as the interface describes, and every bad request is answered with its
+// code (control_error.h) without anything being asked of the pod.
+#include "supervisor/control/control_api.h"
+
+#include <csignal>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace podvisor::supervisor {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Answers from fixed facts and records what the API made the pod do.
+class FakePod final : public PodControl {
+ public:
+  ControlReply StatusReply() override { return json{{"kind", "Pod"}}; }
+  std::optional<std::string> StatusText(bool wide) override {
+    if (!renders_text) return std::nullopt;
+    return wide ? "WIDE" : "TABLE";
+  }
+  json Summary() override { return {{"name", "web"}}; }
+  std::optional<json> FinalStatus() override {
+    if (!ended) return std::nullopt;
+    return json{{"kind", "Pod"}, {"final", true}};
+  }
+  void RequestStop(StopOrder order, ControlServer::Responder on_end) override {
+    actions.push_back("stop");
+    stops.push_back(std::move(order));
+    stop_waiter = std::move(on_end);
+  }
+  ContainerRun RunOf(const std::string& container) override {
+    auto it = runs.find(container);
+    return it == runs.end() ? ContainerRun::kUnknown : it->second;
+  }
+  Status SignalContainer(const std::string& container, int signo) override {
+    actions.push_back("signal " + container + " " + std::to_string(signo));
+    if (signal_fails) return Error("pidfd_send_signal: ESRCH");
+    return Ok();
+  }
+  Result<ExecPlan> PrepareExec(const ExecOrder& order) override {
+    actions.push_back("exec " + order.container);
+    execs.push_back(order);
+    if (exec_fails) return Error("writing the process file: ENOSPC");
+    return ExecPlan{{"runc", "exec", "--process", "/p.json", "id"}, "/p.json"};
+  }
+  std::string NetnsPath() override { return "/proc/7/ns/net"; }
+
+  bool renders_text = true;
+  bool ended = false;
+  bool signal_fails = false;
+  bool exec_fails = false;
+  std::map<std::string, ContainerRun> runs = {{"app", ContainerRun::kRunning},
+                                              {"warming", ContainerRun::kStarting},
+                                              {"done", ContainerRun::kNotRunning}};
+  std::vector<std::string> actions;
+  std::vector<StopOrder> stops;
+  std::vector<ExecOrder> execs;
+  ControlServer::Responder stop_waiter;
+};
+
+class ControlApiTest : public ::testing::Test {
+ protected:
+  // The replies to `request`, in the order the API sent them.
+  std::vector<json> Replies(const json& request) {
+    std::vector<json> replies;
+    api_.Handle(request, [&replies](const ControlReply& reply) {
+      replies.push_back(json::parse(reply.line()));
+    });
+    return replies;
+  }
+  // The one reply `request` gets at once.
+  json Ask(const json& request) {
+    std::vector<json> replies = Replies(request);
+    EXPECT_EQ(replies.size(), 1u) << request.dump();
+    return replies.empty() ? json() : replies.front();
+  }
+  // `request` is refused with `code` and the pod is asked to do nothing.
+  void ExpectRefused(const json& request, ControlCode code) {
+    json reply = Ask(request);
+    auto error = ControlErrorOf(reply);
+    ASSERT_TRUE(error) << request.dump() << " -> " << reply.dump();
+    EXPECT_EQ(error->code, code) << request.dump() << " -> " << reply.dump();
+    EXPECT_THAT(pod_.actions, IsEmpty()) << request.dump();
+  }
+
+  FakePod pod_;
+  ControlApi api_{pod_};
+};
+
+TEST_F(ControlApiTest, StatusRepliesThePodsStatus) {
+  EXPECT_EQ(Ask({{"op", "status"}}), (json{{"kind", "Pod"}}));
+  EXPECT_EQ(Ask({{"op", "status"}, {"output", nullptr}}), (json{{"kind", "Pod"}}));
+}
+
+TEST_F(ControlApiTest, StatusTextIsTableOrWide) {
+  EXPECT_EQ(Ask({{"op", "status"}, {"output", "table"}}), (json{{"text", "TABLE"}}));
+  EXPECT_EQ(Ask({{"op", "status"}, {"output", "wide"}}), (json{{"text", "WIDE"}}));
+  ExpectRefused({{"op", "status"}, {"output", "yaml"}}, ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "status"}, {"output", 1}}, ControlCode::kInvalidArgument);
+}
+
+TEST_F(ControlApiTest, StatusTextFromASupervisorThatRendersNoneIsUnimplemented) {
+  pod_.renders_text = false;
+  ExpectRefused({{"op", "status"}, {"output", "table"}}, ControlCode::kUnimplemented);
+}
+
+TEST_F(ControlApiTest, SummaryRepliesThePodsSummary) {
+  EXPECT_EQ(Ask({{"op", "summary"}}), (json{{"name", "web"}}));
+}
+
+TEST_F(ControlApiTest, NetnsRepliesThePodsNamespace) {
+  EXPECT_EQ(Ask({{"op", "netns"}}), (json{{"path", "/proc/7/ns/net"}}));
+}
+
+TEST_F(ControlApiTest, StopWaitsForTheEndByDefault) {
+  EXPECT_THAT(Replies({{"op", "stop"}, {"reason", "upgrade"}, {"grace", 2.5}}), IsEmpty());
+  ASSERT_THAT(pod_.actions, ElementsAre("stop"));
+  EXPECT_EQ(pod_.stops[0].reason, "upgrade");
+  EXPECT_EQ(pod_.stops[0].grace, std::optional<Duration>(2500ms));
+  EXPECT_TRUE(pod_.stop_waiter);
+}
+
+TEST_F(ControlApiTest, StopWithoutReasonOrGraceLeavesThemUnset) {
+  EXPECT_THAT(Replies({{"op", "stop"}, {"reason", nullptr}, {"grace", nullptr}}), IsEmpty());
+  ASSERT_THAT(pod_.actions, ElementsAre("stop"));
+  EXPECT_EQ(pod_.stops[0].reason, std::nullopt);
+  EXPECT_EQ(pod_.stops[0].grace, std::nullopt);
+}
+
+TEST_F(ControlApiTest, StopWithoutWaitAnswersAtOnceAndLeavesNoWaiter) {
+  EXPECT_EQ(Ask({{"op", "stop"}, {"wait", false}}), (json{{"stopping", true}}));
+  ASSERT_THAT(pod_.actions, ElementsAre("stop"));
+  EXPECT_FALSE(pod_.stop_waiter);
+}
+
+TEST_F(ControlApiTest, StopAfterTheEndRepliesTheFinalStatusAndStopsNothing) {
+  pod_.ended = true;
+  EXPECT_EQ(Ask({{"op", "stop"}, {"wait", false}}), (json{{"kind", "Pod"}, {"final", true}}));
+  EXPECT_THAT(pod_.actions, IsEmpty());
+}
+
+TEST_F(ControlApiTest, StopWithABadReasonOrGraceIsInvalidArgument) {
+  for (const json& reason : {json(""), json(std::string(257, 'a')), json("tab\there"), json(7)}) {
+    ExpectRefused({{"op", "stop"}, {"reason", reason}}, ControlCode::kInvalidArgument);
+  }
+  for (const json& grace : {json(-1), json("5"), json(2e9)}) {
+    ExpectRefused({{"op", "stop"}, {"grace", grace}}, ControlCode::kInvalidArgument);
+  }
+  EXPECT_THAT(Replies({{"op", "stop"}, {"reason", std::string(256, 'a')}}), IsEmpty());
+}
+
+TEST_F(ControlApiTest, KillDeliversANamedOrNumberedSignal) {
+  EXPECT_EQ(Ask({{"op", "kill"}, {"container", "app"}, {"signal", "TERM"}}),
+            (json{{"container", "app"}, {"signal", "SIGTERM"}}));
+  EXPECT_EQ(Ask({{"op", "kill"}, {"container", "app"}, {"signal", SIGHUP}}),
+            (json{{"container", "app"}, {"signal", "SIGHUP"}}));
+  EXPECT_THAT(pod_.actions, ElementsAre("signal app " + std::to_string(SIGTERM),
+                                        "signal app " + std::to_string(SIGHUP)));
+}
+
+TEST_F(ControlApiTest, KillWithoutSignalIsSigkill) {
+  EXPECT_EQ(Ask({{"op", "kill"}, {"container", "app"}}),
+            (json{{"container", "app"}, {"signal", "SIGKILL"}}));
+  EXPECT_THAT(pod_.actions, ElementsAre("signal app " + std::to_string(SIGKILL)));
+}
+
+TEST_F(ControlApiTest, KillReachesAStartingContainer) {
+  EXPECT_EQ(Ask({{"op", "kill"}, {"container", "warming"}, {"signal", "INT"}}),
+            (json{{"container", "warming"}, {"signal", "SIGINT"}}));
+}
+
+TEST_F(ControlApiTest, KillWithABadContainerOrSignalIsInvalidArgument) {
+  ExpectRefused({{"op", "kill"}}, ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "kill"}, {"container", 3}}, ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "kill"}, {"container", "app"}, {"signal", "SIGNOPE"}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "kill"}, {"container", "app"}, {"signal", 0}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "kill"}, {"container", "app"}, {"signal", SIGRTMAX + 1}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "kill"}, {"container", "app"}, {"signal", 9.5}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "kill"}, {"container", "app"}, {"signal", json::array()}},
+                ControlCode::kInvalidArgument);
+}
+
+TEST_F(ControlApiTest, KillOfAnUnknownContainerIsNotFound) {
+  ExpectRefused({{"op", "kill"}, {"container", "ghost"}, {"signal", "TERM"}},
+                ControlCode::kNotFound);
+}
+
+TEST_F(ControlApiTest, KillOfAContainerNotRunningIsFailedPrecondition) {
+  ExpectRefused({{"op", "kill"}, {"container", "done"}}, ControlCode::kFailedPrecondition);
+}
+
+TEST_F(ControlApiTest, KillThatCannotBeDeliveredIsInternal) {
+  pod_.signal_fails = true;
+  json reply = Ask({{"op", "kill"}, {"container", "app"}});
+  ASSERT_TRUE(ControlErrorOf(reply));
+  EXPECT_EQ(ControlErrorOf(reply)->code, ControlCode::kInternal);
+  EXPECT_EQ(ControlErrorOf(reply)->message, "pidfd_send_signal: ESRCH");
+}
+
+TEST_F(ControlApiTest, ExecRepliesTheCommandLineAndProcessFile) {
+  EXPECT_EQ(
+      Ask({{"op", "exec"}, {"container", "app"}, {"args", {"sh", "-c", "id"}}}),
+      (json{{"argv", {"runc", "exec", "--process", "/p.json", "id"}}, {"processFile", "/p.json"}}));
+  ASSERT_EQ(pod_.execs.size(), 1u);
+  EXPECT_EQ(pod_.execs[0].container, "app");
+  EXPECT_THAT(pod_.execs[0].args, ElementsAre("sh", "-c", "id"));
+  EXPECT_FALSE(pod_.execs[0].tty);
+  EXPECT_EQ(pod_.execs[0].console_size, std::nullopt);
+}
+
+TEST_F(ControlApiTest, ExecWithATerminalCarriesItsSocketAndWindowSize) {
+  Ask({{"op", "exec"},
+       {"container", "app"},
+       {"args", {"sh"}},
+       {"tty", true},
+       {"console_socket", "/run/x/console.sock"},
+       {"console_size", {{"height", 40}, {"width", 120}}}});
+  ASSERT_EQ(pod_.execs.size(), 1u);
+  EXPECT_TRUE(pod_.execs[0].tty);
+  EXPECT_EQ(pod_.execs[0].console_socket, "/run/x/console.sock");
+  EXPECT_EQ(pod_.execs[0].console_size, (std::optional<std::pair<int, int>>({40, 120})));
+}
+
+TEST_F(ControlApiTest, ExecLeavesOutAWindowSizeOutOfRangeOrWithoutTerminal) {
+  Ask({{"op", "exec"},
+       {"container", "app"},
+       {"args", {"sh"}},
+       {"tty", true},
+       {"console_socket", "/s"},
+       {"console_size", {{"height", 0}, {"width", 120}}}});
+  Ask({{"op", "exec"},
+       {"container", "app"},
+       {"args", {"sh"}},
+       {"console_size", {{"height", 40}, {"width", 120}}}});
+  ASSERT_EQ(pod_.execs.size(), 2u);
+  EXPECT_EQ(pod_.execs[0].console_size, std::nullopt);
+  EXPECT_EQ(pod_.execs[1].console_size, std::nullopt);
+}
+
+TEST_F(ControlApiTest, ExecWithBadArgumentsIsInvalidArgument) {
+  ExpectRefused({{"op", "exec"}, {"args", {"sh"}}}, ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "exec"}, {"container", "app"}}, ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "exec"}, {"container", "app"}, {"args", json::array()}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "exec"}, {"container", "app"}, {"args", "sh"}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "exec"}, {"container", "app"}, {"args", json::array({"sh", 1})}},
+                ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", "exec"}, {"container", "app"}, {"args", {"sh"}}, {"tty", true}},
+                ControlCode::kInvalidArgument);
+}
+
+TEST_F(ControlApiTest, ExecInAnUnknownContainerIsNotFound) {
+  ExpectRefused({{"op", "exec"}, {"container", "ghost"}, {"args", {"sh"}}}, ControlCode::kNotFound);
+}
+
+TEST_F(ControlApiTest, ExecInAContainerNotRunningOrStartingIsFailedPrecondition) {
+  ExpectRefused({{"op", "exec"}, {"container", "done"}, {"args", {"sh"}}},
+                ControlCode::kFailedPrecondition);
+  ExpectRefused({{"op", "exec"}, {"container", "warming"}, {"args", {"sh"}}},
+                ControlCode::kFailedPrecondition);
+}
+
+TEST_F(ControlApiTest, ExecWhoseProcessFileCannotBeWrittenIsInternal) {
+  pod_.exec_fails = true;
+  json reply = Ask({{"op", "exec"}, {"container", "app"}, {"args", {"sh"}}});
+  ASSERT_TRUE(ControlErrorOf(reply));
+  EXPECT_EQ(ControlErrorOf(reply)->code, ControlCode::kInternal);
+}
+
+TEST_F(ControlApiTest, RequestWithoutAStringOpIsInvalidArgument) {
+  ExpectRefused(json::object(), ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", 1}}, ControlCode::kInvalidArgument);
+  ExpectRefused({{"op", nullptr}}, ControlCode::kInvalidArgument);
+}
+
+TEST_F(ControlApiTest, UnknownOpIsUnimplemented) {
+  ExpectRefused({{"op", "reboot"}}, ControlCode::kUnimplemented);
+  EXPECT_EQ(ControlErrorOf(Ask({{"op", "reboot"}}))->message, "unknown op \"reboot\"");
+}
+
+}  // namespace
+}  // namespace podvisor::supervisor
