@@ -62,12 +62,6 @@ struct Executor::Probe {
   Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), schedule(k, p) {}
 };
 
-struct Executor::RuntimeCall {
-  signals::ChildProcess process;
-  std::string what;
-  EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
-};
-
 std::string InstanceKey(std::string_view container, int instance);
 
 }  // namespace podvisor::supervisor
