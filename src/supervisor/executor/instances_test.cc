@@ -9,6 +9,7 @@
 #include "supervisor/executor/instances.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,16 +76,20 @@ class FakeInit {
     release_ = fds[1];
   }
   ~FakeInit() {
-    if (release_ >= 0) Exit(0);
-    if (pid_ > 0) ::waitpid(pid_, nullptr, WNOHANG);  // not adopted: ours to reap
+    if (release_ >= 0) ::close(release_);  // it exits at EOF
+    ::waitpid(pid_, nullptr, 0);           // unless the instance's reaper did
   }
   pid_t pid() const { return pid_; }
-  // Lets it exit with `code` and waits until it has (still a zombie: the
-  // instance's reaper collects it).
+  // Lets it exit with `code` and waits until it has.
   void Exit(unsigned char code) {
     EXPECT_EQ(::write(release_, &code, 1), 1);
     ::close(release_);
     release_ = -1;
+    WaitExited();
+  }
+  // Waits until it has exited, leaving it a zombie: the instance's reaper
+  // collects it.
+  void WaitExited() {
     siginfo_t info{};
     EXPECT_EQ(::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT), 0);
   }
@@ -217,6 +222,21 @@ TEST_F(InstancesTest, RunInitExitedBeforeRunReturnedIsAdoptedAndReportedAfterThe
   EXPECT_EQ(host_.events,
             (std::vector<std::string>{"RuntimeCreated(app#0)", "RuntimeStarted(app#0)",
                                       "ContainerExited(app#0, code=1)"}));
+}
+
+TEST_F(InstancesTest, S5_9_SignalReachesTheInitWhoseDeathIsReportedWithTheSignal) {
+  launcher_->detached_run = false;
+  FakeInit init;
+  instances_->Create(CreateContainer{"app", 0, false});
+  CreateReturns(init);
+  instances_->Start(StartContainer{"app", 0});
+  ASSERT_TRUE(launcher_->Exit(Running("start")));
+  instances_->Signal(SignalContainer{"app", 0, SIGKILL});
+  init.WaitExited();
+  ASSERT_TRUE(reaper_.Dispatch());
+  EXPECT_EQ(host_.events,
+            (std::vector<std::string>{"RuntimeCreated(app#0)", "RuntimeStarted(app#0)",
+                                      "ContainerExited(app#0, code=137, SIGKILL)"}));
 }
 
 TEST_F(InstancesTest, FailedCreateReportsRuntimeFailedOnceAndTheEndStillDeletesIt) {
