@@ -17,7 +17,6 @@
 #include "common/log.h"
 
 #include "cgroups/cleanup.h"
-#include "cgroups/oom.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor {
@@ -74,12 +73,6 @@ Status Executor::SetupPodCgroup() {
               pod_cgroup_->supervisor_leaf()->string());
   }
   return Ok();
-}
-
-bool Executor::OomKilledSinceCreate(const Instance& inst) const {
-  if (inst.cgroups_path.empty()) return false;
-  return cgroups::ContainerOomKills(inst.cgroups_path, cgroups::CgroupMounts()) >
-         inst.oom_kills_at_create;
 }
 
 }  // namespace podvisor::supervisor

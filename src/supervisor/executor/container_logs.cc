@@ -1,4 +1,4 @@
-// The Executor's log side: reading the containers' stdout/stderr pipes
+// Instances' log side (instances.h): reading the containers' stdout/stderr pipes
 // into CRI logs (S11.1) and what follows a rotation (S11.2): retention
 // and gzip of older rotated files.
 //
@@ -29,7 +29,7 @@
 
 namespace podvisor::supervisor {
 
-bool Executor::ReadLogPipe(Instance& inst, int index) {
+bool Instances::ReadLogPipe(Instance& inst, int index) {
   LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
   // S14.17: a failing write (a full log file system) is reported through
   // the writer's notices, at most one a minute, never once per record: at
@@ -37,11 +37,11 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
   // flood of warnings on the same full disk.
   auto report = [&](bool flush) {
     if (!inst.log) return;
-    auto notice = inst.log->TakeNotice(loop_.Now(), flush);
+    auto notice = inst.log->TakeNotice(pod_.loop.Now(), flush);
     if (!notice) return;
-    OnPublish(Publish{notice->resumed ? EventType::kNormal : EventType::kWarning,
-                      notice->resumed ? "LogWriteResumed" : "LogWriteFailed",
-                      "container/" + inst.container, notice->message});
+    host_.OnPublish(Publish{notice->resumed ? EventType::kNormal : EventType::kWarning,
+                            notice->resumed ? "LogWriteResumed" : "LogWriteFailed",
+                            "container/" + inst.container, notice->message});
   };
   char buf[65536];
   for (;;) {
@@ -50,7 +50,7 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
       if (inst.log) {
         // Errors are counted by the writer and reported below.
         (void)inst.log->Append(stream, std::string_view(buf, static_cast<std::size_t>(n)),
-                               loop_.clock().WallNow());
+                               pod_.loop.clock().WallNow());
       }
       continue;
     }
@@ -62,13 +62,13 @@ bool Executor::ReadLogPipe(Instance& inst, int index) {
     // EOF (or an error: nothing more will come). The trailing partial line
     // is written here (the caller's Close then finds nothing), so that
     // what is still unreported, its failure included, is reported now.
-    if (inst.log) (void)inst.log->Close(stream, loop_.clock().WallNow());
+    if (inst.log) (void)inst.log->Close(stream, pod_.loop.clock().WallNow());
     report(true);
     return true;
   }
 }
 
-void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
+void Instances::OnLogRotated(const std::filesystem::path& dir, int instance) {
   // S14.19: the file the compressor is reading is its own until it ends;
   // retention runs again then (the reaper's callback below).
   std::vector<std::string> compressing;
@@ -76,7 +76,7 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
     compressing.push_back(compressing_.filename().string());
   }
   RetentionPlan plan =
-      PlanRetention(ListNames(dir), instance, options_.log_rotation.max_files, compressing);
+      PlanRetention(ListNames(dir), instance, pod_.options.log_rotation.max_files, compressing);
   for (const auto& name : plan.remove) {
     // A queued file too old to keep is removed, and so no longer queued.
     std::erase_if(compress_queue_, [&](const auto& q) { return q.first == dir / name; });
@@ -84,7 +84,7 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
       log::Warn("removing old log {}: {}", (dir / name).string(), std::strerror(errno));
     }
   }
-  if (finished_) return;  // the final flush of a finished pod: no new children
+  if (host_.PodFinished()) return;  // the final flush of a finished pod: no new children
   for (const auto& name : plan.compress) {
     std::filesystem::path file = dir / name;
     bool queued = std::any_of(compress_queue_.begin(), compress_queue_.end(),
@@ -94,13 +94,13 @@ void Executor::OnLogRotated(const std::filesystem::path& dir, int instance) {
   StartCompression();
 }
 
-void Executor::StartCompression() {
+void Instances::StartCompression() {
   if (!compressing_.empty() || compress_queue_.empty()) return;
   std::filesystem::path file = compress_queue_.front().first;
   int inst = compress_queue_.front().second;
   compress_queue_.pop_front();
   signals::SpawnOptions spawn;
-  spawn.argv = {options_.podvisor_exe.string(), "compress-log", file.string()};
+  spawn.argv = {pod_.options.podvisor_exe.string(), "compress-log", file.string()};
   spawn.stderr_fd = signals::SpawnOptions::kInherit;
   spawn.cwd = "/";
   auto child = signals::Spawn(spawn);
@@ -115,7 +115,7 @@ void Executor::StartCompression() {
   compressing_ = file;
   std::filesystem::path dir = file.parent_path();
   auto s =
-      reaper_.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
+      pod_.reaper.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
         calls_.erase(pid);
         compressing_.clear();
         if (exit.success()) {
@@ -128,7 +128,7 @@ void Executor::StartCompression() {
           log::Warn("compressing {}: {}", file.string(), exit.ToString());
         }
         StartCompression();
-        MaybeFinish();
+        host_.MaybeFinish();
       });
   if (!s) {
     compressing_.clear();

@@ -70,7 +70,8 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
       options_(std::move(options)),
       loop_(std::move(loop)),
       lifecycle_(pod_, options_.lifecycle),
-      layout_(options_.state_dir.parent_path(), pod_.metadata.name) {
+      layout_(options_.state_dir.parent_path(), pod_.metadata.name),
+      instances_(Instances::Pod{loop_, reaper_, layout_, options_, pod_, images_}, *this) {
   HooksAndProbes::Seams seams;
   seams.feed = [this](Event event) { Feed(std::move(event)); };
   seams.publish = [this](const Publish& p) { OnPublish(p); };
@@ -83,12 +84,6 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
   };
   seams.netns_path = [this] { return NetnsPath(); };
   hooks_probes_ = std::make_unique<HooksAndProbes>(loop_, pod_, std::move(seams));
-  // A container init handed to us by a create (or run) still in flight is
-  // not an orphan yet: that call's handler adopts it (signals/reaper.h).
-  reaper_.SetOrphanHold([this] {
-    return std::any_of(calls_.begin(), calls_.end(),
-                       [](const auto& call) { return call.second->what == "create"; });
-  });
 }
 
 Executor::~Executor() {
@@ -254,8 +249,8 @@ Status Executor::OpenEventsAndControl() {
                             });
   if (!control) return control.take_error();
   control_ = std::move(*control);
-  WarnAboutDescriptorLimit();  // S14.10: once the event can be recorded
-  RefillDescriptorReserve();   // S14.11
+  instances_.WarnAboutDescriptorLimit();  // S14.10: once the event can be recorded
+  instances_.RefillDescriptorReserve();   // S14.11
   return Ok();
 }
 
@@ -281,11 +276,19 @@ Now Executor::CurrentTime() const {
   return Now{loop_.Now(), loop_.clock().WallNow()};
 }
 
-std::string Executor::RuntimeId(std::string_view container, int instance) const {
-  // Unique per attempt: a failed create is retried under the same instance
-  // number while the runtime may still be cleaning up the failed one.
-  static uint64_t attempt = 0;
-  return oci::InstanceRuntimeId(pod_.metadata.name, container, instance, ++attempt);
+int Executor::CurrentInstance(const std::string& container) const {
+  return lifecycle_.InstanceOf(container);
+}
+
+void Executor::AddPodFacts(oci::InstanceFacts& facts) const {
+  if (sandbox_) {
+    facts.namespaces.network = sandbox_->network_ns().value_or("").string();
+    facts.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
+    facts.namespaces.uts = sandbox_->uts_ns().value_or("").string();
+    facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
+  }
+  if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
+  facts.pod_ips = pod_ips_;
 }
 
 Result<pod::PodPhase> Executor::Run() {
@@ -339,14 +342,14 @@ void Executor::Execute(const Action& action) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, CreateContainer>) {
           heap_churned_ = true;
-          CreateInstance(a);
+          instances_.Create(a);
         } else if constexpr (std::is_same_v<T, StartContainer>) {
-          StartInstance(a);
+          instances_.Start(a);
         } else if constexpr (std::is_same_v<T, DeleteContainer>) {
           heap_churned_ = true;
-          DeleteInstance(a);
+          instances_.Delete(a);
         } else if constexpr (std::is_same_v<T, SignalContainer>) {
-          SignalInstance(a);
+          instances_.Signal(a);
         } else if constexpr (std::is_same_v<T, RunHook>) {
           hooks_probes_->RunHookAction(a);
         } else if constexpr (std::is_same_v<T, CancelHook>) {
@@ -439,13 +442,7 @@ void Executor::OnPodEnded(const PodEnded& e) {
 void Executor::MaybeFinish() {
   if (!pod_ended_ || finished_ || draining_) return;
   // Wait for every runtime call (deletes above all) before cleaning up.
-  if (!calls_.empty()) return;
-  for (auto& [id, inst] : instances_) {
-    if (inst->state.NeedsDelete()) {
-      if (!inst->state.Deleting()) DeleteRecord(*inst);
-      return;
-    }
-  }
+  if (!instances_.SettleForEnd()) return;
   finished_ = true;
   WriteRecord();
   nlohmann::json final_status = StatusJson();
@@ -457,20 +454,7 @@ void Executor::MaybeFinish() {
 void Executor::Cleanup() {
   if (!owns_pod_) return;  // Setup stopped before touching the pod
   hooks_probes_->Clear();
-  for (auto& [pid, call] : calls_) (void)call->process.KillAndReap();
-  calls_.clear();
-  // S14.11: before the mounts and the runtime's root go.
-  DeleteRuntimeLeftovers();
-  for (auto& [id, inst] : instances_) {
-    if (inst->log) {
-      for (int i = 0; i < 2; ++i) {
-        (void)inst->log->Close(i == 0 ? LogStream::kStdout : LogStream::kStderr,
-                               loop_.clock().WallNow());
-      }
-    }
-    if (inst->root_mounted) (void)oci::RemoveWritableRoot(inst->root);
-  }
-  instances_.Clear();
+  instances_.EndAll();
   control_.reset();
   // DEL while the namespace still exists, so bridge removes the veth
   // itself, and before CleanupPod removes the saved attachment's directory.

@@ -16,6 +16,9 @@
 //   control         the control socket: status, stop, kill
 //   signals         SIGTERM/SIGINT stop the pod; SIGCHLD drives the reaper
 //
+// Runtime calls, containers and their logs are the owned Instances'
+// (instances.h), which reach the rest of the pod through InstanceHost.
+//
 // Events the shell produces while carrying out actions are queued and fed
 // to the Lifecycle after the current batch, never re-entrantly.
 #pragma once
@@ -48,8 +51,7 @@
 #include "supervisor/executor/handler_runner.h"
 #include "supervisor/executor/hooks_probes.h"
 #include "supervisor/executor/instance_steps.h"
-#include "supervisor/executor/instance_table.h"
-#include "supervisor/executor/launcher.h"
+#include "supervisor/executor/instances.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -61,7 +63,7 @@
 
 namespace podvisor::supervisor {
 
-class Executor {
+class Executor : private InstanceHost {
  public:
   // Everything that can fail before a container exists: layout, images,
   // sandbox, control socket, signal handling. Nothing is left behind when
@@ -79,7 +81,6 @@ class Executor {
 
  private:
   using Instance = ContainerInstance;  // internal.h
-  struct RuntimeCall;
 
   Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop);
 
@@ -92,18 +93,21 @@ class Executor {
   Status WatchSignals();
   Status OpenEventsAndControl();
   Status PreparePodFiles();  // volumes, /etc files, /dev/shm
-  void Feed(Event event);
+  void Feed(Event event) override;
   void Drain();
   void Execute(const Action& action);
   void OnSignal();
   void OnTimerAction(const ArmTimer& arm);
-  void OnPublish(const Publish& p);
+  void OnPublish(const Publish& p) override;
   void NotifySystemd();  // docs/INTERFACE.md "systemd", after each batch
   void OnPodEnded(const PodEnded& e);
-  void MaybeFinish();
+  void MaybeFinish() override;
   void Cleanup();
   Now CurrentTime() const;
-  std::string RuntimeId(std::string_view container, int instance) const;
+  // The rest of InstanceHost (instances.h).
+  bool PodFinished() const override { return finished_; }
+  int CurrentInstance(const std::string& container) const override;
+  void AddPodFacts(oci::InstanceFacts& facts) const override;
 
   // network.cc: the CNI attachment (ADD after the sandbox, DEL at the
   // end) and the /etc files that depend on the pod's address and DNS.
@@ -114,84 +118,19 @@ class Executor {
 
   // cgroups.cc: the pod cgroup (S10.4) and OOM kills (S9.5).
   Status SetupPodCgroup();
-  bool OomKilledSinceCreate(const Instance& inst) const;
 
-  // runtime.cc: create, start, exit, delete. What happens to an instance
-  // goes through Advance, which moves it to its next step
-  // (instance_steps.h) and carries out what that step asks for.
-  void CreateInstance(const CreateContainer& a);
-  Status PrepareInstance(Instance& inst);
-  void StartInstance(const StartContainer& a);
-  void DeleteInstance(const DeleteContainer& a);
-  void DeleteRecord(Instance& inst);
-  void SignalInstance(const SignalContainer& a);
-  void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
-  void Advance(Instance& inst, InstanceInput input, const std::string& message = {});
-  void CarryOut(Instance& inst, InstanceAction action, const std::string& message);
-  void SpawnStart(Instance& inst);
-  void SpawnDelete(Instance& inst);
-
-  // init_adoption.cc: the exit of a create or run (or of the process it
-  // left holding the init); the init becomes our child.
-  void OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit);
-  void AdoptCreatedInit(Instance& inst);
-  void FailCreate(Instance& inst, InstanceInput input, const std::string& message);
-  Status AdoptInit(Instance& inst, pid_t pid);
-
-  void ReportExit(Instance& inst);
-  void WatchLogPipe(Instance& inst, int index);
-  void FinishDelete(Instance& inst);
-  void ReleaseDescriptors(Instance& inst);
-  std::string TerminationMessage(const Instance& inst, int exit_code) const;
-
-  // limits.cc: the supervisor's own limits (SEMANTICS S14.10-S14.14).
-  // S14.10: warns (log and event) when the pod may need more descriptors
-  // than RLIMIT_NOFILE allows.
-  void WarnAboutDescriptorLimit();
-  // S14.11: a runtime delete that could not be spawned is tried again.
-  void RetryDeleteLater(Instance& inst);
-  // S14.11: descriptors held back for deletes, so that a supervisor out of
-  // descriptors can still delete containers (which frees theirs). Release
-  // returns whether `spawn_error` was for lack of descriptors and the
-  // reserve had some to give; Refill takes them back when it can.
-  bool ReleaseDescriptorReserve(const Error& spawn_error);
-  void RefillDescriptorReserve();
-  // S14.11: what a failed create may have left in the instance's cgroup
-  // (a runtime killed half way leaves its init without runtime state).
-  void KillCgroupRemnants(const Instance& inst);
-  // S14.12: the records and directories of a container's instances older
-  // than the current one and the last ended one.
-  void RetireOldInstances(const std::string& container);
-  // S14.13: removes an exec process file once the runtime has read it.
-  void ExpireExecFile(const std::filesystem::path& file);
-  // S14.11: at the end, `delete --force` for every container the runtime
-  // still knows under the pod's --root, before that root is removed.
-  void DeleteRuntimeLeftovers();
-
-  // container_logs.cc: reading log pipes; rotation's retention and gzip.
-  // Reads what the pipe holds now; true at EOF.
-  bool ReadLogPipe(Instance& inst, int index);
-  void OnLogRotated(const std::filesystem::path& dir, int instance);
-  void StartCompression();
-  // Spawns one runtime call, tracked by the reaper; returns its pid.
+  // Instances (instances.h) as hooks, probes and the control API reach it.
+  Instance* FindInstance(std::string_view container, int instance) {
+    return instances_.Find(container, instance);
+  }
+  Instance* FindById(const std::string& id) { return instances_.FindById(id); }
+  oci::RuntimeCli Runtime() const { return instances_.Runtime(); }
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
                              int stdout_fd, int stderr_fd,
-                             std::function<void(const signals::ExitInfo&)> done);
-  // Tracks a runtime process as a call: its exit runs `done`, the pod's end
-  // waits for it, and --runtime-timeout bounds it if `step` is bounded.
-  Status TrackRuntimeCall(signals::ChildProcess process, const std::string& step,
-                          const std::filesystem::path& log_file,
-                          std::function<void(const signals::ExitInfo&)> done);
-  // The current record of (container, instance), or one by runtime id:
-  // callbacks of runtime calls hold the id, because a failed create is
-  // retried under the same instance number with a new id.
-  Instance* FindInstance(std::string_view container, int instance);
-  Instance* FindById(const std::string& id);
-  // The runtime's command line for this pod (its own --root).
-  oci::RuntimeCli Runtime() const;
-  // An instance's create, start and delete calls (launcher.h), made on
-  // first use.
-  RuntimeLauncher& Launcher();
+                             std::function<void(const signals::ExitInfo&)> done) {
+    return instances_.SpawnRuntime(cmd, log_file, stdout_fd, stderr_fd, std::move(done));
+  }
+  void ExpireExecFile(const std::filesystem::path& file) { instances_.ExpireExecFile(file); }
 
   // runtime_exec.cc: what hooks and probes (hooks_probes_) get of the
   // pod: exec through the runtime, the containers' specs, the netns.
@@ -246,17 +185,14 @@ class Executor {
   std::optional<SystemdReporter> systemd_;
   WallTime created_at_{};
   std::string uid_;
-  std::unique_ptr<HooksAndProbes> hooks_probes_;  // the Lifecycle's hook and probe actions
-
-  InstanceTable instances_;
-  std::unique_ptr<RuntimeLauncher> launcher_;
-  std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
+  // The container instances and every runtime call (instances.h); they
+  // outlive the probes and hooks, whose runs may kill an exec.
+  Instances instances_;
+  // The Lifecycle's hook and probe actions; destroyed before the
+  // instances, as their runs may kill an exec.
+  std::unique_ptr<HooksAndProbes> hooks_probes_;
   std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
-  std::map<pid_t, std::unique_ptr<RuntimeCall>> calls_;
   std::vector<ControlServer::Responder> stop_waiters_;
-  // Rotated logs waiting for gzip, one child at a time (container_logs.cc).
-  std::deque<std::pair<std::filesystem::path, int>> compress_queue_;  // file, instance
-  std::filesystem::path compressing_;
   // The `status` reply for the current state; every event clears it.
   std::optional<ControlReply> status_reply_;
   std::string record_text_;  // what status.json holds now

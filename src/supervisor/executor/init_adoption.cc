@@ -1,4 +1,4 @@
-// The Executor's side of a create (or `run --detach`) that ended: on success
+// Instances' side of a create (or `run --detach`) that ended: on success
 // the container init the runtime wrote to --pid-file becomes our child, to be
 // reaped and signalled through its pidfd (S5.9).
 //
@@ -21,7 +21,7 @@
 
 namespace podvisor::supervisor {
 
-void Executor::OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit) {
+void Instances::OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit) {
   Instance* inst = FindById(id);
   if (!inst) return;
   // The process that exited is the call itself, or the fork it left
@@ -37,7 +37,7 @@ void Executor::OnCreateCallExited(const std::string& id, const signals::ExitInfo
   Advance(*inst, fork ? InstanceInput::kForkExited : InstanceInput::kCreateCallExited);
 }
 
-void Executor::AdoptCreatedInit(Instance& inst) {
+void Instances::AdoptCreatedInit(Instance& inst) {
   pid_t pid = 0;
   std::ifstream(inst.dir / InstanceFile::kPidFile) >> pid;
   // A `run` init may have run and exited already: it is our zombie child
@@ -53,7 +53,7 @@ void Executor::AdoptCreatedInit(Instance& inst) {
   if (adopted) return Advance(inst, InstanceInput::kInitAdopted);
   // Only a process nobody tracks: a watched one (another container's
   // init, a runtime call) is not a remnant of this call.
-  if (between > 0 && between != pid && !reaper_.IsWatched(between)) {
+  if (between > 0 && between != pid && !pod_.reaper.IsWatched(between)) {
     if (auto remnant = signals::ChildProcess::Adopt(between)) {
       log::Debug("{}: the container process {} is still the child of runtime process {}", inst.id,
                  pid, between);
@@ -69,7 +69,7 @@ void Executor::AdoptCreatedInit(Instance& inst) {
   FailCreate(inst, InstanceInput::kCreateFailed, adopted.error().message());
 }
 
-void Executor::FailCreate(Instance& inst, InstanceInput input, const std::string& message) {
+void Instances::FailCreate(Instance& inst, InstanceInput input, const std::string& message) {
   log::Warn("creating {}: {}", inst.id, message);
   // A failed run reports a failed create: never started, as far as the
   // pod is concerned, and an init it started is reaped already
@@ -77,14 +77,14 @@ void Executor::FailCreate(Instance& inst, InstanceInput input, const std::string
   Advance(inst, input, message);
 }
 
-Status Executor::AdoptInit(Instance& inst, pid_t pid) {
+Status Instances::AdoptInit(Instance& inst, pid_t pid) {
   auto init = signals::ChildProcess::Adopt(pid);
   if (!init) return init.error().Wrap("adopting the container process");
   std::string id = inst.id;
-  if (auto s = reaper_.Track(*init,
-                             [this, id](const signals::ExitInfo& e) {
-                               if (Instance* i = FindById(id)) OnInitExited(*i, e);
-                             });
+  if (auto s = pod_.reaper.Track(*init,
+                                 [this, id](const signals::ExitInfo& e) {
+                                   if (Instance* i = FindById(id)) OnInitExited(*i, e);
+                                 });
       !s) {
     return s;
   }

@@ -41,12 +41,6 @@ struct ContainerInstance {
   EventLoop::TimerId delete_retry = 0;         // S14.11: a delete waiting for descriptors
 };
 
-struct Executor::RuntimeCall {
-  signals::ChildProcess process;
-  std::string what;
-  EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
-};
-
 std::string InstanceKey(std::string_view container, int instance);
 
 }  // namespace podvisor::supervisor

@@ -55,39 +55,39 @@ uint64_t DescriptorsNeeded(const pod::Pod& pod) {
 
 }  // namespace
 
-void Executor::WarnAboutDescriptorLimit() {
+void Instances::WarnAboutDescriptorLimit() {
   signals::FdLimit limit = signals::CurrentFdLimit();
-  uint64_t needed = DescriptorsNeeded(pod_);
+  uint64_t needed = DescriptorsNeeded(pod_.pod);
   if (limit.soft == 0 || needed <= limit.soft) return;
   // A warning, not a refusal: the estimate is an upper bound (probes and
   // hooks do not all run at once), and a create that does run out fails
   // as CreateContainerError, leaves nothing behind and is retried (S14.11).
-  OnPublish(
-      Publish{EventType::kWarning, "DescriptorLimit", "pod",
-              "the pod's " +
-                  std::to_string(pod_.spec.init_containers.size() + pod_.spec.containers.size()) +
-                  " containers may need up to " + std::to_string(needed) +
-                  " file descriptors, but RLIMIT_NOFILE allows " + std::to_string(limit.soft) +
-                  " (hard limit " + std::to_string(limit.hard) +
-                  "): raise it (systemd LimitNOFILE=, ulimit -Hn) or containers may fail to start "
-                  "with \"Too many open files\""});
+  host_.OnPublish(Publish{
+      EventType::kWarning, "DescriptorLimit", "pod",
+      "the pod's " +
+          std::to_string(pod_.pod.spec.init_containers.size() + pod_.pod.spec.containers.size()) +
+          " containers may need up to " + std::to_string(needed) +
+          " file descriptors, but RLIMIT_NOFILE allows " + std::to_string(limit.soft) +
+          " (hard limit " + std::to_string(limit.hard) +
+          "): raise it (systemd LimitNOFILE=, ulimit -Hn) or containers may fail to start "
+          "with \"Too many open files\""});
 }
 
-void Executor::RetryDeleteLater(Instance& inst) {
+void Instances::RetryDeleteLater(Instance& inst) {
   // Still Deleting: the pod's end (MaybeFinish) waits for it, and the
   // runtime's state is not removed under it (Cleanup).
   std::string id = inst.id;
-  inst.delete_retry = loop_.AddTimer(loop_.Now() + kDeleteRetry, [this, id] {
+  inst.delete_retry = pod_.loop.AddTimer(pod_.loop.Now() + kDeleteRetry, [this, id] {
     RefillDescriptorReserve();
     Instance* again = FindById(id);
     if (!again) return;
     again->delete_retry = 0;
     Advance(*again, InstanceInput::kDeleteRetry);
-    MaybeFinish();
+    host_.MaybeFinish();
   });
 }
 
-bool Executor::ReleaseDescriptorReserve(const Error& spawn_error) {
+bool Instances::ReleaseDescriptorReserve(const Error& spawn_error) {
   if ((spawn_error.code() != EMFILE && spawn_error.code() != ENFILE) || fd_reserve_.empty()) {
     return false;
   }
@@ -97,7 +97,7 @@ bool Executor::ReleaseDescriptorReserve(const Error& spawn_error) {
   return true;
 }
 
-void Executor::RefillDescriptorReserve() {
+void Instances::RefillDescriptorReserve() {
   while (fd_reserve_.size() < kDescriptorReserve) {
     Fd fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!fd) return;  // still short: the next delete's exit tries again
@@ -105,7 +105,7 @@ void Executor::RefillDescriptorReserve() {
   }
 }
 
-void Executor::KillCgroupRemnants(const Instance& inst) {
+void Instances::KillCgroupRemnants(const Instance& inst) {
   if (!inst.state.create_failed || inst.cgroups_path.empty()) return;
   // A runtime killed half way (--runtime-timeout, or out of descriptors
   // itself) leaves its init blocked in the container's cgroup with no
@@ -124,7 +124,7 @@ void Executor::KillCgroupRemnants(const Instance& inst) {
   }
 }
 
-void Executor::RetireOldInstances(const std::string& container) {
+void Instances::RetireOldInstances(const std::string& container) {
   // S14.12: the kubelet keeps the last dead container of each container;
   // we keep the current record and the newest ended one. The rest go with
   // their directories (config.json and exec files hold the environment;
@@ -141,7 +141,7 @@ void Executor::RetireOldInstances(const std::string& container) {
            !inst.pipes[1] && !inst.root_mounted && !inst.sub_paths_bound;
   };
   for (Instance* retired :
-       instances_.EndedToRetire(container, lifecycle_.InstanceOf(container), ended_record)) {
+       table_.EndedToRetire(container, host_.CurrentInstance(container), ended_record)) {
     Instance& old = *retired;
     // Checked again in the mount table itself: a mount of this directory
     // that the flags above do not know of keeps it (CleanupPod unmounts it
@@ -151,27 +151,27 @@ void Executor::RetireOldInstances(const std::string& container) {
     std::error_code ec;
     fs::remove_all(old.dir, ec);
     if (ec) log::Warn("removing {}: {}", old.dir.string(), ec.message());
-    instances_.Erase(old);
+    table_.Erase(old);
   }
 }
 
-void Executor::ExpireExecFile(const fs::path& file) {
-  loop_.AddTimer(loop_.Now() + kExecFileLifetime, [file] {
+void Instances::ExpireExecFile(const fs::path& file) {
+  pod_.loop.AddTimer(pod_.loop.Now() + kExecFileLifetime, [file] {
     std::error_code ec;
     fs::remove(file, ec);
   });
 }
 
-void Executor::DeleteRuntimeLeftovers() {
+void Instances::DeleteRuntimeLeftovers() {
   // S14.11: a container the runtime still knows (a delete that never got
   // to run, a create whose report was lost) is deleted before the runtime's
   // root goes: removing the root would leave it running, invisible to
   // `runc list`. Normally there is none; the loop has ended, so each call
   // is waited for here, bounded by --runtime-timeout.
   oci::RuntimeCli runtime = Runtime();
-  Duration timeout =
-      options_.runtime_timeout.count() > 0 ? options_.runtime_timeout : kDefaultRuntimeTimeout;
-  for (const auto& id : RuntimeContainerIds(layout_)) {
+  Duration timeout = pod_.options.runtime_timeout.count() > 0 ? pod_.options.runtime_timeout
+                                                              : kDefaultRuntimeTimeout;
+  for (const auto& id : RuntimeContainerIds(pod_.layout)) {
     log::Warn("container {} still known to the runtime at the pod's end: deleting it", id);
     if (auto s = RunRuntimeCall(runtime.Delete(id), timeout); !s) {
       log::Warn("deleting {}: {}", id, s.error().message());

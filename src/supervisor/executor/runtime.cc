@@ -1,5 +1,5 @@
-// The Executor's runtime side: an instance's create, start, exit and
-// delete, and its log pipes.
+// Instances (instances.h): the Lifecycle's actions on an instance, its
+// create, start, exit and delete, and its log pipes.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -25,7 +25,6 @@
 
 namespace podvisor::supervisor {
 
-constexpr std::string_view kRootDir = "/";
 namespace {
 
 constexpr std::size_t kTerminationMessageMax = 4096;  // S11.3
@@ -47,25 +46,6 @@ std::string ReadTail(const std::filesystem::path& file, std::size_t max) {
 
 }  // namespace
 
-Executor::Instance* Executor::FindInstance(std::string_view container, int instance) {
-  return instances_.Find(container, instance);
-}
-
-oci::RuntimeCli Executor::Runtime() const {
-  return oci::RuntimeCli(options_.runtime, {layout_.RuntimeRoot(), options_.no_pivot, {}});
-}
-
-RuntimeLauncher& Executor::Launcher() {
-  if (!launcher_) {
-    launcher_ = std::make_unique<RuntimeCliLauncher>(
-        Runtime(), [this](const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
-                          int stdout_fd, int stderr_fd, RuntimeLauncher::Done done) {
-          return SpawnRuntime(cmd, log_file, stdout_fd, stderr_fd, std::move(done));
-        });
-  }
-  return *launcher_;
-}
-
 namespace {
 
 RuntimeLauncher::Files CallFiles(const std::filesystem::path& dir) {
@@ -74,111 +54,28 @@ RuntimeLauncher::Files CallFiles(const std::filesystem::path& dir) {
 
 }  // namespace
 
-Executor::Instance* Executor::FindById(const std::string& id) {
-  return instances_.FindById(id);
-}
-
-Result<pid_t> Executor::SpawnRuntime(const oci::RuntimeCommand& cmd,
-                                     const std::filesystem::path& log_file, int stdout_fd,
-                                     int stderr_fd,
-                                     std::function<void(const signals::ExitInfo&)> done) {
-  signals::SpawnOptions spawn;
-  spawn.argv = cmd.argv;
-  if (!log_file.empty()) {
-    // The per-instance --log file: the runtime's own diagnostics, read back
-    // for RunContainerError messages.
-    spawn.argv.insert(spawn.argv.begin() + 1, {"--log", log_file.string(), "--log-format", "json"});
-  }
-  spawn.stdout_fd = stdout_fd;
-  spawn.stderr_fd = stderr_fd;
-  // Copy-assigned from a std::string: assigning the literal trips GCC 12's
-  // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
-  spawn.cwd = std::string(kRootDir);
-  if (cmd.step == "create") {
-    // A create that outlives a SIGKILLed supervisor would go on making the
-    // container after recovery has looked (the next run's, or the shim's
-    // delete): it dies with us, and recovery finds at most a half-made
-    // container, which it handles.
-    spawn.pre_exec = [parent = ::getpid()] {
-      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
-      return ::getppid() == parent ? 0 : ESRCH;  // we died before the prctl
-    };
-  }
-  auto child = signals::Spawn(spawn);
-  if (!child) return child.take_error().Wrap("runtime " + cmd.step);
-  pid_t pid = child->pid();
-  if (auto s = TrackRuntimeCall(std::move(*child), cmd.step, log_file, std::move(done)); !s) {
-    return s.take_error();
-  }
-  return pid;
-}
-
-Status Executor::TrackRuntimeCall(signals::ChildProcess process, const std::string& step,
-                                  const std::filesystem::path& log_file,
-                                  std::function<void(const signals::ExitInfo&)> done) {
-  pid_t pid = process.pid();
-  auto call = std::make_unique<RuntimeCall>();
-  call->process = std::move(process);
-  call->what = step;
-  if (auto s = reaper_.Track(call->process,
-                             [this, pid, done = std::move(done)](const signals::ExitInfo& exit) {
-                               if (auto it = calls_.find(pid);
-                                   it != calls_.end() && it->second->deadline) {
-                                 loop_.CancelTimer(it->second->deadline);
-                               }
-                               calls_.erase(pid);
-                               done(exit);
-                               MaybeFinish();
-                             });
-      !s) {
-    return s;
-  }
-  if (options_.runtime_timeout.count() > 0 && BoundedByRuntimeTimeout(step)) {
-    // A hung runtime is killed at its deadline; its exit then fails the
-    // call like any other runtime failure (runtime_timeout.h).
-    call->deadline =
-        loop_.AddTimer(loop_.Now() + options_.runtime_timeout, [this, pid, log_file, step] {
-          auto it = calls_.find(pid);
-          if (it == calls_.end()) return;
-          it->second->deadline = 0;
-          log::Warn("{}", RuntimeTimeoutMessage(step, options_.runtime_timeout));
-          RecordRuntimeTimeout(log_file, step, options_.runtime_timeout);
-          (void)it->second->process.SendSignal(SIGKILL);
-        });
-  }
-  calls_.emplace(pid, std::move(call));
-  return Ok();
-}
-
-Status Executor::PrepareInstance(Instance& inst) {
-  const oci::Image& image = images_.at(inst.container);
+Status Instances::Prepare(Instance& inst) {
+  const oci::Image& image = pod_.images.at(inst.container);
   const pod::Container* spec = ContainerSpec(inst.container);
   // The facts of this run; oci::PlanContainerConfig makes the config of
   // them, as it does for `validate` and `oci-config`.
   oci::InstanceFacts facts;
-  facts.bundle = options_.bundle;
+  facts.bundle = pod_.options.bundle;
   facts.runtime_id = inst.id;
   facts.instance_dir = inst.dir;
   // Each instance writes into its own overlay (docs/INTERFACE.md); mounting
   // it needs privileges, which a sandboxed (root) supervisor has.
-  facts.own_root = options_.sandbox;
-  if (sandbox_) {
-    facts.namespaces.network = sandbox_->network_ns().value_or("").string();
-    facts.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
-    facts.namespaces.uts = sandbox_->uts_ns().value_or("").string();
-    facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
-  }
-  if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
-  facts.cgroup_parent = options_.cgroup_parent;
-  facts.pod_ips = pod_ips_;
-  facts.pids_limit = options_.pids_limit;
-  auto host = oci::ReadHostFacts(*spec, layout_.dir());
+  facts.own_root = pod_.options.sandbox;
+  host_.AddPodFacts(facts);  // namespaces, pod cgroup, addresses
+  facts.cgroup_parent = pod_.options.cgroup_parent;
+  facts.pids_limit = pod_.options.pids_limit;
+  auto host = oci::ReadHostFacts(*spec, pod_.layout.dir());
   if (!host) return host.take_error();
-  host->node_memory_bytes = options_.node_memory_bytes;
-  host->node_hostname = options_.node_hostname;
+  host->node_memory_bytes = pod_.options.node_memory_bytes;
+  host->node_hostname = pod_.options.node_hostname;
   oci::PreparedInstance prepared;
-  Status s =
-      oci::PrepareContainerInstance(pod_, *spec, image, layout_, std::move(facts), *host, prepared);
+  Status s = oci::PrepareContainerInstance(pod_.pod, *spec, image, pod_.layout, std::move(facts),
+                                           *host, prepared);
   // What was done is undone by the instance's delete, also after a failure.
   inst.sub_paths_bound = prepared.sub_paths_bound;
   inst.root = prepared.root;
@@ -189,21 +86,21 @@ Status Executor::PrepareInstance(Instance& inst) {
   return Ok();
 }
 
-void Executor::CreateInstance(const CreateContainer& a) {
+void Instances::Create(const CreateContainer& a) {
   auto owned = std::make_unique<Instance>();
   owned->container = a.container;
   owned->instance = a.instance;
   owned->id = RuntimeId(a.container, a.instance);
-  owned->dir = layout_.ContainersDir() / a.container / owned->id;
+  owned->dir = pod_.layout.ContainersDir() / a.container / owned->id;
   // A failed create is retried under the same instance number; the failed
   // record stays under its own id until its cleanup is done.
-  Instance& inst = instances_.Add(std::move(owned));
+  Instance& inst = table_.Add(std::move(owned));
   auto fail = [&](const Error& e) { FailCreate(inst, InstanceInput::kCreateFailed, e.message()); };
 
-  if (auto s = PrepareInstance(inst); !s) return fail(s.error());
-  std::filesystem::path log_dir = options_.log_dir / a.container;
+  if (auto s = Prepare(inst); !s) return fail(s.error());
+  std::filesystem::path log_dir = pod_.options.log_dir / a.container;
   auto log = CriLogWriter::Open(
-      log_dir / (std::to_string(a.instance) + ".log"), options_.log_rotation.max_size,
+      log_dir / (std::to_string(a.instance) + ".log"), pod_.options.log_rotation.max_size,
       [this, log_dir, instance = a.instance] { OnLogRotated(log_dir, instance); });
   if (!log) return fail(log.error());
   inst.log.emplace(std::move(*log));
@@ -230,7 +127,7 @@ void Executor::CreateInstance(const CreateContainer& a) {
   WatchLogPipe(inst, 1);
 }
 
-void Executor::WatchLogPipe(Instance& inst, int index) {
+void Instances::WatchLogPipe(Instance& inst, int index) {
   int fd = inst.pipes[index].get();
   if (fd < 0) return;
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -241,21 +138,21 @@ void Executor::WatchLogPipe(Instance& inst, int index) {
     if (!inst || !inst->pipes[index]) return;
     // EOF: every writer (the container's processes) is gone.
     if (!ReadLogPipe(*inst, index)) return;
-    loop_.Remove(inst->pipes[index].get());
+    pod_.loop.Remove(inst->pipes[index].get());
     inst->pipes[index].Reset();
-    if (inst->log) (void)inst->log->Close(stream, loop_.clock().WallNow());
+    if (inst->log) (void)inst->log->Close(stream, pod_.loop.clock().WallNow());
     ReleaseDescriptors(*inst);
   };
-  if (auto s = loop_.Add(fd, EPOLLIN, drain); !s) log::Warn("{}", s.error().message());
+  if (auto s = pod_.loop.Add(fd, EPOLLIN, drain); !s) log::Warn("{}", s.error().message());
 }
 
-void Executor::StartInstance(const StartContainer& a) {
-  if (Instance* inst = FindInstance(a.container, a.instance)) {
+void Instances::Start(const StartContainer& a) {
+  if (Instance* inst = Find(a.container, a.instance)) {
     Advance(*inst, InstanceInput::kStartAsked);
   }
 }
 
-void Executor::SpawnStart(Instance& inst) {
+void Instances::SpawnStart(Instance& inst) {
   std::string id = inst.id;
   std::filesystem::path log_file = inst.dir / InstanceFile::kRuntimeLog;
   auto s = Launcher().Start(inst.id, CallFiles(inst.dir),
@@ -272,12 +169,12 @@ void Executor::SpawnStart(Instance& inst) {
   if (!s) Advance(inst, InstanceInput::kStartFailed, s.error().message());
 }
 
-void Executor::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
+void Instances::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
   inst.init_exit = exit;
   Advance(inst, InstanceInput::kInitExited);
 }
 
-void Executor::Advance(Instance& inst, InstanceInput input, const std::string& message) {
+void Instances::Advance(Instance& inst, InstanceInput input, const std::string& message) {
   InstanceTransition t = Transition(inst.state, input);
   log::Debug("{} {}: {} -> {}", inst.id, InstanceInputName(input),
              InstanceStepName(inst.state.step), InstanceStepName(t.next.step));
@@ -292,20 +189,21 @@ void Executor::Advance(Instance& inst, InstanceInput input, const std::string& m
   }
 }
 
-void Executor::CarryOut(Instance& inst, InstanceAction action, const std::string& message) {
+void Instances::CarryOut(Instance& inst, InstanceAction action, const std::string& message) {
   switch (action) {
     case InstanceAction::kAdoptInit:
       return AdoptCreatedInit(inst);
     case InstanceAction::kReportCreated:
-      return Feed(RuntimeCreated{inst.container, inst.instance, inst.id});
+      return host_.Feed(RuntimeCreated{inst.container, inst.instance, inst.id});
     case InstanceAction::kReportCreateFailed:
-      return Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kCreate, message});
+      return host_.Feed(
+          RuntimeFailed{inst.container, inst.instance, RuntimeStep::kCreate, message});
     case InstanceAction::kSpawnStart:
       return SpawnStart(inst);
     case InstanceAction::kReportStarted:
-      return Feed(RuntimeStarted{inst.container, inst.instance});
+      return host_.Feed(RuntimeStarted{inst.container, inst.instance});
     case InstanceAction::kReportStartFailed:
-      return Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kStart, message});
+      return host_.Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kStart, message});
     case InstanceAction::kReportExited:
       return ReportExit(inst);
     case InstanceAction::kSpawnDelete:
@@ -317,7 +215,7 @@ void Executor::CarryOut(Instance& inst, InstanceAction action, const std::string
   }
 }
 
-std::string Executor::TerminationMessage(const Instance& inst, int exit_code) const {
+std::string Instances::TerminationMessage(const Instance& inst, int exit_code) const {
   // S11.3: the file's last 4096 bytes; with FallbackToLogsOnError and an
   // empty file, the last 80 lines (at most 2048 bytes) of a failed
   // instance's log.
@@ -333,7 +231,7 @@ std::string Executor::TerminationMessage(const Instance& inst, int exit_code) co
                    kFallbackLogLines, kFallbackLogBytes);
 }
 
-void Executor::ReportExit(Instance& inst) {
+void Instances::ReportExit(Instance& inst) {
   const signals::ExitInfo& exit = *inst.init_exit;
   ContainerExited e;
   e.container = inst.container;
@@ -349,13 +247,13 @@ void Executor::ReportExit(Instance& inst) {
   e.message = TerminationMessage(inst, e.exit_code);
   log::Debug("{} {}", inst.id, exit.ToString());
   std::string id = inst.id;
-  Feed(std::move(e));
+  host_.Feed(std::move(e));
   // Deleted before it exited (a failed start): its pidfd can go now.
   if (Instance* gone = FindById(id)) ReleaseDescriptors(*gone);
 }
 
-void Executor::SignalInstance(const SignalContainer& a) {
-  Instance* inst = FindInstance(a.container, a.instance);
+void Instances::Signal(const SignalContainer& a) {
+  Instance* inst = Find(a.container, a.instance);
   if (!inst || !inst->init) return;
   // S5.9: straight to the container's init through its pidfd.
   if (auto s = inst->init->SendSignal(a.signo); !s) {
@@ -363,15 +261,11 @@ void Executor::SignalInstance(const SignalContainer& a) {
   }
 }
 
-void Executor::DeleteInstance(const DeleteContainer& a) {
-  if (Instance* inst = FindInstance(a.container, a.instance)) DeleteRecord(*inst);
+void Instances::Delete(const DeleteContainer& a) {
+  if (Instance* inst = Find(a.container, a.instance)) Advance(*inst, InstanceInput::kDeleteAsked);
 }
 
-void Executor::DeleteRecord(Instance& inst) {
-  Advance(inst, InstanceInput::kDeleteAsked);
-}
-
-void Executor::SpawnDelete(Instance& inst) {
+void Instances::SpawnDelete(Instance& inst) {
   std::string id = inst.id;
   auto spawn_delete = [&] {
     return Launcher().Delete(inst.id, CallFiles(inst.dir),
@@ -398,7 +292,7 @@ void Executor::SpawnDelete(Instance& inst) {
   }
 }
 
-void Executor::FinishDelete(Instance& inst) {
+void Instances::FinishDelete(Instance& inst) {
   KillCgroupRemnants(inst);  // S14.11
   if (inst.root_mounted) {
     if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
@@ -426,7 +320,7 @@ void Executor::FinishDelete(Instance& inst) {
   ReleaseDescriptors(inst);
 }
 
-void Executor::ReleaseDescriptors(Instance& inst) {
+void Instances::ReleaseDescriptors(Instance& inst) {
   // The record of an instance that is gone stays (callbacks find it by id),
   // but its descriptors do not: a container crash-looping for weeks would
   // otherwise pile up a pidfd and a log file per restart until the
@@ -438,8 +332,8 @@ void Executor::ReleaseDescriptors(Instance& inst) {
   if (inst.init || inst.pipes[0] || inst.pipes[1]) return;
   // S14.12: ended; older records of the container may go now. Later, from
   // the loop: callers up the stack hold references to records.
-  loop_.AddTimer(loop_.Now(),
-                 [this, container = inst.container] { RetireOldInstances(container); });
+  pod_.loop.AddTimer(pod_.loop.Now(),
+                     [this, container = inst.container] { RetireOldInstances(container); });
 }
 
 }  // namespace podvisor::supervisor

@@ -58,9 +58,7 @@ class Executor::RuntimeExec final : public InstanceExec {
   }
 
   void Kill(pid_t pid) override {
-    if (auto call = executor_.calls_.find(pid); call != executor_.calls_.end()) {
-      (void)call->second->process.SendSignal(SIGKILL);
-    }
+    executor_.instances_.KillCall(pid);
   }
 
  private:
@@ -157,8 +155,7 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
       *timed_out = true;
       // Killing the runtime's exec ends the wait for it; the process inside
       // the container may linger until the container stops.
-      if (auto it = calls_.find(pid); it != calls_.end())
-        (void)it->second->process.SendSignal(SIGKILL);
+      instances_.KillCall(pid);
     });
   }
   return pid;
