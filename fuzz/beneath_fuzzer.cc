@@ -21,13 +21,13 @@
 #include <string>
 #include <string_view>
 
-#include "oci/beneath.h"
+#include "common/beneath.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using podvisor::BeneathResolver;
 using podvisor::Fd;
-using podvisor::oci::BeneathResolver;
 
 struct Sandbox {
   fs::path base, root, outside;
@@ -84,15 +84,15 @@ ino_t Inode(const Fd& fd) {
 }
 
 void Exercise(char op, const std::string& path, const Fd& root, const std::string& real_root) {
-  using podvisor::oci::MakeDirsBeneath;
-  using podvisor::oci::OpenBeneath;
+  using podvisor::MakeDirsBeneath;
+  using podvisor::OpenBeneath;
   if (op == 'o') {
     auto kernel = OpenBeneath(root.get(), path, O_PATH, 0, BeneathResolver::kKernel);
     auto walk = OpenBeneath(root.get(), path, O_PATH, 0, BeneathResolver::kWalk);
     if (kernel.ok() != walk.ok()) __builtin_trap();
     // Refused for leading out by one, it must be by the other too.
-    if (!kernel && podvisor::oci::IsOutsideRoot(kernel.error()) !=
-                       podvisor::oci::IsOutsideRoot(walk.error())) {
+    if (!kernel &&
+        podvisor::IsOutsideRoot(kernel.error()) != podvisor::IsOutsideRoot(walk.error())) {
       __builtin_trap();
     }
     if (kernel) {

@@ -20,9 +20,9 @@
 #include <set>
 #include <string>
 
-#include "oci/bundle_fs.h"
-#include "oci/digest.h"
-#include "oci/layer_unpack.h"
+#include "image/bundle_fs.h"
+#include "image/digest.h"
+#include "image/layer_unpack.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 #include "cli/cli.h"
-#include "signals/fd_limit.h"
+#include "process/fd_limit.h"
 #ifdef PODVISOR_SHIM
 #include "shim/shim_args.h"
 #include "shim/shim_main.h"
@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   // one before anything is opened; what podvisor starts gets the original
   // soft limit back (signals/fd_limit.h). The client commands do not need
   // it, and it costs them nothing.
-  podvisor::signals::RaiseFdLimit();
+  podvisor::process::RaiseFdLimit();
 #ifdef PODVISOR_SHIM
   // containerd-shim-podvisor-v1 is a link to this binary (docs/SHIM.md).
   if (podvisor::shim::IsShimInvocation(argc, argv)) return podvisor::shim::ShimMain(argc, argv);

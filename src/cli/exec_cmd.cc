@@ -31,7 +31,7 @@
 #include "cli/pod_records.h"
 #include "common/fd.h"
 #include "common/terminal_text.h"
-#include "signals/spawn.h"
+#include "process/spawn.h"
 
 namespace podvisor::cli {
 namespace {
@@ -258,13 +258,13 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
     cleanup();
     return Fail("prctl(PR_SET_CHILD_SUBREAPER): " + std::string(std::strerror(errno)));
   }
-  signals::SpawnOptions spawn;
+  process::SpawnOptions spawn;
   spawn.argv = argv;
   spawn.stdin_fd =
-      o.pass_stdin && !o.tty ? signals::SpawnOptions::kInherit : signals::SpawnOptions::kDevNull;
-  spawn.stdout_fd = o.tty ? signals::SpawnOptions::kDevNull : signals::SpawnOptions::kInherit;
-  spawn.stderr_fd = signals::SpawnOptions::kInherit;
-  auto child = signals::Spawn(spawn);
+      o.pass_stdin && !o.tty ? process::SpawnOptions::kInherit : process::SpawnOptions::kDevNull;
+  spawn.stdout_fd = o.tty ? process::SpawnOptions::kDevNull : process::SpawnOptions::kInherit;
+  spawn.stderr_fd = process::SpawnOptions::kInherit;
+  auto child = process::Spawn(spawn);
   if (!child) {
     cleanup();
     return Fail(child.error().message());

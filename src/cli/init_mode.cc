@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "pod/parse.h"
-#include "signals/reaper.h"
+#include "process/reaper.h"
 #include "supervisor/executor/host_checks.h"
 
 namespace podvisor::cli {
@@ -192,7 +192,7 @@ int RunAsInit() {
   // Nothing of the pod is left at this point; anything else (a daemon a
   // hook started outside the pod) does not get to write after the sync.
   ::kill(-1, SIGKILL);
-  (void)signals::ReapAll();
+  (void)process::ReapAll();
   ::sync();
   ::reboot(config.reboot ? RB_AUTOBOOT : RB_POWER_OFF);
   std::fprintf(stderr, "podvisor: init: reboot: %s\n", std::strerror(errno));

@@ -23,14 +23,14 @@
 #include "cli/commands.h"
 #include "cli/node_facts.h"
 #include "common/terminal_text.h"
+#include "hostfs/instance_plan.h"
+#include "hostfs/layout.h"
+#include "hostfs/volumes.h"
+#include "image/bundle_image.h"
+#include "image/image.h"
+#include "image/image_cache.h"
 #include "network/pod_network.h"
-#include "oci/bundle_image.h"
-#include "oci/image.h"
-#include "oci/image_cache.h"
-#include "oci/instance_plan.h"
-#include "oci/layout.h"
 #include "oci/spec.h"
-#include "oci/volumes.h"
 #include "pod/defaults.h"
 #include "pod/parse.h"
 #include "pod/quantity.h"
@@ -80,12 +80,12 @@ bool RunMakesPodCgroup(const std::string& cgroup_parent) {
 
 // The facts `run` would plan the instance with (its PrepareInstance), as
 // far as they are known before the pod runs (see the top of this file).
-oci::InstanceFacts RunFacts(const OciConfigOptions& opts, const pod::Pod& pod,
-                            const pod::Container& container, const oci::PodLayout& layout,
-                            bool sandbox) {
-  oci::InstanceFacts facts;
+hostfs::InstanceFacts RunFacts(const OciConfigOptions& opts, const pod::Pod& pod,
+                               const pod::Container& container, const hostfs::PodLayout& layout,
+                               bool sandbox) {
+  hostfs::InstanceFacts facts;
   facts.bundle = std::filesystem::absolute(opts.bundle);
-  facts.runtime_id = oci::InstanceRuntimeId(pod.metadata.name, opts.container, opts.instance, 1);
+  facts.runtime_id = hostfs::InstanceRuntimeId(pod.metadata.name, opts.container, opts.instance, 1);
   facts.instance_dir = layout.ContainersDir() / opts.container / facts.runtime_id;
   facts.own_root = sandbox;
   // S14.2: run binds what each subPath resolves to at a path of its own
@@ -93,7 +93,7 @@ oci::InstanceFacts RunFacts(const OciConfigOptions& opts, const pod::Pod& pod,
   for (std::size_t i = 0; i < container.volume_mounts.size(); ++i) {
     const pod::VolumeMount& vm = container.volume_mounts[i];
     if (vm.sub_path.empty() && vm.sub_path_expr.empty()) continue;
-    facts.sub_path_sources[i] = oci::SubPathMountDir(facts.instance_dir) / std::to_string(i);
+    facts.sub_path_sources[i] = hostfs::SubPathMountDir(facts.instance_dir) / std::to_string(i);
   }
   if (sandbox) {
     if (!pod.spec.host_network) {
@@ -148,7 +148,7 @@ std::optional<pod::Pod> LoadValidPod(const std::filesystem::path& bundle, int& e
 int RefuseOptions(const OciConfigOptions& opts, const std::filesystem::path& bundle) {
   // The config names paths in the bundle and the pod's cgroup; a bundle
   // image is unpacked and `self` resolved only by the run that uses them.
-  if (oci::LooksLikeBundleImage(bundle)) {
+  if (image::LooksLikeBundleImage(bundle)) {
     std::fprintf(stderr,
                  "podvisor: oci-config: %s is an OCI layout; give the bundle directory it was "
                  "packed from (run and validate take the layout)\n",
@@ -187,22 +187,22 @@ int RunOciConfig(const OciConfigOptions& opts) {
     return kExitUsage;
   }
   std::filesystem::path state_dir = std::filesystem::absolute(opts.state_dir);
-  auto image = oci::LoadImage(std::filesystem::absolute(bundle), container->image,
-                              {oci::ImageCacheDir(state_dir)});
+  auto image = image::LoadImage(std::filesystem::absolute(bundle), container->image,
+                                {image::ImageCacheDir(state_dir)});
   if (!image) {
     std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
     return kExitHost;
   }
-  oci::PodLayout layout(state_dir, pod.metadata.name);
+  hostfs::PodLayout layout(state_dir, pod.metadata.name);
   bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && ::geteuid() == 0);
-  auto host = oci::ReadHostFacts(*container, layout.dir());
+  auto host = hostfs::ReadHostFacts(*container, layout.dir());
   if (!host) {
     std::fprintf(stderr, "podvisor: %s\n", host.error().message().c_str());
     return kExitHost;
   }
   host->node_memory_bytes = *node_memory;
   host->node_hostname = NodeHostname();
-  oci::ContainerConfigInput in = oci::PlanContainerConfig(
+  oci::ContainerConfigInput in = hostfs::PlanContainerConfig(
       pod, *container, *image, layout, RunFacts(opts, pod, *container, layout, sandbox), *host);
 
   // After validation, which may read a typed Secret's values.

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
-#include "oci/bundle_image.h"
+#include "image/bundle_image.h"
 #include "oci/spec.h"
 
 namespace podvisor::cli {
@@ -23,7 +23,7 @@ struct PackOptions {
 
 int RunPack(const PackOptions& opts) {
   std::error_code ec;
-  if (!fs::is_directory(opts.bundle, ec) || oci::LooksLikeBundleImage(opts.bundle)) {
+  if (!fs::is_directory(opts.bundle, ec) || image::LooksLikeBundleImage(opts.bundle)) {
     std::fprintf(stderr, "podvisor: pack: %s is not a bundle directory (pod.yaml or pod.json)\n",
                  opts.bundle.c_str());
     return fs::exists(opts.bundle, ec) ? kExitUsage : kExitHost;
@@ -34,11 +34,11 @@ int RunPack(const PackOptions& opts) {
     return kExitUsage;
   }
   // What cannot run cannot be packed: the same checks as `validate`.
-  LoadedPod loaded = LoadPod(opts.bundle, /*check_images=*/true);
+  LoadedPod loaded = cli::LoadPod(opts.bundle, /*check_images=*/true);
   if (!loaded.ok()) return loaded.exit_code;
   const pod::Pod& pod = loaded.pod;
 
-  oci::PackInput input;
+  image::PackInput input;
   input.bundle = opts.bundle;
   input.manifest_file =
       fs::exists(fs::path(opts.bundle) / "pod.yaml", ec) ? "pod.yaml" : "pod.json";
@@ -57,7 +57,7 @@ int RunPack(const PackOptions& opts) {
       input.images.push_back(c.image);
     }
   }
-  auto packed = oci::PackBundle(input, opts.out);
+  auto packed = image::PackBundle(input, opts.out);
   if (!packed) {
     std::fprintf(stderr, "podvisor: %s\n", packed.error().message().c_str());
     return packed.error().code() == EEXIST ? kExitUsage : kExitHost;

@@ -1,230 +1,49 @@
 #include "cli/pod_loading.h"
 
-#include <arpa/inet.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include <sys/sysinfo.h>
-
 #include "cli/commands.h"
-#include "common/terminal_text.h"
-#include "oci/image.h"
-#include "oci/instance_plan.h"
-#include "oci/layout.h"
-#include "oci/spec.h"
-#include "pod/bundle.h"
-#include "pod/config_objects.h"
-#include "pod/defaults.h"
-#include "pod/env_resolution.h"
-#include "pod/parse.h"
-#include "pod/validate.h"
-#include "pod/workloads.h"
 
 namespace podvisor::cli {
 namespace {
 
-// Probe and hook forms podvisor cannot perform: a host name in httpGet or
-// tcpSocket would need a DNS lookup, which would block the event loop (the
-// kubelet resolves it; podvisor takes IP addresses and "localhost").
-void CheckRunnable(const pod::Pod& pod, pod::FieldErrors& errors) {
-  auto check_host = [&](const std::string& host, const std::string& field) {
-    in_addr v4{};
-    in6_addr v6{};
-    if (host.empty() || host == "localhost" || ::inet_pton(AF_INET, host.c_str(), &v4) == 1 ||
-        ::inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-      return;
-    }
-    errors.push_back(
-        pod::Invalid(field, host, "podvisor run needs an IP address or \"localhost\" here"));
-  };
-  auto check_handler = [&](const pod::Handler& h, const std::string& base) {
-    if (h.http_get) check_host(h.http_get->host, base + ".httpGet.host");
-    if (h.tcp_socket) check_host(h.tcp_socket->host, base + ".tcpSocket.host");
-  };
-  auto check_list = [&](const std::vector<pod::Container>& list, const std::string& list_path) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const pod::Container& c = list[i];
-      std::string base = list_path + "[" + std::to_string(i) + "]";
-      for (auto [probe, name] : {std::pair{&c.startup_probe, "startupProbe"},
-                                 std::pair{&c.readiness_probe, "readinessProbe"},
-                                 std::pair{&c.liveness_probe, "livenessProbe"}}) {
-        if (*probe) check_handler((*probe)->handler, base + "." + name);
-      }
-      if (c.lifecycle) {
-        for (auto [hook, name] : {std::pair{&c.lifecycle->post_start, "postStart"},
-                                  std::pair{&c.lifecycle->pre_stop, "preStop"}}) {
-          if (!*hook) continue;
-          std::string field = base + ".lifecycle." + name;
-          check_handler((*hook)->handler, field);
-          if ((*hook)->handler.tcp_socket) {
-            // S8.1: accepted and ignored, as the kubelet does.
-            std::fprintf(stderr, "Warning: %s.tcpSocket: tcpSocket hooks are not run\n",
-                         field.c_str());
-          }
-        }
-      }
-    }
-  };
-  check_list(pod.spec.init_containers, pod::InitContainersPath(pod));  // S13: maybe an annotation
-  check_list(pod.spec.containers, "spec.containers");
+int ExitCodeOf(loading::LoadFailure failure) {
+  switch (failure) {
+    case loading::LoadFailure::kNone:
+      return 0;
+    case loading::LoadFailure::kInvalid:
+      return kExitUsage;
+    case loading::LoadFailure::kUnreadable:
+      return kExitHost;
+  }
+  return kExitHost;
 }
 
-// What `run` would only find out when it creates a container: the OCI
-// config of each one is generated here, against its image, by the plan the
-// supervisor uses (oci/instance_plan.h), with facts of no particular host:
-// every capability, no devices, paths under /run/podvisor/validate. An
-// image that is an OCI layout is left to `run` (it is unpacked there, into
-// the state directory). The images loaded go to `images`.
-void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bundle,
-                           pod::FieldErrors& errors, std::map<std::string, oci::Image>& images) {
-  struct sysinfo si {};
-  int64_t memory = ::sysinfo(&si) == 0 ? static_cast<int64_t>(si.totalram) * si.mem_unit : 0;
-  oci::HostFacts host;
-  host.node_memory_bytes = memory > 0 ? memory : int64_t{1} << 30;
-  host.node_hostname = "validate";
-  const oci::PodLayout layout("/run/podvisor", "validate");
-  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const pod::Container& c : *list) {
-      std::error_code ec;
-      auto dir = pod::ResolveImageDir(bundle, c.image);
-      if (!dir || std::filesystem::exists(*dir / "oci-layout", ec)) continue;
-      std::string field = oci::ContainerFieldPath(pod, c);
-      auto image = oci::LoadImage(bundle, c.image);
-      if (!image) {
-        errors.push_back(
-            pod::Invalid(field + ".image", pod::QuoteValue(c.image), image.error().message()));
-        continue;
-      }
-      oci::InstanceFacts facts;
-      facts.bundle = bundle;
-      facts.instance_dir = layout.ContainersDir() / c.name;
-      if (pod.spec.share_process_namespace.value_or(false)) facts.namespaces.pid = "/proc/1/ns/pid";
-      auto config = oci::GenerateConfig(
-          pod, c, *image, oci::PlanContainerConfig(pod, c, *image, layout, facts, host));
-      images.emplace(c.name, std::move(*image));
-      if (config) continue;
-      // "spec.containers[0]: no command: ..." -> field and detail.
-      std::string message = config.error().message();
-      std::size_t colon = message.find(": ");
-      if (colon != std::string::npos && message.starts_with(field)) {
-        errors.push_back(pod::Forbidden(message.substr(0, colon), message.substr(colon + 2)));
-      } else {
-        errors.push_back(pod::Forbidden(field, message));
-      }
-    }
-  }
-}
-
-LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_run,
-               const ConfigFiles& config_files) {
-  LoadedPod result;
-  std::error_code ec;
-  bool is_bundle = std::filesystem::is_directory(path, ec);
-  auto parsed = pod::ParseManifestFile(path);
-  if (!parsed) {
-    std::fprintf(stderr, "podvisor: %s\n", parsed.error().message().c_str());
-    // A file we could not read is a host problem; one we could read but
-    // not parse is the user's input.
-    result.exit_code = parsed.error().code() != 0 ? kExitHost : kExitUsage;
-    return result;
-  }
-  pod::ParseOutput& out = *parsed;
-  for (auto [files, kind] : {std::pair{&config_files.config_maps, "ConfigMap"},
-                             std::pair{&config_files.secrets, "Secret"}}) {
-    for (const std::string& file : *files) {
-      if (Status s = pod::ReadConfigFile(file, std::string_view(kind), out.pod.config, out.errors,
-                                         out.warnings);
-          !s) {
-        std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
-        result.exit_code = s.error().code() != 0 ? kExitHost : kExitUsage;
-        return result;
-      }
-    }
-  }
-  pod::ApplyDefaults(out.pod);
-  pod::FieldErrors errors = std::move(out.errors);
-  pod::FieldErrors pod_errors = pod::ValidatePod(out.pod);
-  pod::FieldWarnings env_warnings = pod::EnvFromWarnings(out.pod);
-  std::filesystem::path bundle = is_bundle ? path : path.parent_path();
-  if (bundle.empty()) bundle = ".";
-  if (!check_images) {
-    // S14.6: an absolute or escaping reference is refused by run whatever
-    // the images, so --no-images still reports it.
-    for (auto& e : pod::ValidateImages(out.pod, bundle, /*references_only=*/true)) {
-      pod_errors.push_back(std::move(e));
-    }
-  } else {
-    for (auto& e : pod::ValidateImages(out.pod, bundle)) pod_errors.push_back(std::move(e));
-    // The generated config assumes a valid pod: only then is it tried.
-    if (errors.empty() && pod_errors.empty()) {
-      CheckContainerConfigs(out.pod, bundle, pod_errors, result.images);
-    }
-  }
-  if (for_run) CheckRunnable(out.pod, pod_errors);
-  // A workload's errors name the field of its template (workloads.h).
-  if (!out.template_path.empty()) pod::PointAtTemplate(out.template_path, pod_errors, env_warnings);
-  for (auto& e : pod_errors) errors.push_back(std::move(e));
-  for (auto& w : env_warnings) out.warnings.push_back(std::move(w));
-  // Warnings and errors quote manifest values, which a bundle image from
-  // a registry controls: escaped for the terminal (S14.20).
-  for (const auto& w : out.warnings) {
-    std::fprintf(stderr, "Warning: %s\n", TerminalSafe(w.ToString()).c_str());
-  }
-  if (!errors.empty()) {
-    for (const auto& e : errors) std::fprintf(stderr, "%s\n", TerminalSafe(e.ToString()).c_str());
-    std::fprintf(stderr, "podvisor: pod %s is invalid: %zu problem%s\n",
-                 TerminalSafeQuoted(out.pod.metadata.name).c_str(), errors.size(),
-                 errors.size() == 1 ? "" : "s");
-    result.exit_code = kExitUsage;
-    return result;
-  }
-  result.pod = std::move(out.pod);
-  return result;
+LoadedPod Printed(loading::LoadedPod loaded) {
+  for (const std::string& line : loaded.messages) std::fprintf(stderr, "%s\n", line.c_str());
+  return LoadedPod{std::move(loaded.pod), std::move(loaded.images), ExitCodeOf(loaded.failure)};
 }
 
 }  // namespace
 
 LoadedPod LoadPod(const std::filesystem::path& path, bool check_images,
                   const ConfigFiles& config_files) {
-  return Load(path, check_images, false, config_files);
+  return Printed(loading::LoadPod(path, check_images, config_files));
 }
 
-LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest,
+LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest,
                         const ConfigFiles& config_files) {
-  std::error_code ec;
-  if (manifest) {
-    if (!std::filesystem::is_regular_file(bundle, ec)) {
-      std::fprintf(stderr, "podvisor: -f %s: no such manifest file\n", bundle.c_str());
-      return LoadedPod{{}, {}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
-    }
-    return Load(bundle, true, true, config_files);
-  }
-  if (!std::filesystem::is_directory(bundle, ec)) {
-    std::fprintf(stderr, "podvisor: %s is not a bundle directory\n", bundle.c_str());
-    return LoadedPod{{}, {}, std::filesystem::exists(bundle, ec) ? kExitUsage : kExitHost};
-  }
-  return Load(bundle, true, true, config_files);
+  return Printed(loading::LoadPodForRun(path, manifest, config_files));
 }
 
 OpenedBundle OpenBundle(const std::filesystem::path& path,
                         const std::filesystem::path& unpack_parent) {
-  OpenedBundle opened;
-  opened.dir = path;
-  if (!oci::LooksLikeBundleImage(path)) return opened;
-  oci::SweepUnpackedBundles(unpack_parent);
-  auto unpacked = oci::UnpackBundleImage(path, unpack_parent);
-  if (!unpacked) {
-    std::fprintf(stderr, "podvisor: %s\n", unpacked.error().message().c_str());
-    // An ordinary image where a bundle was expected is the user's mistake;
-    // an unreadable or corrupt layout is the host's.
-    opened.exit_code = unpacked.error().code() == EINVAL ? kExitUsage : kExitHost;
-    return opened;
-  }
-  opened.dir = unpacked->dir();
-  opened.unpacked.emplace(std::move(*unpacked));
-  return opened;
+  loading::OpenedBundle opened = loading::OpenBundle(path, unpack_parent);
+  if (!opened.error.empty()) std::fprintf(stderr, "%s\n", opened.error.c_str());
+  return OpenedBundle{std::move(opened.dir), std::move(opened.unpacked),
+                      ExitCodeOf(opened.failure)};
 }
 
 void AddConfigFileOptions(CLI::App& cmd, ConfigFiles& files) {
@@ -260,30 +79,6 @@ Result<Duration> ParseDuration(std::string_view text) {
   }
   if (seconds > 1e9) return Error("duration \"" + s + "\" is too long");
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
-}
-
-std::optional<std::string> CheckPodNetwork(const pod::Pod& pod, network::NetworkMode mode,
-                                           bool sandbox) {
-  if (mode == network::NetworkMode::kCni && !sandbox) {
-    return "--network cni needs the pod's own network namespace: --sandbox namespaces (as root)";
-  }
-  if (pod.spec.host_network) return std::nullopt;
-  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const auto& c : *list) {
-      for (const auto& p : c.ports) {
-        if (!p.host_port || *p.host_port == 0) continue;
-        std::string port = "container " + c.name + ": hostPort " + std::to_string(*p.host_port);
-        if (mode == network::NetworkMode::kNone) {
-          return port + " needs a pod network: run with --network cni (or hostNetwork: true)";
-        }
-        if (mode == network::NetworkMode::kHost && *p.host_port != p.container_port) {
-          return port + " differs from containerPort " + std::to_string(p.container_port) +
-                 ": with --network host the container's port is the host's";
-        }
-      }
-    }
-  }
-  return std::nullopt;
 }
 
 }  // namespace podvisor::cli

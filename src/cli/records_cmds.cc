@@ -14,8 +14,8 @@
 #include "cli/pod_records.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
-#include "oci/bundle_image.h"
-#include "oci/image_cache.h"
+#include "image/bundle_image.h"
+#include "image/image_cache.h"
 
 namespace podvisor::cli {
 namespace {
@@ -113,7 +113,7 @@ int Prune(const Dirs& d) {
   }
   // Bundle images a SIGKILLed supervisor unpacked (run of a packed
   // bundle): the next run of one sweeps them too, prune need not wait.
-  if (int swept = oci::SweepUnpackedBundles(fs::absolute(d.state_dir) / StateDirEntry::kBundles);
+  if (int swept = image::SweepUnpackedBundles(fs::absolute(d.state_dir) / StateDirEntry::kBundles);
       swept > 0) {
     std::printf("%d unpacked bundle image%s removed\n", swept, swept == 1 ? "" : "s");
   }
@@ -125,7 +125,7 @@ int Prune(const Dirs& d) {
 // no pod does, and keeps a starting pod from taking it until the entry is
 // gone (it then unpacks the image again).
 int ImagesPrune(const Dirs& d) {
-  const fs::path cache = oci::ImageCacheDir(fs::absolute(d.state_dir));
+  const fs::path cache = image::ImageCacheDir(fs::absolute(d.state_dir));
   std::error_code ec;
   int removed = 0, kept = 0, code = kExitSucceeded;
   for (const auto& alg : fs::directory_iterator(cache, ec)) {

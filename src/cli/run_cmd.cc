@@ -20,13 +20,13 @@
 #include "common/pod_dir.h"
 #include "common/signal_names.h"
 #include "common/terminal_text.h"
+#include "image/image.h"
+#include "image/image_cache.h"
 #include "network/pod_network.h"
-#include "oci/image.h"
-#include "oci/image_cache.h"
 #include "oci/runtime_locator.h"
 #include "pod/quantity.h"
 #include "pod/resources.h"
-#include "signals/reaper.h"
+#include "process/reaper.h"
 #include "supervisor/executor/executor.h"
 #include "supervisor/executor/host_checks.h"
 #include "supervisor/sandbox/sandbox.h"
@@ -105,6 +105,203 @@ void ExplainEnd(const pod::Pod& pod, const pod::PodStatus& status) {
   explain(status.container_statuses, "container");
 }
 
+// A step of RunPod that refuses the run: the exit status, its message
+// printed; nullopt: go on.
+using Refusal = std::optional<int>;
+
+Refusal Refuse(int exit_code, const std::string& message) {
+  std::fprintf(stderr, "podvisor: %s\n", message.c_str());
+  return exit_code;
+}
+
+// --grace and the backoff durations (the Lifecycle's options).
+Refusal ParseLifecycleOptions(const RunOptions& opts, supervisor::LifecycleOptions& lifecycle) {
+  if (opts.grace) {
+    // S14.14: 1e10 s does not fit in nanoseconds; at or above 100 years
+    // (or inf) the grace is "forever", never a wrapped one.
+    double seconds = *opts.grace;
+    lifecycle.grace_override =
+        seconds < static_cast<double>(supervisor::kForeverSeconds)
+            ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds))
+            : supervisor::kForever;
+  }
+  for (auto [text, target] : {std::pair{&opts.backoff_initial, &lifecycle.backoff.initial},
+                              std::pair{&opts.backoff_max, &lifecycle.backoff.max},
+                              std::pair{&opts.backoff_reset, &lifecycle.backoff.reset}}) {
+    auto d = ParseDuration(*text);
+    if (!d) return Refuse(kExitUsage, d.error().message());
+    *target = *d;
+  }
+  return std::nullopt;
+}
+
+// What `run`'s options say of the supervisor beyond the pod: the
+// Lifecycle's durations, log rotation, the node's memory, the runtime
+// timeout.
+Refusal ParseSupervisorOptions(const RunOptions& opts, supervisor::ExecutorOptions& ex) {
+  if (auto refused = ParseLifecycleOptions(opts, ex.lifecycle)) return refused;
+  // S11.2, a Kubernetes quantity as the kubelet's containerLogMaxSize.
+  auto log_max_size = pod::Quantity::Parse(opts.log_max_size);
+  if (!log_max_size || log_max_size->value() <= 0) {
+    return Refuse(kExitUsage,
+                  "--log-max-size: invalid size \"" + opts.log_max_size + "\" (e.g. 10Mi)");
+  }
+  ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
+  // The node's allocatable memory (S14.4, S10.3, the downward API's
+  // default memory limit): the host's RAM unless the operator reserves
+  // some of it, as the kubelet's --system-reserved and --kube-reserved do.
+  std::optional<int64_t> node_memory = NodeMemoryOption(opts.node_memory);
+  if (!node_memory) return kExitUsage;
+  ex.node_memory_bytes = *node_memory;
+  auto runtime_timeout = ParseDuration(opts.runtime_timeout);
+  if (!runtime_timeout) {
+    return Refuse(kExitUsage, "--runtime-timeout: " + runtime_timeout.error().message());
+  }
+  ex.runtime_timeout = *runtime_timeout;
+  return std::nullopt;
+}
+
+// Each image is loaded once per run and handed to the Executor: the pod's
+// loading checked the plain ones; OCI image layouts are unpacked here,
+// once per manifest digest, before anything is started. Image stop
+// signals go to the Lifecycle's options.
+Refusal LoadImages(const pod::Pod& pod, const std::string& bundle,
+                   const image::ImageLoadOptions& options,
+                   std::map<std::string, image::Image>& images,
+                   supervisor::LifecycleOptions& lifecycle) {
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& c : *list) {
+      auto found = images.find(c.name);
+      if (found == images.end()) {
+        auto image = image::LoadImage(bundle, c.image, options);
+        if (!image) return Refuse(kExitHost, image.error().message());
+        found = images.emplace(c.name, std::move(*image)).first;
+      }
+      // The Executor runs from the absolute bundle path: the paths of an
+      // image loaded from the bundle as given become what loading from
+      // that path gives.
+      image::Image& image = found->second;
+      image.dir = std::filesystem::absolute(image.dir).lexically_normal();
+      if (image.manifest_digest.empty()) image.rootfs = image.dir / "rootfs";
+      if (!image.config.stop_signal.empty()) {
+        if (auto signo = ParseSignal(image.config.stop_signal)) {
+          lifecycle.image_stop_signals[c.name] = *signo;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The supervisor process itself: last pick of the OOM killer (S10.3), and
+// the reaper of what the runtime leaves behind.
+Refusal PrepareSupervisorProcess() {
+  if (std::ofstream adj("/proc/self/oom_score_adj"); adj) {
+    adj << pod::kSupervisorOomScoreAdj;
+  }
+  if (::getpid() != 1) {
+    // Container processes are reparented to us when the runtime exits, so
+    // their exit status comes from our own waitid.
+    if (auto s = process::SetChildSubreaper(); !s) return Refuse(kExitHost, s.error().message());
+  }
+  return std::nullopt;
+}
+
+// --cgroup-parent=self (cgroups/self_parent.h): into a leaf of our own
+// cgroup first, so the pod cgroup can sit beside it; `cgroup_parent`
+// becomes the leaf's parent.
+Refusal EnterSelfCgroupParent(bool root, cgroups::CgroupInfo& cg,
+                              std::optional<cgroups::SupervisorLeaf>& supervisor_leaf,
+                              std::string& cgroup_parent) {
+  std::string refused;
+  if (cg.mode != cgroups::CgroupMode::kUnified) {
+    refused = "needs cgroup v2; this host's cgroups are " + cgroups::DescribeCgroups(cg);
+  } else if (!root) {
+    refused = "needs root: podvisor makes the pod cgroup itself";
+  }
+  if (!refused.empty()) return Refuse(kExitHost, "--cgroup-parent=self " + refused);
+  auto leaf = cgroups::SupervisorLeaf::Enter(cg.v2_mount, "/proc/self/cgroup", ::getpid());
+  if (!leaf) return Refuse(kExitHost, leaf.error().message());
+  supervisor_leaf.emplace(std::move(*leaf));
+  cgroup_parent = supervisor_leaf->parent();
+  // What the engine did not delegate stays off: enabling it would write
+  // to the engine's cgroups above ours.
+  std::vector<std::string> delegated = supervisor_leaf->DelegatedControllers();
+  std::erase_if(cg.controllers, [&](const std::string& c) {
+    return std::find(delegated.begin(), delegated.end(), c) == delegated.end();
+  });
+  log::Info("--cgroup-parent=self: supervisor moved into {}, the pod cgroup goes beside it",
+            supervisor_leaf->leaf().string());
+  return std::nullopt;
+}
+
+// The pod's network options and whether it gets its own namespaces
+// (--sandbox), refused by the --network rules.
+Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bool& sandbox,
+                      supervisor::PodNetworkOptions& network) {
+  sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
+  if (!sandbox && opts.sandbox == "auto") {
+    log::Warn(
+        "not root: the pod shares the host's network, IPC and UTS namespaces and "
+        "containers write into their image rootfs");
+  }
+  network.conf_dir = opts.cni_conf_dir;
+  network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
+  network.network_name = opts.cni_network;
+  network.mode = opts.network.empty() ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
+                                      : *network::ParseNetworkMode(opts.network);
+  if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
+    return Refuse(kExitUsage, *refused);
+  }
+  return std::nullopt;
+}
+
+// Before anything is made: a host that cannot run the pod fails once,
+// naming why, rather than in every create, retried forever (S2.3).
+// pivot_root(2) cannot move an initramfs, whichever way podvisor was
+// started there (init mode or a shell's `podvisor run`): --no-pivot.
+Refusal CheckHost(RunOptions& opts, bool root, bool sandbox) {
+  supervisor::HostCheckOptions checks;
+  checks.privileged = root;
+  checks.overlay = sandbox;
+  checks.scratch_dir = std::filesystem::absolute(opts.state_dir);
+  if (auto s = supervisor::CheckHostForPod(checks); !s)
+    return Refuse(kExitHost, s.error().message());
+  if (!opts.no_pivot && supervisor::RootIsInitramfs()) {
+    log::Info("the root filesystem is an initramfs: running the runtime with --no-pivot");
+    opts.no_pivot = true;
+  }
+  return std::nullopt;
+}
+
+// Runs the Executor to the pod's end: `run`'s exit status.
+int Supervise(const pod::Pod& pod, const supervisor::ExecutorOptions& ex,
+              std::map<std::string, image::Image> images,
+              std::optional<cgroups::SupervisorLeaf>& supervisor_leaf) {
+  log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
+            ex.runtime.name, ex.runtime.path.string(), cgroups::CgroupModeName(ex.cgroups.mode),
+            pod.spec.host_network ? "host" : network::NetworkModeName(ex.network.mode));
+  auto executor = supervisor::Executor::Create(pod, ex, std::move(images));
+  if (!executor) {
+    std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
+                 executor.error().message().c_str());
+    return kExitHost;
+  }
+  auto phase = (*executor)->Run();
+  pod::PodStatus final_status = (*executor)->FinalStatus();
+  executor->reset();
+  if (supervisor_leaf) {
+    if (auto s = supervisor_leaf->Leave(); !s) log::Warn("{}", s.error().message());
+  }
+  if (!phase) {
+    log::Critical("{}", phase.error().message());
+    return kExitHost;
+  }
+  log::Info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
+  ExplainEnd(pod, final_status);
+  return *phase == pod::PodPhase::kSucceeded ? kExitSucceeded : kExitFailed;
+}
+
 int RunPod(RunOptions opts) {
   ConfigureLogging(opts);
   // run -f FILE (kubectl's habit): the manifest's directory is the bundle.
@@ -126,7 +323,7 @@ int RunPod(RunOptions opts) {
     log::Info("bundle image {} unpacked into {}", opts.bundle, opened.dir.string());
     opts.bundle = opened.dir.string();
   }
-  auto loaded = LoadPodForRun(manifest ? opts.file : opts.bundle, manifest, opts.config_files);
+  auto loaded = cli::LoadPodForRun(manifest ? opts.file : opts.bundle, manifest, opts.config_files);
   if (manifest) {
     opts.bundle = std::filesystem::path(opts.file).parent_path().string();
     if (opts.bundle.empty()) opts.bundle = ".";
@@ -134,208 +331,56 @@ int RunPod(RunOptions opts) {
   if (!loaded.ok()) return loaded.exit_code;
   pod::Pod& pod = loaded.pod;
 
-  supervisor::LifecycleOptions lifecycle;
-  if (opts.grace) {
-    // S14.14: 1e10 s does not fit in nanoseconds; at or above 100 years
-    // (or inf) the grace is "forever", never a wrapped one.
-    double seconds = *opts.grace;
-    lifecycle.grace_override =
-        seconds < static_cast<double>(supervisor::kForeverSeconds)
-            ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds))
-            : supervisor::kForever;
-  }
-  for (auto [text, target] : {std::pair{&opts.backoff_initial, &lifecycle.backoff.initial},
-                              std::pair{&opts.backoff_max, &lifecycle.backoff.max},
-                              std::pair{&opts.backoff_reset, &lifecycle.backoff.reset}}) {
-    auto d = ParseDuration(*text);
-    if (!d) {
-      std::fprintf(stderr, "podvisor: %s\n", d.error().message().c_str());
-      return kExitUsage;
-    }
-    *target = *d;
-  }
-  // S11.2, a Kubernetes quantity as the kubelet's containerLogMaxSize.
-  auto log_max_size = pod::Quantity::Parse(opts.log_max_size);
-  if (!log_max_size || log_max_size->value() <= 0) {
-    std::fprintf(stderr, "podvisor: --log-max-size: invalid size \"%s\" (e.g. 10Mi)\n",
-                 opts.log_max_size.c_str());
-    return kExitUsage;
-  }
-  // The node's allocatable memory (S14.4, S10.3, the downward API's
-  // default memory limit): the host's RAM unless the operator reserves
-  // some of it, as the kubelet's --system-reserved and --kube-reserved do.
-  std::optional<int64_t> node_memory = NodeMemoryOption(opts.node_memory);
-  if (!node_memory) return kExitUsage;
-  auto runtime_timeout = ParseDuration(opts.runtime_timeout);
-  if (!runtime_timeout) {
-    std::fprintf(stderr, "podvisor: --runtime-timeout: %s\n",
-                 runtime_timeout.error().message().c_str());
-    return kExitUsage;
-  }
+  supervisor::ExecutorOptions ex;
+  if (auto refused = ParseSupervisorOptions(opts, ex)) return *refused;
+  supervisor::LifecycleOptions& lifecycle = ex.lifecycle;
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
-  // Each image is loaded once per run and handed to the Executor: the
-  // pod's loading checked the plain ones; OCI image layouts are unpacked
-  // here, once per manifest digest, before anything is started.
-  oci::ImageLoadOptions image_options{
-      oci::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
-  std::map<std::string, oci::Image> images = std::move(loaded.images);
-  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const auto& c : *list) {
-      auto found = images.find(c.name);
-      if (found == images.end()) {
-        auto image = oci::LoadImage(opts.bundle, c.image, image_options);
-        if (!image) {
-          std::fprintf(stderr, "podvisor: %s\n", image.error().message().c_str());
-          return kExitHost;
-        }
-        found = images.emplace(c.name, std::move(*image)).first;
-      }
-      // The Executor runs from the absolute bundle path: the paths of an
-      // image loaded from the bundle as given become what loading from
-      // that path gives.
-      oci::Image& image = found->second;
-      image.dir = std::filesystem::absolute(image.dir).lexically_normal();
-      if (image.manifest_digest.empty()) image.rootfs = image.dir / "rootfs";
-      if (!image.config.stop_signal.empty()) {
-        if (auto signo = ParseSignal(image.config.stop_signal)) {
-          lifecycle.image_stop_signals[c.name] = *signo;
-        }
-      }
-    }
+  image::ImageLoadOptions image_options{
+      image::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
+  std::map<std::string, image::Image> images = std::move(loaded.images);
+  if (auto refused = LoadImages(pod, opts.bundle, image_options, images, lifecycle)) {
+    return *refused;
   }
 
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
   bool crun_usable =
       cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
   auto runtime = oci::LocateRuntime(opts.runtime, crun_usable);
-  if (!runtime) {
-    std::fprintf(stderr, "podvisor: %s\n", runtime.error().message().c_str());
-    return kExitHost;
-  }
+  if (!runtime) return *Refuse(kExitHost, runtime.error().message());
   bool root = ::geteuid() == 0;
-  bool sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
-  if (!sandbox && opts.sandbox == "auto") {
-    log::Warn(
-        "not root: the pod shares the host's network, IPC and UTS namespaces and "
-        "containers write into their image rootfs");
-  }
+  bool sandbox = false;
   supervisor::PodNetworkOptions network;
-  network.conf_dir = opts.cni_conf_dir;
-  network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
-  network.network_name = opts.cni_network;
-  network.mode = opts.network.empty() ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
-                                      : *network::ParseNetworkMode(opts.network);
-  if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
-    std::fprintf(stderr, "podvisor: %s\n", refused->c_str());
-    return kExitUsage;
-  }
-  // Before anything is made: a host that cannot run the pod fails once,
-  // naming why, rather than in every create, retried forever (S2.3).
-  supervisor::HostCheckOptions checks;
-  checks.privileged = root;
-  checks.overlay = sandbox;
-  checks.scratch_dir = std::filesystem::absolute(opts.state_dir);
-  if (auto s = supervisor::CheckHostForPod(checks); !s) {
-    std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
-    return kExitHost;
-  }
-  // pivot_root(2) cannot move an initramfs, whichever way podvisor was
-  // started there (init mode or a shell's `podvisor run`).
-  if (!opts.no_pivot && supervisor::RootIsInitramfs()) {
-    log::Info("the root filesystem is an initramfs: running the runtime with --no-pivot");
-    opts.no_pivot = true;
-  }
+  if (auto refused = ChooseNetwork(opts, pod, root, sandbox, network)) return *refused;
+  if (auto refused = CheckHost(opts, root, sandbox)) return *refused;
   // --network host is hostNetwork: true for every pod (the host's network
   // and UTS namespaces, the host's /etc/hosts, podIP = hostIP).
   if (network.mode == network::NetworkMode::kHost) pod.spec.host_network = true;
 
-  // S10.3: the supervisor is the last thing the OOM killer should pick.
-  if (std::ofstream adj("/proc/self/oom_score_adj"); adj) {
-    adj << pod::kSupervisorOomScoreAdj;
-  }
-  if (::getpid() != 1) {
-    // Container processes are reparented to us when the runtime exits, so
-    // their exit status comes from our own waitid.
-    if (auto s = signals::SetChildSubreaper(); !s) {
-      std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
-      return kExitHost;
-    }
-  }
-
-  // --cgroup-parent=self (cgroups/self_parent.h): into a leaf of our own
-  // cgroup first, so the pod cgroup can sit beside it.
+  if (auto refused = PrepareSupervisorProcess()) return *refused;
   std::optional<cgroups::SupervisorLeaf> supervisor_leaf;
   std::string cgroup_parent = opts.cgroup_parent;
   if (opts.cgroup_parent == cgroups::kSelfCgroupParent) {
-    std::string refused;
-    if (cg.mode != cgroups::CgroupMode::kUnified) {
-      refused = "needs cgroup v2; this host's cgroups are " + cgroups::DescribeCgroups(cg);
-    } else if (!root) {
-      refused = "needs root: podvisor makes the pod cgroup itself";
+    if (auto refused = EnterSelfCgroupParent(root, cg, supervisor_leaf, cgroup_parent)) {
+      return *refused;
     }
-    if (!refused.empty()) {
-      std::fprintf(stderr, "podvisor: --cgroup-parent=self %s\n", refused.c_str());
-      return kExitHost;
-    }
-    auto leaf = cgroups::SupervisorLeaf::Enter(cg.v2_mount, "/proc/self/cgroup", ::getpid());
-    if (!leaf) {
-      std::fprintf(stderr, "podvisor: %s\n", leaf.error().message().c_str());
-      return kExitHost;
-    }
-    supervisor_leaf.emplace(std::move(*leaf));
-    cgroup_parent = supervisor_leaf->parent();
-    // What the engine did not delegate stays off: enabling it would write
-    // to the engine's cgroups above ours.
-    std::vector<std::string> delegated = supervisor_leaf->DelegatedControllers();
-    std::erase_if(cg.controllers, [&](const std::string& c) {
-      return std::find(delegated.begin(), delegated.end(), c) == delegated.end();
-    });
-    log::Info("--cgroup-parent=self: supervisor moved into {}, the pod cgroup goes beside it",
-              supervisor_leaf->leaf().string());
   }
 
-  supervisor::ExecutorOptions ex;
   ex.bundle = std::filesystem::absolute(opts.bundle);
   ex.state_dir = std::filesystem::absolute(opts.state_dir) / pod.metadata.name;
   ex.log_dir = std::filesystem::absolute(opts.log_dir) / pod.metadata.name;
   ex.runtime = *runtime;
   ex.no_pivot = opts.no_pivot;
-  ex.lifecycle = lifecycle;
   ex.cgroup_parent = cgroup_parent;
   ex.cgroups = cg;
-  ex.node_memory_bytes = *node_memory;
   ex.node_hostname = NodeHostname();
   ex.pids_limit = opts.pids_limit;
   ex.sandbox = sandbox;
   ex.image_cache_dir = image_options.cache_dir;
-  ex.log_rotation = {static_cast<uint64_t>(log_max_size->value()), opts.log_max_files};
-  ex.runtime_timeout = *runtime_timeout;
   ex.network = network;
   ex.status_text = [](const nlohmann::json& pod_json, bool wide) {
     return StatusTable(pod_json, wide, /*first=*/true, std::chrono::system_clock::now());
   };
-  log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
-            runtime->name, runtime->path.string(), cgroups::CgroupModeName(cg.mode),
-            pod.spec.host_network ? "host" : network::NetworkModeName(network.mode));
-  auto executor = supervisor::Executor::Create(pod, ex, std::move(images));
-  if (!executor) {
-    std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
-                 executor.error().message().c_str());
-    return kExitHost;
-  }
-  auto phase = (*executor)->Run();
-  pod::PodStatus final_status = (*executor)->FinalStatus();
-  executor->reset();
-  if (supervisor_leaf) {
-    if (auto s = supervisor_leaf->Leave(); !s) log::Warn("{}", s.error().message());
-  }
-  if (!phase) {
-    log::Critical("{}", phase.error().message());
-    return kExitHost;
-  }
-  log::Info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
-  ExplainEnd(pod, final_status);
-  return *phase == pod::PodPhase::kSucceeded ? kExitSucceeded : kExitFailed;
+  return Supervise(pod, ex, std::move(images), supervisor_leaf);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ int RunValidate(const ValidateOptions& opts) {
   ScratchDir scratch;
   OpenedBundle opened = OpenBundle(opts.path, scratch.path / "bundle");
   if (opened.exit_code != 0) return opened.exit_code;
-  LoadedPod loaded = LoadPod(opened.dir, !opts.skip_images, opts.config_files);
+  LoadedPod loaded = cli::LoadPod(opened.dir, !opts.skip_images, opts.config_files);
   if (!loaded.ok()) return loaded.exit_code;
   const pod::Pod& pod = loaded.pod;
   // What `run --network` would refuse; its default as `run` computes it

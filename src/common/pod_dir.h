@@ -92,18 +92,6 @@ class PodDir {
   std::filesystem::path InstanceDir(std::string_view container, std::string_view id) const {
     return ContainersDir() / std::string(container) / std::string(id);
   }
-  // The same named by the instance number alone (oci::PrepareContainerInstance's
-  // layout): every (re)start gets a fresh writable root and
-  // termination-message file, as in Kubernetes.
-  std::filesystem::path InstanceDir(std::string_view container, int instance) const {
-    return InstanceDir(container, std::to_string(instance));
-  }
-  std::filesystem::path ConfigFile(std::string_view container, int instance) const {
-    return InstanceDir(container, instance) / InstanceFile::kConfig;
-  }
-  std::filesystem::path TerminationMessageFile(std::string_view container, int instance) const {
-    return InstanceDir(container, instance) / InstanceFile::kTerminationLog;
-  }
 
  private:
   explicit PodDir(std::filesystem::path pod_dir) : dir_(std::move(pod_dir)) {}

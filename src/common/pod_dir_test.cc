@@ -24,15 +24,13 @@ TEST(PodDir, NamesThePodFilesOfTheInterface) {
   EXPECT_EQ(pod.NamespaceFile("net"), "/run/podvisor/web/ns/net");
 }
 
-TEST(PodDir, InstanceDirsAreByContainerThenRuntimeIdOrInstanceNumber) {
+TEST(PodDir, InstanceDirsAreByContainerThenRuntimeId) {
   PodDir pod("/s", "web");
   EXPECT_EQ(pod.InstanceDir("app", "web_app_2_1"), "/s/web/containers/app/web_app_2_1");
-  EXPECT_EQ(pod.InstanceDir("app", 2), "/s/web/containers/app/2");
-  EXPECT_EQ(pod.ConfigFile("app", 2), "/s/web/containers/app/2/config.json");
-  EXPECT_EQ(pod.TerminationMessageFile("app", 2), "/s/web/containers/app/2/termination-log");
-  EXPECT_EQ(pod.InstanceDir("app", 2) / InstanceFile::kPidFile, "/s/web/containers/app/2/init.pid");
-  EXPECT_EQ(pod.InstanceDir("app", 2) / InstanceFile::kRuntimeLog,
-            "/s/web/containers/app/2/runtime.log");
+  EXPECT_EQ(pod.InstanceDir("app", "web_app_2_1") / InstanceFile::kPidFile,
+            "/s/web/containers/app/web_app_2_1/init.pid");
+  EXPECT_EQ(pod.InstanceDir("app", "web_app_2_1") / InstanceFile::kRuntimeLog,
+            "/s/web/containers/app/web_app_2_1/runtime.log");
 }
 
 TEST(PodDir, AtTakesThePodDirectoryItself) {

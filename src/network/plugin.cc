@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "signals/spawn.h"
+#include "process/spawn.h"
 
 extern char** environ;
 
@@ -170,7 +170,7 @@ Result<PluginOutcome> RunPlugin(const PluginCall& call) {
   env.push_back("CNI_ARGS=" + call.args);
   env.push_back("CNI_PATH=" + cni_path);
 
-  auto child = signals::Spawn({.argv = {binary->string()},
+  auto child = process::Spawn({.argv = {binary->string()},
                                .env = std::move(env),
                                .cwd = "/",
                                .stdin_fd = in->get(),

@@ -28,7 +28,7 @@ std::optional<std::string> LookupEnv(const EnvList& env, std::string_view name) 
   return std::nullopt;
 }
 
-EnvList BuildContainerEnv(const ImageConfig& image, const EnvList& container_env,
+EnvList BuildContainerEnv(const image::ImageConfig& image, const EnvList& container_env,
                           std::string_view hostname) {
   EnvList env;
   SetEnv(env, "PATH", std::string(kDefaultPath));
@@ -41,7 +41,7 @@ EnvList BuildContainerEnv(const ImageConfig& image, const EnvList& container_env
   return env;
 }
 
-Result<std::vector<std::string>> BuildProcessArgs(const ImageConfig& image,
+Result<std::vector<std::string>> BuildProcessArgs(const image::ImageConfig& image,
                                                   const pod::Container& container,
                                                   const EnvList& env) {
   auto expand = [&env](const std::string& s) {
@@ -65,7 +65,8 @@ Result<std::vector<std::string>> BuildProcessArgs(const ImageConfig& image,
   return args;
 }
 
-Result<std::string> BuildWorkingDir(const ImageConfig& image, const pod::Container& container) {
+Result<std::string> BuildWorkingDir(const image::ImageConfig& image,
+                                    const pod::Container& container) {
   if (!container.working_dir.empty()) {
     if (container.working_dir[0] != '/') {
       return Error("workingDir: \"" + container.working_dir + "\" must be an absolute path");

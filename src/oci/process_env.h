@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "oci/image.h"
+#include "image/image.h"
 #include "pod/model.h"
 
 namespace podvisor::oci {
@@ -44,20 +44,21 @@ std::optional<std::string> LookupEnv(const EnvList& env, std::string_view name);
 // The process environment: PATH (default) and HOSTNAME first, then the
 // image Env, then CONTAINER_ENV (ResolveContainerEnv's result). Image and
 // container may override PATH and HOSTNAME.
-EnvList BuildContainerEnv(const ImageConfig& image, const EnvList& container_env,
+EnvList BuildContainerEnv(const image::ImageConfig& image, const EnvList& container_env,
                           std::string_view hostname);
 
 // process.args by the command/args rules above, with $(VAR) expanded in the
 // container's command and args against CONTAINER_ENV (not in the image's
 // Entrypoint/Cmd, which Kubernetes never touches). Error when nothing is
 // left to run.
-Result<std::vector<std::string>> BuildProcessArgs(const ImageConfig& image,
+Result<std::vector<std::string>> BuildProcessArgs(const image::ImageConfig& image,
                                                   const pod::Container& container,
                                                   const EnvList& container_env);
 
 // process.cwd: workingDir, else the image WorkingDir, else "/". Must be
 // absolute (the OCI spec requires it; runc refuses a relative cwd).
-Result<std::string> BuildWorkingDir(const ImageConfig& image, const pod::Container& container);
+Result<std::string> BuildWorkingDir(const image::ImageConfig& image,
+                                    const pod::Container& container);
 
 // "NAME=value" strings for config.json.
 std::vector<std::string> EnvStrings(const EnvList& env);

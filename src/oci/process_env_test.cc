@@ -45,8 +45,8 @@ pod::Container Container(std::vector<std::string> command, std::vector<std::stri
   return c;
 }
 
-ImageConfig Img() {
-  ImageConfig img;
+image::ImageConfig Img() {
+  image::ImageConfig img;
   img.entrypoint = {"/entry"};
   img.cmd = {"default-arg"};
   img.env = {"PATH=/img/bin", "FROM_IMAGE=image-value"};
@@ -78,7 +78,7 @@ TEST(ProcessArgs, CommandAndArgsReplaceBoth) {
 }
 
 TEST(ProcessArgs, ExpandsContainerArgsButNotImageEntrypointOrCmd) {
-  ImageConfig img;
+  image::ImageConfig img;
   img.entrypoint = {"/e", "$(X)"};
   img.cmd = {"$(X)"};
   EnvList env = {{"X", "expanded"}};
@@ -91,7 +91,7 @@ TEST(ProcessArgs, ExpandsContainerArgsButNotImageEntrypointOrCmd) {
 }
 
 TEST(ProcessArgs, NothingToRunIsAnError) {
-  auto args = BuildProcessArgs(ImageConfig{}, Container({}, {}), {});
+  auto args = BuildProcessArgs(image::ImageConfig{}, Container({}, {}), {});
   ASSERT_FALSE(args);
   EXPECT_NE(args.error().message().find("no command"), std::string::npos);
 }
@@ -106,13 +106,13 @@ TEST(ContainerEnv, ImageEnvOverlaidByContainerEnvWithHostnameAndDefaultPath) {
 }
 
 TEST(ContainerEnv, DefaultPathWhenImageHasNone) {
-  EnvList env = BuildContainerEnv(ImageConfig{}, {}, "h");
+  EnvList env = BuildContainerEnv(image::ImageConfig{}, {}, "h");
   EXPECT_EQ(LookupEnv(env, "PATH"), std::string(kDefaultPath));
   EXPECT_EQ(LookupEnv(env, "HOSTNAME"), "h");
 }
 
 TEST(WorkingDir, ContainerThenImageThenRoot) {
-  ImageConfig img;
+  image::ImageConfig img;
   pod::Container c = Container({}, {});
   EXPECT_EQ(*BuildWorkingDir(img, c), "/");
   img.working_dir = "/img";
@@ -124,10 +124,10 @@ TEST(WorkingDir, ContainerThenImageThenRoot) {
 }
 
 TEST(ImageConfigFile, ParsesTheHonouredFields) {
-  auto cfg =
-      ParseImageConfig(R"({"config": {"Entrypoint": ["/e"], "Cmd": null, "Env": ["A=1", "B=x=y"],
+  auto cfg = image::ParseImageConfig(
+      R"({"config": {"Entrypoint": ["/e"], "Cmd": null, "Env": ["A=1", "B=x=y"],
       "WorkingDir": "/w", "User": "1000:1000", "StopSignal": "SIGINT", "Labels": {"x": "y"}}})",
-                       "image.json");
+      "image.json");
   ASSERT_TRUE(cfg) << cfg.error().message();
   EXPECT_EQ(cfg->entrypoint, std::vector<std::string>{"/e"});
   EXPECT_TRUE(cfg->cmd.empty());
@@ -135,32 +135,32 @@ TEST(ImageConfigFile, ParsesTheHonouredFields) {
   EXPECT_EQ(cfg->working_dir, "/w");
   EXPECT_EQ(cfg->user, "1000:1000");
   EXPECT_EQ(cfg->stop_signal, "SIGINT");
-  EXPECT_TRUE(ParseImageConfig("{}", "f"));
+  EXPECT_TRUE(image::ParseImageConfig("{}", "f"));
 }
 
 TEST(ImageConfigFile, MalformedFileIsAnErrorNamingFileAndField) {
-  auto bad_json = ParseImageConfig("{not json", "/b/images/x/image.json");
+  auto bad_json = image::ParseImageConfig("{not json", "/b/images/x/image.json");
   ASSERT_FALSE(bad_json);
   EXPECT_EQ(bad_json.error().message(), "/b/images/x/image.json: not valid JSON");
-  auto bad_type = ParseImageConfig(R"({"config": {"Cmd": "sh"}})", "/b/image.json");
+  auto bad_type = image::ParseImageConfig(R"({"config": {"Cmd": "sh"}})", "/b/image.json");
   ASSERT_FALSE(bad_type);
   EXPECT_EQ(bad_type.error().message(), "/b/image.json: config.Cmd: must be an array of strings");
-  auto bad_env = ParseImageConfig(R"({"config": {"Env": ["NOEQUALS"]}})", "f");
+  auto bad_env = image::ParseImageConfig(R"({"config": {"Env": ["NOEQUALS"]}})", "f");
   ASSERT_FALSE(bad_env);
   EXPECT_NE(bad_env.error().message().find("config.Env[0]"), std::string::npos);
-  EXPECT_FALSE(ParseImageConfig(R"({"config": {"StopSignal": "SIGNOPE"}})", "f"));
-  EXPECT_FALSE(ParseImageConfig(R"([])", "f"));
+  EXPECT_FALSE(image::ParseImageConfig(R"({"config": {"StopSignal": "SIGNOPE"}})", "f"));
+  EXPECT_FALSE(image::ParseImageConfig(R"([])", "f"));
 }
 
 TEST(StopSignal, LifecycleThenImageThenSigterm) {
   pod::Container c = Container({}, {});
-  ImageConfig img;
-  EXPECT_EQ(*EffectiveStopSignal(c, img), SIGTERM);
+  image::ImageConfig img;
+  EXPECT_EQ(*image::EffectiveStopSignal(c, img), SIGTERM);
   img.stop_signal = "QUIT";
-  EXPECT_EQ(*EffectiveStopSignal(c, img), SIGQUIT);
+  EXPECT_EQ(*image::EffectiveStopSignal(c, img), SIGQUIT);
   c.lifecycle = pod::Lifecycle{};
   c.lifecycle->stop_signal = "SIGUSR1";
-  EXPECT_EQ(*EffectiveStopSignal(c, img), SIGUSR1);
+  EXPECT_EQ(*image::EffectiveStopSignal(c, img), SIGUSR1);
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ bool HasReadOnlyRoot(const pod::Container& container) {
 }
 
 Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container,
-                            const Image& image, const ContainerConfigInput& input) {
+                            const image::Image& image, const ContainerConfigInput& input) {
   std::string field = ContainerFieldPath(pod, container);
   internal::SpecContext ctx{pod,
                             container,

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "oci/image.h"
+#include "image/image.h"
 #include "pod/model.h"
 
 namespace podvisor::oci {
@@ -101,7 +101,7 @@ std::string ContainerFieldPath(const pod::Pod& pod, const pod::Container& contai
 std::string PodHostname(const pod::Pod& pod, const std::string& node_hostname);
 
 Result<nlohmann::json> GenerateConfig(const pod::Pod& pod, const pod::Container& container,
-                                      const Image& image, const ContainerConfigInput& input);
+                                      const image::Image& image, const ContainerConfigInput& input);
 
 // The privileged and read-only-root decisions of a container (container
 // securityContext only; Kubernetes has no pod-level form of these).

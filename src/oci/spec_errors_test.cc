@@ -33,7 +33,7 @@ class SpecErrors : public ::testing::Test {
     return *C().security_context;
   }
   Result<json> Generate() {
-    auto image = LoadImage(Bundle(), C().image);
+    auto image = image::LoadImage(Bundle(), C().image);
     EXPECT_TRUE(image) << image.error().message();
     return GenerateConfig(pod_, C(), *image, input_);
   }
@@ -168,7 +168,7 @@ TEST_F(SpecErrors, InitContainerFieldPathsAndNoCommand) {
   init.name = "init";
   init.command.clear();
   pod_.spec.init_containers = {init};
-  auto image = LoadImage(Bundle(), "busybox");
+  auto image = image::LoadImage(Bundle(), "busybox");
   ASSERT_TRUE(image);
   auto config = GenerateConfig(pod_, pod_.spec.init_containers[0], *image, input_);
   ASSERT_FALSE(config);

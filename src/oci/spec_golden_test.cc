@@ -211,7 +211,7 @@ TEST_P(Golden, MatchesFile) {
   const GoldenCase& gc = GetParam();
   pod::Pod p = gc.make();
   const pod::Container& c = Find(p, gc.container);
-  auto image = LoadImage(TestData() / "bundle", c.image);
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
   ASSERT_TRUE(image) << image.error().message();
   ContainerConfigInput in = MakeInput(p, c);
   if (gc.tweak) gc.tweak(in);
@@ -245,7 +245,7 @@ TEST_P(Golden, MatchesFile) {
 TEST(ConfigResources, S10_4_MemoryOomGroupGoesToUnifiedOnlyOnCgroupV2) {
   pod::Pod p = BasicPod();
   const pod::Container& c = Find(p, "app");
-  auto image = LoadImage(TestData() / "bundle", c.image);
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
   ASSERT_TRUE(image) << image.error().message();
   ContainerConfigInput in = MakeInput(p, c);
   auto plain = GenerateConfig(p, c, *image, in);
@@ -268,7 +268,7 @@ TEST(ConfigMounts, MountPropagationSetsBindAndRootPropagation) {
   pod::Pod p = BasicPod();
   p.spec.containers[0].volume_mounts[0].mount_propagation = "HostToContainer";
   const pod::Container& c = Find(p, "app");
-  auto image = LoadImage(TestData() / "bundle", c.image);
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
   ASSERT_TRUE(image) << image.error().message();
   ContainerConfigInput in = MakeInput(p, c);
   in.mountinfo = mountinfo;
@@ -315,7 +315,7 @@ TEST(ConfigSecurity, AppArmorLocalhostProfileMustBeLoaded) {
   psc.app_armor_profile = pod::AppArmorProfile{"Localhost", "k8s apparmor example"};
   p.spec.security_context = psc;
   const pod::Container& c = p.spec.containers[0];
-  auto image = LoadImage(TestData() / "bundle", c.image);
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
   ASSERT_TRUE(image) << image.error().message();
   ContainerConfigInput in = MakeInput(p, c);
   in.apparmor_enabled = enabled;
@@ -355,7 +355,7 @@ TEST(ConfigMounts, ReadOnlyRootFilesystemOnASidecar) {
   sc.read_only_root_filesystem = true;
   p.spec.init_containers[0].security_context = sc;
   const pod::Container& c = Find(p, "log-shipper");
-  auto image = LoadImage(TestData() / "bundle", c.image);
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
   ASSERT_TRUE(image) << image.error().message();
   auto config = GenerateConfig(p, c, *image, MakeInput(p, c));
   ASSERT_TRUE(config) << config.error().message();

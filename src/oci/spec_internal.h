@@ -18,7 +18,7 @@ namespace podvisor::oci::internal {
 struct SpecContext {
   const pod::Pod& pod;
   const pod::Container& container;
-  const Image& image;
+  const image::Image& image;
   const ContainerConfigInput& input;
   std::string field;     // "spec.containers[0]"
   std::string hostname;  // the pod's (or the node's for hostNetwork)

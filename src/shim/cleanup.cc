@@ -11,7 +11,7 @@
 #include "common/log.h"
 
 #include "cgroups/mode.h"
-#include "oci/layout.h"
+#include "hostfs/layout.h"
 #include "oci/runtime_cli.h"
 #include "oci/runtime_locator.h"
 #include "shim/rootfs.h"
@@ -86,7 +86,7 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
         cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
     auto runtime = oci::LocateRuntime("", crun_usable);
     if (!runtime) return runtime.take_error().Wrap("recovering pod " + record->pod);
-    oci::PodLayout layout(paths.StateDir(), record->pod);
+    hostfs::PodLayout layout(paths.StateDir(), record->pod);
     oci::RuntimeCliOptions options;
     options.state_root = layout.RuntimeRoot();
     oci::RuntimeCli cli(*runtime, options);

@@ -12,7 +12,7 @@
 #include <google/protobuf/message.h>
 #include "common/log.h"
 
-#include "signals/spawn.h"
+#include "process/spawn.h"
 
 namespace podvisor::shim {
 
@@ -57,11 +57,11 @@ void Publisher::Next() {
     Next();
     return;
   }
-  auto child = signals::Spawn({.argv = {binary_, "--address", address_, "publish", "--topic",
+  auto child = process::Spawn({.argv = {binary_, "--address", address_, "publish", "--topic",
                                         item.topic, "--namespace", namespace_},
                                .stdin_fd = in.get(),
-                               .stdout_fd = signals::SpawnOptions::kDevNull,
-                               .stderr_fd = signals::SpawnOptions::kInherit});
+                               .stdout_fd = process::SpawnOptions::kDevNull,
+                               .stderr_fd = process::SpawnOptions::kInherit});
   if (!child) {
     log::Error("publishing {}: {}", item.topic, child.error().message());
     queue_.pop_front();

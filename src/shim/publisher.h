@@ -11,7 +11,7 @@
 #include <deque>
 #include <string>
 
-#include "signals/child_process.h"
+#include "process/child_process.h"
 #include "supervisor/loop/event_loop.h"
 
 namespace google::protobuf {
@@ -55,7 +55,7 @@ class Publisher {
   std::string address_;
   std::string namespace_;
   std::deque<Item> queue_;
-  signals::ChildProcess running_;
+  process::ChildProcess running_;
   bool waiting_retry_ = false;
   std::size_t published_ = 0;
 };

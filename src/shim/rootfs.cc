@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <map>
 
-#include "oci/bundle_fs.h"
-#include "oci/layer_unpack.h"
+#include "image/bundle_fs.h"
+#include "image/layer_unpack.h"
 
 namespace podvisor::shim {
 
@@ -94,8 +94,8 @@ Status MountRootfs(const std::vector<RootfsMount>& mounts, const std::filesystem
   bool bundle = ::lstat((target / "pod.yaml").c_str(), &st) == 0 ||
                 ::lstat((target / "pod.json").c_str(), &st) == 0;
   if (bundle) {
-    if (auto s =
-            oci::CheckConfinedTree(target, "bundle image", oci::LayerBudget::kDefaultMaxEntries);
+    if (auto s = image::CheckConfinedTree(target, "bundle image",
+                                          image::LayerBudget::kDefaultMaxEntries);
         !s) {
       for (int i = 0; i < mounted; ++i) ::umount2(target.c_str(), MNT_DETACH);
       return s;

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <map>
 
-#include "oci/digest.h"
+#include "image/digest.h"
 
 namespace podvisor::shim {
 
@@ -63,7 +63,7 @@ bool IsShimInvocation(int argc, char** argv) {
 
 std::string ShimSocketAddress(const ShimArgs& args) {
   std::string key = (std::filesystem::path(args.address) / args.ns / args.id).string();
-  return "unix:///run/containerd/s/" + oci::HashHex("sha256", key);
+  return "unix:///run/containerd/s/" + image::HashHex("sha256", key);
 }
 
 std::string SocketPath(const std::string& address) {

@@ -17,10 +17,10 @@
 #include "cgroups/mode.h"
 #include "cgroups_v2_metrics.pb.h"
 #include "events_task.pb.h"
+#include "process/spawn.h"
 #include "shim/cleanup.h"
 #include "shim/task_service.h"
 #include "shim/task_util.h"
-#include "signals/spawn.h"
 #include "supervisor/control/control_server.h"
 #include "task_shim.pb.h"
 
@@ -355,7 +355,7 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
     reply.Fail(RpcCode::kInternal, (!in ? in.error() : !out ? out.error() : err.error()).message());
     return;
   }
-  auto child = signals::Spawn({.argv = argv,
+  auto child = process::Spawn({.argv = argv,
                                .stdin_fd = DescriptorOrNull(*in),
                                .stdout_fd = DescriptorOrNull(*out),
                                .stderr_fd = DescriptorOrNull(*err)});

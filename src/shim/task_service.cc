@@ -16,14 +16,14 @@
 #include "common/pod_dir.h"
 
 #include "cgroups/mode.h"
-#include "cli/pod_loading.h"
 #include "events_task.pb.h"
+#include "loading/pod_loading.h"
 #include "podvisor_version.h"
+#include "process/spawn.h"
 #include "shim/events_follower.h"
 #include "shim/rootfs.h"
 #include "shim/task_cgroup.h"
 #include "shim/task_util.h"
-#include "signals/spawn.h"
 #include "task_shim.pb.h"
 
 namespace podvisor::shim {
@@ -46,6 +46,26 @@ std::map<std::string, std::string> ReadAnnotations(const std::filesystem::path& 
     if (value.is_string()) out[key] = value.get<std::string>();
   }
   return out;
+}
+
+// The Create error containerd shows for an invalid pod: the problems as
+// `podvisor validate` prints them, at most ten of them (a reply, not a
+// log).
+std::string InvalidPodMessage(const loading::LoadedPod& loaded) {
+  if (loaded.problems.empty()) {
+    std::string why = loaded.messages.empty() ? "it could not be read" : loaded.messages.back();
+    return "the bundle's pod could not be loaded: " + why;
+  }
+  constexpr std::size_t kShown = 10;
+  std::string message = "the bundle's pod is not valid: ";
+  for (std::size_t i = 0; i < loaded.problems.size() && i < kShown; ++i) {
+    if (i > 0) message += "; ";
+    message += loaded.problems[i];
+  }
+  if (loaded.problems.size() > kShown) {
+    message += "; and " + std::to_string(loaded.problems.size() - kShown) + " more";
+  }
+  return message;
 }
 
 }  // namespace
@@ -186,13 +206,15 @@ void TaskService::Create(const std::string& payload, const Reply& reply) {
     return;
   }
   // The pod's name, and its validity, before anything runs: `run` would
-  // refuse an invalid pod too, but as an exit after Start. The problems
-  // are printed on the shim's log (containerd's own log).
-  auto loaded = cli::LoadPod(paths_.Rootfs(), /*check_images=*/true);
+  // refuse an invalid pod too, but as an exit after Start. containerd gets
+  // the problems themselves (ctr prints them); the shim's log (containerd's
+  // own log) gets every line, warnings included.
+  auto loaded = loading::LoadPod(paths_.Rootfs(), /*check_images=*/true);
+  for (const std::string& line : loaded.messages) log::Info("task {}: {}", req.id(), line);
   if (!loaded.ok()) {
-    fail(RpcCode::kInvalidArgument,
-         "the bundle's pod is not valid (podvisor validate says why; exit " +
-             std::to_string(loaded.exit_code) + ")");
+    fail(loaded.failure == loading::LoadFailure::kInvalid ? RpcCode::kInvalidArgument
+                                                          : RpcCode::kFailedPrecondition,
+         InvalidPodMessage(loaded));
     return;
   }
   annotations_ = ReadAnnotations(paths_.bundle / InstanceFile::kConfig);
@@ -287,7 +309,7 @@ void TaskService::StartSupervisor(const Reply& reply) {
     task_procs = std::move(*procs);
   }
   const int procs_fd = task_procs.valid() ? task_procs.get() : -1;
-  auto child = signals::Spawn({.argv = SupervisorArgv(),
+  auto child = process::Spawn({.argv = SupervisorArgv(),
                                .cwd = paths_.bundle.string(),
                                .stdout_fd = DescriptorOrNull(*out),
                                .stderr_fd = DescriptorOrNull(*err),

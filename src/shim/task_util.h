@@ -12,8 +12,8 @@
 
 #include "common/fd.h"
 #include "common/result.h"
+#include "process/spawn.h"
 #include "shim/ttrpc_server.h"
-#include "signals/spawn.h"
 
 namespace podvisor::shim {
 
@@ -58,7 +58,7 @@ inline Result<Fd> OpenStdin(const std::string& path) {
 }
 
 inline int DescriptorOrNull(const Fd& fd) {
-  return fd.valid() ? fd.get() : signals::SpawnOptions::kDevNull;
+  return fd.valid() ? fd.get() : process::SpawnOptions::kDevNull;
 }
 
 }  // namespace podvisor::shim

@@ -23,29 +23,37 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
   static const std::map<std::string, std::set<std::string>> allowed = {
       {"common", {}},
       {"pod", {"common"}},
-      {"signals", {"common"}},
+      {"process", {"common"}},
       {"cgroups", {"common", "pod"}},
-      {"oci", {"common", "pod"}},
-      {"network", {"common", "signals"}},
+      // The image store, the OCI runtime (spec and command line), and the
+      // pod's host filesystem, which plans an instance from both.
+      {"image", {"common", "pod"}},
+      {"oci", {"common", "pod", "image"}},
+      {"hostfs", {"common", "pod", "image", "oci"}},
+      {"network", {"common", "process"}},
+      // Parse, default and validate a pod from a bundle: below the CLI and
+      // the containerd shim, which both load pods.
+      {"loading", {"common", "pod", "image", "oci", "hostfs", "network"}},
       // The pure core: the pod model and plain values, nothing that acts.
       {"supervisor/lifecycle", {"common", "pod"}},
       {"supervisor/loop", {"common"}},
       {"supervisor/probes", {"common", "pod", "supervisor/lifecycle", "supervisor/loop"}},
       {"supervisor/logs", {"common", "pod", "supervisor/lifecycle"}},
       {"supervisor/control", {"common", "pod", "supervisor/loop"}},
-      {"supervisor/sandbox", {"common", "signals"}},
+      {"supervisor/sandbox", {"common", "process"}},
       {"supervisor/executor",
-       {"common", "pod", "signals", "cgroups", "oci", "network", "supervisor/lifecycle",
-        "supervisor/loop", "supervisor/probes", "supervisor/logs", "supervisor/control",
-        "supervisor/sandbox"}},
+       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network",
+        "supervisor/lifecycle", "supervisor/loop", "supervisor/probes", "supervisor/logs",
+        "supervisor/control", "supervisor/sandbox"}},
       {"cli",
-       {"common", "pod", "signals", "cgroups", "oci", "network", "supervisor/lifecycle",
-        "supervisor/loop", "supervisor/probes", "supervisor/logs", "supervisor/control",
-        "supervisor/sandbox", "supervisor/executor"}},
-      // containerd's shim: a client of running pods, like the CLI.
+       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network", "loading",
+        "supervisor/lifecycle", "supervisor/loop", "supervisor/probes", "supervisor/logs",
+        "supervisor/control", "supervisor/sandbox", "supervisor/executor"}},
+      // containerd's shim: a client of running pods, like the CLI, and not
+      // a user of it.
       {"shim",
-       {"common", "pod", "signals", "cgroups", "oci", "supervisor/loop", "supervisor/control",
-        "supervisor/executor", "cli"}},
+       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "loading",
+        "supervisor/loop", "supervisor/control", "supervisor/executor"}},
   };
   return allowed;
 }

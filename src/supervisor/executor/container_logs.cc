@@ -24,7 +24,7 @@
 
 #include "common/log.h"
 
-#include "signals/spawn.h"
+#include "process/spawn.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor {
@@ -99,11 +99,11 @@ void Instances::StartCompression() {
   std::filesystem::path file = compress_queue_.front().first;
   int inst = compress_queue_.front().second;
   compress_queue_.pop_front();
-  signals::SpawnOptions spawn;
+  process::SpawnOptions spawn;
   spawn.argv = {pod_.options.podvisor_exe.string(), "compress-log", file.string()};
-  spawn.stderr_fd = signals::SpawnOptions::kInherit;
+  spawn.stderr_fd = process::SpawnOptions::kInherit;
   spawn.cwd = "/";
-  auto child = signals::Spawn(spawn);
+  auto child = process::Spawn(spawn);
   if (!child) {
     log::Warn("compressing {}: {}", file.string(), child.error().message());
     return;
@@ -115,7 +115,7 @@ void Instances::StartCompression() {
   compressing_ = file;
   std::filesystem::path dir = file.parent_path();
   auto s =
-      pod_.reaper.Track(call->process, [this, pid, file, dir, inst](const signals::ExitInfo& exit) {
+      pod_.reaper.Track(call->process, [this, pid, file, dir, inst](const process::ExitInfo& exit) {
         calls_.erase(pid);
         compressing_.clear();
         if (exit.success()) {

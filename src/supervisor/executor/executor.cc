@@ -14,15 +14,15 @@
 #include "common/log.h"
 
 #include "cgroups/cleanup.h"
+#include "common/mounts.h"
 #include "common/pod_dir.h"
 #include "common/signal_names.h"
 #include "common/uuid.h"
-#include "oci/etc_files.h"
-#include "oci/image_cache.h"
-#include "oci/instance_plan.h"
-#include "oci/mounts.h"
-#include "oci/rootfs.h"
-#include "oci/volumes.h"
+#include "hostfs/etc_files.h"
+#include "hostfs/instance_plan.h"
+#include "hostfs/rootfs.h"
+#include "hostfs/volumes.h"
+#include "image/image_cache.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
 
@@ -91,7 +91,7 @@ Executor::~Executor() {
 }
 
 Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options,
-                                                   std::map<std::string, oci::Image> images) {
+                                                   std::map<std::string, image::Image> images) {
   // The shell's one clock seam: every "now" of the executor and of what
   // runs on its loop is the loop's clock.
   auto loop = options.clock ? EventLoop::Create(*options.clock) : EventLoop::Create();
@@ -175,13 +175,13 @@ Status Executor::LoadImages() {
       for (int attempt = 0;; ++attempt) {
         auto image = images_.find(c.name);
         if (image == images_.end()) {
-          auto loaded = oci::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
+          auto loaded = image::LoadImage(options_.bundle, c.image, {options_.image_cache_dir});
           if (!loaded) return loaded.take_error().Wrap("container " + c.name);
           image = images_.emplace(c.name, std::move(*loaded)).first;
         }
         const std::string& digest = image->second.manifest_digest;
         if (!digest.empty()) {
-          auto held = oci::HoldEntry(options_.image_cache_dir, digest);
+          auto held = image::HoldEntry(options_.image_cache_dir, digest);
           if (!held) return held.take_error().Wrap("container " + c.name);
           if (!*held) {
             if (attempt < 3) {
@@ -216,8 +216,8 @@ Status Executor::ClaimPodState() {
   }
   if (auto r = RecoverLeftovers(recovery); !r) return r.take_error();
   owns_pod_ = true;
-  if (auto s = oci::MakeDirs(options_.state_dir, 0700); !s) return s;
-  if (auto s = oci::MakeDirs(options_.log_dir, 0755); !s) return s;
+  if (auto s = podvisor::MakeDirs(options_.state_dir, 0700); !s) return s;
+  if (auto s = podvisor::MakeDirs(options_.log_dir, 0755); !s) return s;
   return SetupPodCgroup();
 }
 
@@ -228,7 +228,7 @@ Status Executor::WatchSignals() {
   // write that fails with EFBIG and is reported (S14.16), not a signal that
   // kills the supervisor. Children get default dispositions back (spawn.h).
   ::signal(SIGXFSZ, SIG_IGN);
-  auto sfd = signals::SignalFd::Create(
+  auto sfd = process::SignalFd::Create(
       {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM});
   if (!sfd) return sfd.take_error();
   signal_fd_ = std::move(*sfd);
@@ -258,8 +258,8 @@ Status Executor::OpenEventsAndControl() {
 Status Executor::PreparePodFiles() {
   // A container's subPaths are made when it is created (PrepareInstance),
   // not here: an init container may write the file a later one mounts.
-  if (auto s =
-          oci::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_, options_.node_memory_bytes);
+  if (auto s = hostfs::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_,
+                                         options_.node_memory_bytes);
       !s) {
     return s;
   }
@@ -267,7 +267,7 @@ Status Executor::PreparePodFiles() {
   // The pod's own /dev/shm only makes sense in its own IPC namespace, and
   // mounting it needs privileges.
   if (sandbox_ && sandbox_->ipc_ns()) {
-    if (auto s = oci::MountPodShm(layout_); !s) return s;
+    if (auto s = hostfs::MountPodShm(layout_); !s) return s;
   }
   return Ok();
 }
@@ -280,7 +280,7 @@ int Executor::CurrentInstance(const std::string& container) const {
   return lifecycle_.InstanceOf(container);
 }
 
-void Executor::AddPodFacts(oci::InstanceFacts& facts) const {
+void Executor::AddPodFacts(hostfs::InstanceFacts& facts) const {
   if (sandbox_) {
     facts.namespaces.network = sandbox_->network_ns().value_or("").string();
     facts.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
@@ -465,7 +465,7 @@ void Executor::Cleanup() {
   // (status.json) and events.jsonl stay for `status`, `describe` and
   // `events` after the end, until `podvisor rm`.
   if (std::filesystem::exists(layout_.dir())) {
-    if (auto s = oci::CleanupPod(layout_); !s) log::Warn("{}", s.error().message());
+    if (auto s = hostfs::CleanupPod(layout_); !s) log::Warn("{}", s.error().message());
     std::error_code ec;
     std::filesystem::remove_all(layout_.RuntimeRoot(), ec);
   }

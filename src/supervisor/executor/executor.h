@@ -34,15 +34,15 @@
 #include "cgroups/mode.h"
 #include "cgroups/pod_cgroup.h"
 #include "common/fd.h"
+#include "hostfs/layout.h"
+#include "image/image.h"
 #include "network/attachment.h"
 #include "network/pod_network.h"
-#include "oci/image.h"
-#include "oci/layout.h"
 #include "oci/runtime_cli.h"
 #include "oci/spec.h"
 #include "pod/model.h"
-#include "signals/reaper.h"
-#include "signals/signalfd.h"
+#include "process/reaper.h"
+#include "process/signalfd.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/pod_control.h"
@@ -70,7 +70,7 @@ class Executor : private InstanceHost {
   // it fails. `images` (by container name) are those `run` already loaded
   // from options.bundle; the others are loaded here.
   static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options,
-                                                  std::map<std::string, oci::Image> images = {});
+                                                  std::map<std::string, image::Image> images = {});
   ~Executor();
 
   // Runs the pod until it ended and everything is cleaned up; returns the
@@ -107,7 +107,7 @@ class Executor : private InstanceHost {
   // The rest of InstanceHost (instances.h).
   bool PodFinished() const override { return finished_; }
   int CurrentInstance(const std::string& container) const override;
-  void AddPodFacts(oci::InstanceFacts& facts) const override;
+  void AddPodFacts(hostfs::InstanceFacts& facts) const override;
 
   // network.cc: the CNI attachment (ADD after the sandbox, DEL at the
   // end) and the /etc files that depend on the pod's address and DNS.
@@ -127,7 +127,7 @@ class Executor : private InstanceHost {
   oci::RuntimeCli Runtime() const { return instances_.Runtime(); }
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
                              int stdout_fd, int stderr_fd,
-                             std::function<void(const signals::ExitInfo&)> done) {
+                             std::function<void(const process::ExitInfo&)> done) {
     return instances_.SpawnRuntime(cmd, log_file, stdout_fd, stderr_fd, std::move(done));
   }
   void ExpireExecFile(const std::filesystem::path& file) { instances_.ExpireExecFile(file); }
@@ -165,9 +165,9 @@ class Executor : private InstanceHost {
   ExecutorOptions options_;
   EventLoop loop_;
   Lifecycle lifecycle_;
-  oci::PodLayout layout_;
-  std::map<std::string, oci::Image> images_;  // by container name
-  std::vector<Fd> image_locks_;               // shared locks on the cache entries in use
+  hostfs::PodLayout layout_;
+  std::map<std::string, image::Image> images_;  // by container name
+  std::vector<Fd> image_locks_;                 // shared locks on the cache entries in use
   // By container: the status' imageID, filled on demand (ImageId).
   mutable std::map<std::string, std::string> image_ids_;
   std::optional<Sandbox> sandbox_;
@@ -175,8 +175,8 @@ class Executor : private InstanceHost {
   std::vector<std::string> pod_ips_;              // status.podIPs
   std::vector<std::string> host_ips_;             // status.hostIPs
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
-  signals::Reaper reaper_;
-  std::optional<signals::SignalFd> signal_fd_;
+  process::Reaper reaper_;
+  std::optional<process::SignalFd> signal_fd_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<PodControl> pod_control_;  // what control_api_ acts on
   std::unique_ptr<ControlApi> control_api_;

@@ -55,7 +55,7 @@ class FakeLauncher : public RuntimeLauncher {
     if (c.exited) return false;
     c.exited = true;
     Done done = c.done;  // the callback may start more calls
-    done(signals::ExitInfo::Exited(1000 + index, exit_code));
+    done(process::ExitInfo::Exited(1000 + index, exit_code));
     return true;
   }
 

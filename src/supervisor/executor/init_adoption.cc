@@ -21,7 +21,7 @@
 
 namespace podvisor::supervisor {
 
-void Instances::OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit) {
+void Instances::OnCreateCallExited(const std::string& id, const process::ExitInfo& exit) {
   Instance* inst = FindById(id);
   if (!inst) return;
   // The process that exited is the call itself, or the fork it left
@@ -46,7 +46,7 @@ void Instances::AdoptCreatedInit(Instance& inst) {
   Status adopted = AdoptInit(inst, pid);
   pid_t between = 0;
   if (!adopted && adopted.error().code() == ECHILD) {
-    between = signals::ChildProcess::ChildAncestorOf(pid);
+    between = process::ChildProcess::ChildAncestorOf(pid);
     // The fork exited since the first look: the init is ours now.
     if (between == pid) adopted = AdoptInit(inst, pid);
   }
@@ -54,13 +54,13 @@ void Instances::AdoptCreatedInit(Instance& inst) {
   // Only a process nobody tracks: a watched one (another container's
   // init, a runtime call) is not a remnant of this call.
   if (between > 0 && between != pid && !pod_.reaper.IsWatched(between)) {
-    if (auto remnant = signals::ChildProcess::Adopt(between)) {
+    if (auto remnant = process::ChildProcess::Adopt(between)) {
       log::Debug("{}: the container process {} is still the child of runtime process {}", inst.id,
                  pid, between);
       // Waiting before it is tracked: its exit is the fork's from then on.
       Advance(inst, InstanceInput::kInitHeldByFork);
       std::string id = inst.id;
-      auto rest = [this, id](const signals::ExitInfo& e) { OnCreateCallExited(id, e); };
+      auto rest = [this, id](const process::ExitInfo& e) { OnCreateCallExited(id, e); };
       if (TrackRuntimeCall(std::move(*remnant), "create", inst.dir / InstanceFile::kRuntimeLog,
                            rest))
         return;
@@ -78,11 +78,11 @@ void Instances::FailCreate(Instance& inst, InstanceInput input, const std::strin
 }
 
 Status Instances::AdoptInit(Instance& inst, pid_t pid) {
-  auto init = signals::ChildProcess::Adopt(pid);
+  auto init = process::ChildProcess::Adopt(pid);
   if (!init) return init.error().Wrap("adopting the container process");
   std::string id = inst.id;
   if (auto s = pod_.reaper.Track(*init,
-                                 [this, id](const signals::ExitInfo& e) {
+                                 [this, id](const process::ExitInfo& e) {
                                    if (Instance* i = FindById(id)) OnInitExited(*i, e);
                                  });
       !s) {

@@ -13,8 +13,8 @@
 
 #include "cgroups/cleanup.h"
 #include "cgroups/oom.h"
-#include "oci/rootfs.h"
-#include "signals/spawn.h"
+#include "hostfs/rootfs.h"
+#include "process/spawn.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/runtime_timeout.h"
 
@@ -57,7 +57,7 @@ std::string Instances::RuntimeId(std::string_view container, int instance) const
   // Unique per attempt: a failed create is retried under the same instance
   // number while the runtime may still be cleaning up the failed one.
   static uint64_t attempt = 0;
-  return oci::InstanceRuntimeId(pod_.pod.metadata.name, container, instance, ++attempt);
+  return hostfs::InstanceRuntimeId(pod_.pod.metadata.name, container, instance, ++attempt);
 }
 
 bool Instances::OomKilledSinceCreate(const Instance& inst) const {
@@ -85,8 +85,8 @@ RuntimeLauncher& Instances::Launcher() {
 Result<pid_t> Instances::SpawnRuntime(const oci::RuntimeCommand& cmd,
                                       const std::filesystem::path& log_file, int stdout_fd,
                                       int stderr_fd,
-                                      std::function<void(const signals::ExitInfo&)> done) {
-  signals::SpawnOptions spawn;
+                                      std::function<void(const process::ExitInfo&)> done) {
+  process::SpawnOptions spawn;
   spawn.argv = cmd.argv;
   if (!log_file.empty()) {
     // The per-instance --log file: the runtime's own diagnostics, read back
@@ -108,7 +108,7 @@ Result<pid_t> Instances::SpawnRuntime(const oci::RuntimeCommand& cmd,
       return ::getppid() == parent ? 0 : ESRCH;  // we died before the prctl
     };
   }
-  auto child = signals::Spawn(spawn);
+  auto child = process::Spawn(spawn);
   if (!child) return child.take_error().Wrap("runtime " + cmd.step);
   pid_t pid = child->pid();
   if (auto s = TrackRuntimeCall(std::move(*child), cmd.step, log_file, std::move(done)); !s) {
@@ -117,16 +117,16 @@ Result<pid_t> Instances::SpawnRuntime(const oci::RuntimeCommand& cmd,
   return pid;
 }
 
-Status Instances::TrackRuntimeCall(signals::ChildProcess process, const std::string& step,
+Status Instances::TrackRuntimeCall(process::ChildProcess process, const std::string& step,
                                    const std::filesystem::path& log_file,
-                                   std::function<void(const signals::ExitInfo&)> done) {
+                                   std::function<void(const process::ExitInfo&)> done) {
   pid_t pid = process.pid();
   auto call = std::make_unique<RuntimeCall>();
   call->process = std::move(process);
   call->what = step;
   if (auto s = pod_.reaper.Track(
           call->process,
-          [this, pid, done = std::move(done)](const signals::ExitInfo& exit) {
+          [this, pid, done = std::move(done)](const process::ExitInfo& exit) {
             if (auto it = calls_.find(pid); it != calls_.end() && it->second->deadline) {
               pod_.loop.CancelTimer(it->second->deadline);
             }
@@ -185,7 +185,7 @@ void Instances::EndAll() {
                                pod_.loop.clock().WallNow());
       }
     }
-    if (inst->root_mounted) (void)oci::RemoveWritableRoot(inst->root);
+    if (inst->root_mounted) (void)hostfs::RemoveWritableRoot(inst->root);
   }
   table_.Clear();
 }

@@ -27,14 +27,14 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "oci/image.h"
-#include "oci/instance_plan.h"
-#include "oci/layout.h"
+#include "hostfs/instance_plan.h"
+#include "hostfs/layout.h"
+#include "image/image.h"
 #include "oci/runtime_cli.h"
 #include "pod/model.h"
-#include "signals/child_process.h"
-#include "signals/exit_info.h"
-#include "signals/reaper.h"
+#include "process/child_process.h"
+#include "process/exit_info.h"
+#include "process/reaper.h"
 #include "supervisor/executor/executor_options.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/instance_table.h"
@@ -62,13 +62,13 @@ class InstanceHost {
   virtual int CurrentInstance(const std::string& container) const = 0;
   // The sandbox's namespaces, the pod cgroup and the pod's addresses, as
   // a new instance's config needs them (oci::InstanceFacts).
-  virtual void AddPodFacts(oci::InstanceFacts& facts) const = 0;
+  virtual void AddPodFacts(hostfs::InstanceFacts& facts) const = 0;
 };
 
 // A process the pod waits for: a runtime call, or the compressor of a
 // rotated log.
 struct RuntimeCall {
-  signals::ChildProcess process;
+  process::ChildProcess process;
   std::string what;                 // the runtime step ("create", "exec", ...) or "compress-log"
   EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
 };
@@ -79,11 +79,11 @@ class Instances {
   // What the Executor owns that the instances read; all outlive them.
   struct Pod {
     EventLoop& loop;
-    signals::Reaper& reaper;
-    const oci::PodLayout& layout;
+    process::Reaper& reaper;
+    const hostfs::PodLayout& layout;
     const ExecutorOptions& options;
     const pod::Pod& pod;
-    const std::map<std::string, oci::Image>& images;  // by container name
+    const std::map<std::string, image::Image>& images;  // by container name
   };
 
   // `launcher` makes the create, start and delete calls; null: the
@@ -110,7 +110,7 @@ class Instances {
   // Spawns one runtime call, tracked by the reaper; returns its pid.
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
                              int stdout_fd, int stderr_fd,
-                             std::function<void(const signals::ExitInfo&)> done);
+                             std::function<void(const process::ExitInfo&)> done);
   // SIGKILLs the runtime call `pid` if it still runs (an exec's timeout or
   // cancel); its exit then comes as usual.
   void KillCall(pid_t pid);
@@ -143,7 +143,7 @@ class Instances {
   // runtime.cc: what happens to an instance goes through Advance, which
   // moves it to its next step and carries out what that step asks for.
   Status Prepare(Instance& inst);
-  void OnInitExited(Instance& inst, const signals::ExitInfo& exit);
+  void OnInitExited(Instance& inst, const process::ExitInfo& exit);
   void Advance(Instance& inst, InstanceInput input, const std::string& message = {});
   void CarryOut(Instance& inst, InstanceAction action, const std::string& message);
   void SpawnStart(Instance& inst);
@@ -159,7 +159,7 @@ class Instances {
 
   // init_adoption.cc: the exit of a create or run (or of the process it
   // left holding the init); the init becomes our child.
-  void OnCreateCallExited(const std::string& id, const signals::ExitInfo& exit);
+  void OnCreateCallExited(const std::string& id, const process::ExitInfo& exit);
   void AdoptCreatedInit(Instance& inst);
   void FailCreate(Instance& inst, InstanceInput input, const std::string& message);
   Status AdoptInit(Instance& inst, pid_t pid);
@@ -186,9 +186,9 @@ class Instances {
   // instances.cc: tracks a runtime process as a call: its exit runs `done`,
   // the pod's end waits for it, and --runtime-timeout bounds it if `step`
   // is bounded.
-  Status TrackRuntimeCall(signals::ChildProcess process, const std::string& step,
+  Status TrackRuntimeCall(process::ChildProcess process, const std::string& step,
                           const std::filesystem::path& log_file,
-                          std::function<void(const signals::ExitInfo&)> done);
+                          std::function<void(const process::ExitInfo&)> done);
   RuntimeLauncher& Launcher();
   const pod::Container* ContainerSpec(std::string_view name) const;
 

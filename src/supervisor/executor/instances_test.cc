@@ -51,7 +51,7 @@ class RecordingHost : public InstanceHost {
   void MaybeFinish() override { ++maybe_finish; }
   bool PodFinished() const override { return false; }
   int CurrentInstance(const std::string&) const override { return current_instance; }
-  void AddPodFacts(oci::InstanceFacts&) const override {}
+  void AddPodFacts(hostfs::InstanceFacts&) const override {}
 
   std::vector<std::string> events;
   std::vector<std::string> published;
@@ -108,7 +108,7 @@ class InstancesTest : public ::testing::Test {
     c.image = "img";
     c.command = {"/bin/app"};
     pod_.spec.containers = {c};
-    oci::Image image;
+    image::Image image;
     image.reference = "img";
     image.dir = dir_.path() / "bundle" / "images" / "img";
     image.rootfs = image.dir / "rootfs";
@@ -131,7 +131,7 @@ class InstancesTest : public ::testing::Test {
   }
   ~InstancesTest() override {
     instances_.reset();
-    (void)signals::ReapAll();
+    (void)process::ReapAll();
   }
 
   // The running call `what` of the app's current instance.
@@ -159,11 +159,11 @@ class InstancesTest : public ::testing::Test {
   ScratchDir dir_;
   FakeClock clock_;
   Result<EventLoop> loop_ = EventLoop::Create(clock_);
-  signals::Reaper reaper_;
+  process::Reaper reaper_;
   pod::Pod pod_;
-  oci::PodLayout layout_;
+  hostfs::PodLayout layout_;
   ExecutorOptions options_;
-  std::map<std::string, oci::Image> images_;
+  std::map<std::string, image::Image> images_;
   RecordingHost host_;
   FakeLauncher* launcher_ = nullptr;
   std::unique_ptr<Instances> instances_;

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fd.h"
-#include "oci/layout.h"
+#include "hostfs/layout.h"
 #include "pod/model.h"
-#include "signals/child_process.h"
-#include "signals/exit_info.h"
+#include "process/child_process.h"
+#include "process/exit_info.h"
 #include "supervisor/executor/executor.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/logs/cri_log.h"
@@ -26,18 +26,18 @@ struct ContainerInstance {
   std::string id;  // the runtime's container id, unique per attempt
   std::filesystem::path dir;
   uint64_t seq = 0;  // creation order among all records (S14.12)
-  oci::WritableRootPaths root;
+  hostfs::WritableRootPaths root;
   bool root_mounted = false;
   bool sub_paths_bound = false;      // volumes.h BindSubPaths; unbound after delete
   nlohmann::json process;            // config.json's process, the template for exec
   std::string cgroups_path;          // linux.cgroupsPath; "" = the runtime's choice
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
-  std::optional<signals::ChildProcess> init;
+  std::optional<process::ChildProcess> init;
   Fd pipes[2];  // read ends of the container's stdout and stderr
   std::optional<CriLogWriter> log;
   // Where it is between create and delete (instance_steps.h).
   InstanceState state;
-  std::optional<signals::ExitInfo> init_exit;  // the init's, once the reaper saw it
+  std::optional<process::ExitInfo> init_exit;  // the init's, once the reaper saw it
   EventLoop::TimerId delete_retry = 0;         // S14.11: a delete waiting for descriptors
 };
 

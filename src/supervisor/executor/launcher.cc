@@ -1,6 +1,6 @@
 #include "supervisor/executor/launcher.h"
 
-#include "signals/spawn.h"
+#include "process/spawn.h"
 
 namespace podvisor::supervisor {
 
@@ -20,13 +20,13 @@ Status RuntimeCliLauncher::Create(const std::string& id, const Files& files, boo
 }
 
 Status RuntimeCliLauncher::Start(const std::string& id, const Files& files, Done done) {
-  return Call(cli_.Start(id), files.log_file, signals::SpawnOptions::kDevNull,
-              signals::SpawnOptions::kDevNull, std::move(done));
+  return Call(cli_.Start(id), files.log_file, process::SpawnOptions::kDevNull,
+              process::SpawnOptions::kDevNull, std::move(done));
 }
 
 Status RuntimeCliLauncher::Delete(const std::string& id, const Files& files, Done done) {
-  return Call(cli_.Delete(id), files.log_file, signals::SpawnOptions::kDevNull,
-              signals::SpawnOptions::kDevNull, std::move(done));
+  return Call(cli_.Delete(id), files.log_file, process::SpawnOptions::kDevNull,
+              process::SpawnOptions::kDevNull, std::move(done));
 }
 
 }  // namespace podvisor::supervisor

@@ -16,13 +16,13 @@
 
 #include "common/result.h"
 #include "oci/runtime_cli.h"
-#include "signals/exit_info.h"
+#include "process/exit_info.h"
 
 namespace podvisor::supervisor {
 
 class RuntimeLauncher {
  public:
-  using Done = std::function<void(const signals::ExitInfo&)>;
+  using Done = std::function<void(const process::ExitInfo&)>;
 
   // The files of one instance's calls: its bundle (config.json), where the
   // runtime writes the init's pid, and the runtime's own --log.

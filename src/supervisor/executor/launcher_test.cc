@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "signals/spawn.h"
+#include "process/spawn.h"
 #include "supervisor/executor/fake_launcher.h"
 
 namespace podvisor::supervisor {
@@ -60,7 +60,7 @@ TEST_F(CliLauncherTest, CreateHandsTheInitTheGivenStdioAndTheRuntimeItsLogAndPid
   EXPECT_EQ(s.log_file, files_.log_file);
   EXPECT_EQ(s.stdout_fd, 7);
   EXPECT_EQ(s.stderr_fd, 8);
-  s.done(signals::ExitInfo::Exited(42, 0));
+  s.done(process::ExitInfo::Exited(42, 0));
   EXPECT_EQ(exits, 1);  // the exit reaches the caller's callback
 }
 
@@ -82,8 +82,8 @@ TEST_F(CliLauncherTest, StartAndDeleteGetNoStdio) {
   EXPECT_EQ(spawned_[1].cmd.step, "delete");
   EXPECT_TRUE(Has(spawned_[1].cmd.argv, "--force"));
   for (const Spawned& s : spawned_) {
-    EXPECT_EQ(s.stdout_fd, signals::SpawnOptions::kDevNull);
-    EXPECT_EQ(s.stderr_fd, signals::SpawnOptions::kDevNull);
+    EXPECT_EQ(s.stdout_fd, process::SpawnOptions::kDevNull);
+    EXPECT_EQ(s.stderr_fd, process::SpawnOptions::kDevNull);
     EXPECT_EQ(s.log_file, files_.log_file);
   }
 }

@@ -12,9 +12,9 @@
 #include "common/log.h"
 
 #include "cgroups/cleanup.h"
-#include "oci/mounts.h"
-#include "signals/fd_limit.h"
-#include "signals/pidfd.h"
+#include "common/mounts.h"
+#include "process/fd_limit.h"
+#include "process/pidfd.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
 
@@ -56,7 +56,7 @@ uint64_t DescriptorsNeeded(const pod::Pod& pod) {
 }  // namespace
 
 void Instances::WarnAboutDescriptorLimit() {
-  signals::FdLimit limit = signals::CurrentFdLimit();
+  process::FdLimit limit = process::CurrentFdLimit();
   uint64_t needed = DescriptorsNeeded(pod_.pod);
   if (limit.soft == 0 || needed <= limit.soft) return;
   // A warning, not a refusal: the estimate is an upper bound (probes and
@@ -115,11 +115,11 @@ void Instances::KillCgroupRemnants(const Instance& inst) {
   for (const auto& mount : cgroups::CgroupMounts()) {
     std::ifstream procs(mount / rel / "cgroup.procs");
     for (pid_t pid; procs >> pid;) {
-      auto pidfd = signals::PidfdOpen(pid);
+      auto pidfd = process::PidfdOpen(pid);
       if (!pidfd) continue;
       log::Warn("{}: killing process {} its failed create left behind", inst.id, pid);
       // Reparented to us (a subreaper), it is reaped as an orphan.
-      (void)signals::PidfdSendSignal(pidfd->get(), SIGKILL);
+      (void)process::PidfdSendSignal(pidfd->get(), SIGKILL);
     }
   }
 }
@@ -146,7 +146,7 @@ void Instances::RetireOldInstances(const std::string& container) {
     // Checked again in the mount table itself: a mount of this directory
     // that the flags above do not know of keeps it (CleanupPod unmounts it
     // when the pod ends).
-    auto mounts = oci::MountPointsUnder(old.dir);
+    auto mounts = podvisor::MountPointsUnder(old.dir);
     if (!mounts || !mounts->empty()) continue;
     std::error_code ec;
     fs::remove_all(old.dir, ec);

@@ -11,11 +11,11 @@
 #include "common/log.h"
 #include "common/pod_dir.h"
 
+#include "common/mounts.h"
+#include "hostfs/etc_files.h"
 #include "network/default_network.h"
 #include "network/dns.h"
 #include "network/hosts.h"
-#include "oci/etc_files.h"
-#include "oci/mounts.h"
 #include "oci/spec.h"
 #include "supervisor/executor/executor.h"
 
@@ -45,7 +45,7 @@ Result<std::string> ReadFile(const std::filesystem::path& file) {
 // read the pod's addresses from inside it), and it can never come to
 // name another process's namespace.
 Status PinNetns(const std::filesystem::path& source, const std::filesystem::path& pin) {
-  if (auto s = oci::MakeDirs(pin.parent_path(), 0700); !s) return s;
+  if (auto s = podvisor::MakeDirs(pin.parent_path(), 0700); !s) return s;
   Fd file(::open(pin.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0400));
   if (!file) return Error::FromErrno("creating " + pin.string());
   if (::mount(source.c_str(), pin.c_str(), nullptr, MS_BIND, nullptr) != 0) {
@@ -143,7 +143,7 @@ void Executor::TeardownNetwork() {
     // The saved attachment stays: the next run of this pod retries (recovery.cc).
     log::Warn("detaching pod {} from its network: {}", pod_.metadata.name, s.error().message());
   }
-  if (auto s = oci::Unmount(network_->params.netns); !s) log::Warn("{}", s.error().message());
+  if (auto s = podvisor::Unmount(network_->params.netns); !s) log::Warn("{}", s.error().message());
   network_.reset();
 }
 
@@ -183,7 +183,7 @@ Status Executor::WriteEtcFiles() {
     OnPublish(Publish{EventType::kWarning,
                       no_cluster_dns ? "MissingClusterDNS" : "DNSConfigForming", "pod", warning});
   }
-  return oci::WritePodEtcFiles(layout_, hostname, hosts, dns.conf.Render());
+  return hostfs::WritePodEtcFiles(layout_, hostname, hosts, dns.conf.Render());
 }
 
 }  // namespace podvisor::supervisor

@@ -15,11 +15,11 @@
 
 #include "cgroups/cleanup.h"
 #include "common/fd.h"
+#include "common/mounts.h"
+#include "hostfs/volumes.h"
 #include "network/attachment.h"
-#include "oci/mounts.h"
-#include "oci/volumes.h"
-#include "signals/pidfd.h"
-#include "signals/spawn.h"
+#include "process/pidfd.h"
+#include "process/spawn.h"
 #include "supervisor/executor/runtime_timeout.h"
 
 namespace podvisor::supervisor {
@@ -59,9 +59,9 @@ int KillCgroupProcesses(const fs::path& dir, Duration timeout) {
   for (const auto& d : CgroupTree(dir)) {
     std::ifstream procs(d / "cgroup.procs");
     for (pid_t pid; procs >> pid;) {
-      auto pidfd = signals::PidfdOpen(pid);
+      auto pidfd = process::PidfdOpen(pid);
       if (!pidfd) continue;  // gone already
-      if (signals::PidfdSendSignal(pidfd->get(), SIGKILL)) pidfds.push_back(std::move(*pidfd));
+      if (process::PidfdSendSignal(pidfd->get(), SIGKILL)) pidfds.push_back(std::move(*pidfd));
     }
   }
   // A pidfd becomes readable when its process has exited.
@@ -92,7 +92,7 @@ int RemoveCgroupTree(const fs::path& dir) {
 
 }  // namespace
 
-std::vector<std::string> RuntimeContainerIds(const oci::PodLayout& layout) {
+std::vector<std::string> RuntimeContainerIds(const hostfs::PodLayout& layout) {
   std::vector<std::string> ids;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(layout.RuntimeRoot(), ec)) {
@@ -102,10 +102,10 @@ std::vector<std::string> RuntimeContainerIds(const oci::PodLayout& layout) {
 }
 
 Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout) {
-  signals::SpawnOptions spawn;
+  process::SpawnOptions spawn;
   spawn.argv = cmd.argv;
   spawn.cwd = std::string("/");
-  auto child = signals::Spawn(spawn);
+  auto child = process::Spawn(spawn);
   if (!child) return child.take_error().Wrap("runtime " + cmd.step);
   pollfd p{child->pidfd(), POLLIN, 0};
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -133,7 +133,7 @@ std::string RecoveryReport::ToString() const {
 
 Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   RecoveryReport report;
-  const oci::PodLayout& layout = *in.layout;
+  const hostfs::PodLayout& layout = *in.layout;
   std::error_code ec;
   if (!fs::exists(layout.dir(), ec)) return report;  // a first run: nothing to recover
   fs::path socket = layout.ControlSocket();
@@ -193,9 +193,9 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
 
   // Mounts and the generated directories (containers/, volumes/, etc/,
   // shm/, ns/); then the runtime root.
-  auto mounts = oci::MountPointsUnder(layout.dir());
+  auto mounts = podvisor::MountPointsUnder(layout.dir());
   if (mounts) report.mounts_removed = static_cast<int>(mounts->size());
-  if (auto s = oci::CleanupPod(layout); !s) {
+  if (auto s = hostfs::CleanupPod(layout); !s) {
     return s.take_error().Wrap("removing what a previous supervisor left");
   }
   fs::remove_all(layout.RuntimeRoot(), ec);

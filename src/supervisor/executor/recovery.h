@@ -37,7 +37,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
-#include "oci/layout.h"
+#include "hostfs/layout.h"
 #include "oci/runtime_cli.h"
 
 namespace podvisor::supervisor {
@@ -56,7 +56,7 @@ struct RecoveryReport {
 };
 
 struct RecoveryInput {
-  const oci::PodLayout* layout = nullptr;
+  const hostfs::PodLayout* layout = nullptr;
   const oci::RuntimeCli* runtime = nullptr;  // with the pod's --root
   std::string pod_cgroup;  // "<parent>/<pod>", relative to each cgroup mount; "" = none
   Duration runtime_timeout = std::chrono::minutes(2);
@@ -64,7 +64,7 @@ struct RecoveryInput {
 
 // The containers the runtime keeps state for under the pod's --root:
 // runc, crun and the fake runtime keep one directory per container id.
-std::vector<std::string> RuntimeContainerIds(const oci::PodLayout& layout);
+std::vector<std::string> RuntimeContainerIds(const hostfs::PodLayout& layout);
 
 // Runs one runtime call to its end, at most `timeout` (then SIGKILL):
 // for recovery and the pod's last cleanup, where no loop runs any more.

@@ -14,12 +14,12 @@
 
 #include "cgroups/cleanup.h"
 #include "cgroups/oom.h"
+#include "common/mounts.h"
 #include "common/pod_dir.h"
-#include "oci/instance.h"
-#include "oci/mounts.h"
-#include "oci/rootfs.h"
-#include "oci/volumes.h"
-#include "signals/spawn.h"
+#include "hostfs/instance.h"
+#include "hostfs/rootfs.h"
+#include "hostfs/volumes.h"
+#include "process/spawn.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/runtime_timeout.h"
 
@@ -55,11 +55,11 @@ RuntimeLauncher::Files CallFiles(const std::filesystem::path& dir) {
 }  // namespace
 
 Status Instances::Prepare(Instance& inst) {
-  const oci::Image& image = pod_.images.at(inst.container);
+  const image::Image& image = pod_.images.at(inst.container);
   const pod::Container* spec = ContainerSpec(inst.container);
   // The facts of this run; oci::PlanContainerConfig makes the config of
   // them, as it does for `validate` and `oci-config`.
-  oci::InstanceFacts facts;
+  hostfs::InstanceFacts facts;
   facts.bundle = pod_.options.bundle;
   facts.runtime_id = inst.id;
   facts.instance_dir = inst.dir;
@@ -69,13 +69,13 @@ Status Instances::Prepare(Instance& inst) {
   host_.AddPodFacts(facts);  // namespaces, pod cgroup, addresses
   facts.cgroup_parent = pod_.options.cgroup_parent;
   facts.pids_limit = pod_.options.pids_limit;
-  auto host = oci::ReadHostFacts(*spec, pod_.layout.dir());
+  auto host = hostfs::ReadHostFacts(*spec, pod_.layout.dir());
   if (!host) return host.take_error();
   host->node_memory_bytes = pod_.options.node_memory_bytes;
   host->node_hostname = pod_.options.node_hostname;
-  oci::PreparedInstance prepared;
-  Status s = oci::PrepareContainerInstance(pod_.pod, *spec, image, pod_.layout, std::move(facts),
-                                           *host, prepared);
+  hostfs::PreparedInstance prepared;
+  Status s = hostfs::PrepareContainerInstance(pod_.pod, *spec, image, pod_.layout, std::move(facts),
+                                              *host, prepared);
   // What was done is undone by the instance's delete, also after a failure.
   inst.sub_paths_bound = prepared.sub_paths_bound;
   inst.root = prepared.root;
@@ -120,7 +120,7 @@ void Instances::Create(const CreateContainer& a) {
   // The container's init inherits create's stdout and stderr: our pipes.
   auto spawned = Launcher().Create(
       inst.id, CallFiles(inst.dir), run, out_w.get(), err_w.get(),
-      [this, id](const signals::ExitInfo& exit) { OnCreateCallExited(id, exit); });
+      [this, id](const process::ExitInfo& exit) { OnCreateCallExited(id, exit); });
   if (!spawned) return fail(spawned.error());
   Advance(inst, run ? InstanceInput::kRunSpawned : InstanceInput::kCreateSpawned);
   WatchLogPipe(inst, 0);
@@ -156,7 +156,7 @@ void Instances::SpawnStart(Instance& inst) {
   std::string id = inst.id;
   std::filesystem::path log_file = inst.dir / InstanceFile::kRuntimeLog;
   auto s = Launcher().Start(inst.id, CallFiles(inst.dir),
-                            [this, id, log_file](const signals::ExitInfo& exit) {
+                            [this, id, log_file](const process::ExitInfo& exit) {
                               Instance* inst = FindById(id);
                               if (!inst) return;
                               if (exit.success()) {
@@ -169,7 +169,7 @@ void Instances::SpawnStart(Instance& inst) {
   if (!s) Advance(inst, InstanceInput::kStartFailed, s.error().message());
 }
 
-void Instances::OnInitExited(Instance& inst, const signals::ExitInfo& exit) {
+void Instances::OnInitExited(Instance& inst, const process::ExitInfo& exit) {
   inst.init_exit = exit;
   Advance(inst, InstanceInput::kInitExited);
 }
@@ -232,7 +232,7 @@ std::string Instances::TerminationMessage(const Instance& inst, int exit_code) c
 }
 
 void Instances::ReportExit(Instance& inst) {
-  const signals::ExitInfo& exit = *inst.init_exit;
+  const process::ExitInfo& exit = *inst.init_exit;
   ContainerExited e;
   e.container = inst.container;
   e.instance = inst.instance;
@@ -269,7 +269,7 @@ void Instances::SpawnDelete(Instance& inst) {
   std::string id = inst.id;
   auto spawn_delete = [&] {
     return Launcher().Delete(inst.id, CallFiles(inst.dir),
-                             [this, id](const signals::ExitInfo& exit) {
+                             [this, id](const process::ExitInfo& exit) {
                                RefillDescriptorReserve();  // the call's pidfd is free again
                                Instance* inst = FindById(id);
                                if (!inst) return;
@@ -295,12 +295,12 @@ void Instances::SpawnDelete(Instance& inst) {
 void Instances::FinishDelete(Instance& inst) {
   KillCgroupRemnants(inst);  // S14.11
   if (inst.root_mounted) {
-    if (auto s = oci::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
+    if (auto s = hostfs::RemoveWritableRoot(inst.root); !s) log::Warn("{}", s.error().message());
     inst.root_mounted = false;
   }
   // S14.3: the container is gone; its subPath binds go with it.
   if (inst.sub_paths_bound) {
-    if (auto s = oci::UnbindSubPaths(oci::SubPathMountDir(inst.dir)); !s) {
+    if (auto s = hostfs::UnbindSubPaths(hostfs::SubPathMountDir(inst.dir)); !s) {
       log::Warn("{}", s.error().message());
     } else {
       inst.sub_paths_bound = false;

@@ -8,7 +8,7 @@
 #include "common/log.h"
 
 #include "oci/spec.h"
-#include "signals/spawn.h"
+#include "process/spawn.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor {
@@ -57,9 +57,7 @@ class Executor::RuntimeExec final : public InstanceExec {
     return executor_.ExecInContainer(*inst, name, args, extra_env, timeout, done);
   }
 
-  void Kill(pid_t pid) override {
-    executor_.instances_.KillCall(pid);
-  }
+  void Kill(pid_t pid) override { executor_.instances_.KillCall(pid); }
 
  private:
   Executor& executor_;
@@ -123,7 +121,7 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   oci::RuntimeCli cli = Runtime();
   auto timer = std::make_shared<EventLoop::TimerId>(0);
   auto finished = [this, drain, read_fd, pipe_holder, output, timed_out, timer, file, done,
-                   timeout](const signals::ExitInfo& exit) {
+                   timeout](const process::ExitInfo& exit) {
     drain();
     loop_.Remove(read_fd);
     pipe_holder->Reset();

@@ -23,7 +23,7 @@
 
 #include "common/log.h"
 
-#include "oci/rootfs_digest.h"
+#include "image/rootfs_digest.h"
 #include "pod/serialize.h"
 
 namespace podvisor::supervisor {
@@ -102,7 +102,7 @@ std::string Executor::ImageId(const std::string& container) const {
       return image_ids_[container] = id->second;
     }
   }
-  auto digest = oci::RootfsDigest(image->second.rootfs);
+  auto digest = image::RootfsDigest(image->second.rootfs);
   if (!digest) {
     // The rootfs is in use by running containers; an unreadable entry
     // costs the status its imageID, not the pod.

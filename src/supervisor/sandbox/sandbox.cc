@@ -15,7 +15,7 @@
 #include <cstring>
 
 #include "common/fd.h"
-#include "signals/spawn.h"
+#include "process/spawn.h"
 
 namespace podvisor::supervisor {
 
@@ -125,13 +125,13 @@ Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
 
   int flags = (options.new_network ? CLONE_NEWNET : 0) | (options.new_ipc ? CLONE_NEWIPC : 0) |
               (options.new_uts ? CLONE_NEWUTS : 0);
-  signals::SpawnOptions spawn;
+  process::SpawnOptions spawn;
   spawn.argv = {options.podvisor_exe.string(), "sandbox-init"};
   if (options.new_uts) spawn.argv.insert(spawn.argv.end(), {"--hostname", options.hostname});
   if (options.new_network) spawn.argv.emplace_back("--loopback");
   if (options.new_pid) spawn.argv.emplace_back("--pid");
   spawn.stdout_fd = write_end.get();
-  spawn.stderr_fd = signals::SpawnOptions::kInherit;
+  spawn.stderr_fd = process::SpawnOptions::kInherit;
   spawn.env = std::vector<std::string>{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   // Copy-assigned from a std::string: assigning the literal trips GCC 12's
   // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
@@ -147,7 +147,7 @@ Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
     if (::getppid() != supervisor) ::_exit(1);
     return 0;
   };
-  auto holder = signals::Spawn(spawn);
+  auto holder = process::Spawn(spawn);
   if (!holder) return holder.take_error().Wrap("starting the pod sandbox");
   write_end.Reset();
   return PendingSandbox(options, std::move(holder).value(), std::move(read_end));

@@ -21,7 +21,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "signals/child_process.h"
+#include "process/child_process.h"
 
 namespace podvisor::supervisor {
 
@@ -46,10 +46,10 @@ class PendingSandbox {
 
  private:
   friend class Sandbox;
-  PendingSandbox(SandboxOptions options, signals::ChildProcess holder, Fd ready)
+  PendingSandbox(SandboxOptions options, process::ChildProcess holder, Fd ready)
       : options_(std::move(options)), holder_(std::move(holder)), ready_(std::move(ready)) {}
   SandboxOptions options_;
-  signals::ChildProcess holder_;
+  process::ChildProcess holder_;
   Fd ready_;
 };
 
@@ -79,12 +79,12 @@ class Sandbox {
 
  private:
   friend class PendingSandbox;
-  Sandbox(SandboxOptions options, signals::ChildProcess holder, pid_t pid_ns_init)
+  Sandbox(SandboxOptions options, process::ChildProcess holder, pid_t pid_ns_init)
       : options_(std::move(options)), holder_(std::move(holder)), pid_ns_init_(pid_ns_init) {}
   std::filesystem::path NsPath(pid_t pid, const char* ns) const;
 
   SandboxOptions options_;
-  signals::ChildProcess holder_;
+  process::ChildProcess holder_;
   pid_t pid_ns_init_ = 0;
 };
 

@@ -1,0 +1,78 @@
+#include "hostfs/instance.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <system_error>
+
+#include "common/fd.h"
+#include "common/mounts.h"
+#include "hostfs/rootfs.h"
+#include "hostfs/volumes.h"
+
+namespace podvisor::hostfs {
+
+Status PreparePodFiles(const pod::Pod& pod, const PodLayout& layout,
+                       const std::string& node_hostname, const HostEtcFiles& host) {
+  std::string hostname = oci::PodHostname(pod, node_hostname);
+  if (Status s = WritePodEtcFiles(layout, hostname, pod.spec.host_network, host); !s) {
+    return s.error().Wrap("pod " + pod.metadata.name);
+  }
+  if (Status s = PreparePodVolumes(pod, layout.VolumesDir()); !s)
+    return s.error().Wrap("pod " + pod.metadata.name);
+  if (!pod.spec.host_ipc) {
+    if (Status s = MountPodShm(layout); !s) return s.error().Wrap("pod " + pod.metadata.name);
+  }
+  return Ok();
+}
+
+namespace {
+
+Status CreateTerminationMessageFile(const std::filesystem::path& file) {
+  Fd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666));
+  if (!fd) return Error::FromErrno("creating " + file.string());
+  // Not umask-filtered: the container may run as any uid.
+  if (::fchmod(fd.get(), 0666) != 0) return Error::FromErrno("chmod " + file.string());
+  return Ok();
+}
+
+}  // namespace
+
+Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& container,
+                                const image::Image& image, const PodLayout& layout,
+                                InstanceFacts facts, const HostFacts& host, PreparedInstance& out) {
+  const std::filesystem::path& dir = facts.instance_dir;
+  out.config_file = dir / "config.json";
+  out.root = InstanceRoot(dir, image);
+  if (Status s = MakeDirs(dir, 0700); !s) return s;
+  // As the kubelet does, at the container's creation: a subPath an earlier
+  // container wrote (an init container's config file) is bound as it is;
+  // one that does not exist yet becomes a directory.
+  auto sub_paths =
+      BindSubPaths(pod, container, layout.VolumesDir(), SubPathMountDir(dir), facts.pod_ips);
+  if (!sub_paths) return sub_paths.take_error();
+  out.sub_paths_bound = !sub_paths->empty();
+  facts.sub_path_sources = std::move(*sub_paths);
+  if (facts.own_root) {
+    if (Status s = MountWritableRoot(out.root); !s) return s;
+    out.root_mounted = true;
+  }
+  if (Status s = CreateTerminationMessageFile(TerminationMessageFile(dir)); !s) return s;
+  oci::ContainerConfigInput input = PlanContainerConfig(pod, container, image, layout, facts, host);
+  out.cgroups_path = input.cgroups_path;
+  auto config = oci::GenerateConfig(pod, container, image, input);
+  if (!config) return config.take_error();
+  if (Status s = oci::WriteConfigFile(*config, out.config_file); !s) return s;
+  out.config = std::move(*config);
+  return Ok();
+}
+
+Status RemoveContainerInstance(const std::filesystem::path& dir) {
+  if (Status s = UnmountAllUnder(dir); !s) return s;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (ec) return Error("removing " + dir.string() + ": " + ec.message(), ec.value());
+  return Ok();
+}
+
+}  // namespace podvisor::hostfs
