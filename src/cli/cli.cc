@@ -54,28 +54,29 @@ std::string UnknownCommandMessage(const std::string& typed,
   return out;
 }
 
-int Main(int argc, char** argv) {
-  // kill, status and stop in their plain forms skip CLI11 (cli/plain_args.h).
-  if (argc >= 2 && ::getpid() != 1) {
-    const std::string_view command = argv[1];
-    const std::span<char* const> words(argv + 2, static_cast<std::size_t>(argc - 2));
-    std::optional<int> done;
-    if (command == "kill") {
-      done = RunKillPlain(words);
-    } else if (command == "status") {
-      done = RunStatusPlain(words);
-    } else if (command == "stop") {
-      done = RunStopPlain(words);
-    }
-    if (done) return *done;
-  }
-  CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime", "podvisor"};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+namespace {
 
-  int exit_code = kExitSucceeded;
-  // exec's command is everything after its "--", taken out before CLI11
-  // parses: its words must not fill exec's own [POD] CONTAINER.
+// kill, status and stop in their plain forms skip CLI11
+// (cli/plain_args.h): their exit status, or nothing for any other form.
+std::optional<int> RunPlainForm(int argc, char** argv) {
+  if (argc < 2 || ::getpid() == 1) return std::nullopt;
+  const std::string_view command = argv[1];
+  const std::span<char* const> words(argv + 2, static_cast<std::size_t>(argc - 2));
+  std::optional<int> done;
+  if (command == "kill") {
+    done = RunKillPlain(words);
+  } else if (command == "status") {
+    done = RunStatusPlain(words);
+  } else if (command == "stop") {
+    done = RunStopPlain(words);
+  }
+  return done;
+}
+
+// exec's command is everything after its "--", taken out before CLI11
+// parses: its words must not fill exec's own [POD] CONTAINER. `argc`
+// then ends before the "--".
+std::vector<std::string> TakeExecCommand(int& argc, char** argv) {
   std::vector<std::string> exec_command;
   if (argc >= 2 && std::string(argv[1]) == "exec") {
     for (int i = 2; i < argc; ++i) {
@@ -86,6 +87,11 @@ int Main(int argc, char** argv) {
       }
     }
   }
+  return exec_command;
+}
+
+void AddCommands(CLI::App& app, int& exit_code, const std::vector<std::string>& exec_command,
+                 int argc, char** argv) {
   // Each group of subcommands with the function that adds it. Only the
   // group of the command being run is added: CLI11's options are most of
   // what a client command (kill, status, stop) does before it talks to the
@@ -133,27 +139,27 @@ int Main(int argc, char** argv) {
   } else {
     for (const Group& g : kGroups) add(g);
   }
+}
 
-  // PID 1 without a subcommand: the init of a VM image (docs/INTERFACE.md).
-  std::vector<std::string> subcommands;
-  for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
-  if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc),
-                      subcommands)) {
-    return RunAsInit();
+// cobra's (kubectl's) answer to a mistyped command, rather than CLI11's
+// "A subcommand is required": true when it was given.
+bool RefuseUnknownCommand(const CLI::App& app, int argc, char** argv,
+                          const std::vector<std::string>& subcommands) {
+  if (argc < 2 || argv[1][0] == '-' ||
+      std::find(subcommands.begin(), subcommands.end(), argv[1]) != subcommands.end()) {
+    return false;
   }
-
-  // cobra's (kubectl's) answer to a mistyped command, rather than CLI11's
-  // "A subcommand is required".
-  if (argc >= 2 && argv[1][0] != '-' &&
-      std::find(subcommands.begin(), subcommands.end(), argv[1]) == subcommands.end()) {
-    std::vector<std::string> visible;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      if (!sub->get_group().empty()) visible.push_back(sub->get_name());
-    }
-    std::fputs(UnknownCommandMessage(argv[1], visible).c_str(), stderr);
-    return kExitUsage;
+  std::vector<std::string> visible;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (!sub->get_group().empty()) visible.push_back(sub->get_name());
   }
+  std::fputs(UnknownCommandMessage(argv[1], visible).c_str(), stderr);
+  return true;
+}
 
+// CLI11's parse, which runs the command; help, version and usage errors
+// by docs/INTERFACE.md's exit statuses.
+int ParseAndRun(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -176,6 +182,29 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  if (auto done = RunPlainForm(argc, argv)) return *done;
+  CLI::App app{"podvisor: supervises one Kubernetes-style pod through an OCI runtime", "podvisor"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  int exit_code = kExitSucceeded;
+  std::vector<std::string> exec_command = TakeExecCommand(argc, argv);
+  AddCommands(app, exit_code, exec_command, argc, argv);
+
+  // PID 1 without a subcommand: the init of a VM image (docs/INTERFACE.md).
+  std::vector<std::string> subcommands;
+  for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
+  if (ShouldRunAsInit(std::vector<std::string>(argv + std::min(argc, 1), argv + argc),
+                      subcommands)) {
+    return RunAsInit();
+  }
+  if (RefuseUnknownCommand(app, argc, argv, subcommands)) return kExitUsage;
+  return ParseAndRun(app, argc, argv, exit_code);
 }
 
 }  // namespace podvisor::cli

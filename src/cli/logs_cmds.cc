@@ -165,6 +165,49 @@ Result<WallTime> SinceTime(const LogsOptions& o) {
   return std::chrono::system_clock::now() - *d;
 }
 
+// Prints what one container's chosen instance has written so far (S11.2:
+// its rotated files, gzip or not, and its current one); with --follow, the
+// stream to follow goes to `streams`. A failure's message, or "".
+std::string StartStream(const LogsOptions& o, const std::string& pod, const std::string& name,
+                        const std::optional<WallTime>& since, std::vector<Stream>& streams) {
+  // S14.23: the argument, or a name in the pod's record, becomes a
+  // directory under the pod's logs: "../../x" must not.
+  if (Status s = CheckNameArgument("container name", name); !s) return s.error().message();
+  fs::path dir = fs::path(o.log_dir) / pod / name;
+  auto instances = supervisor::LogInstances(dir);
+  if (instances.empty()) {
+    if (o.all_containers) return "";  // not started yet: nothing to show
+    return "no logs for container " + name + " of pod " + pod + " in " + dir.string();
+  }
+  int instance = instances.back();
+  if (o.previous) {
+    if (instances.size() < 2) {
+      if (o.all_containers) return "";
+      return "previous terminated container \"" + name + "\" in pod \"" + pod + "\" not found";
+    }
+    instance = instances[instances.size() - 2];
+  }
+  Stream s{name, dir, std::make_unique<LogPrinter>(o.timestamps), nullptr};
+  if (o.prefix) s.printer->SetPrefix("[pod/" + pod + "/" + name + "] ");
+  if (since) s.printer->SetSince(*since);
+  // S11.2: the instance's rotated files (gzip or not) and its current one.
+  s.follower = std::make_unique<LogFollower>(dir, instance, *s.printer);
+  auto so_far = s.follower->Start();
+  if (!so_far) return so_far.error().message();
+  // --tail counts user lines (per container, as kubectl's): hold them
+  // back, then print the last N.
+  s.printer->Hold();
+  s.printer->Feed(*so_far);
+  if (!o.follow || o.previous) {
+    s.printer->Finish();
+    s.printer->Release(o.tail);
+    return "";
+  }
+  s.printer->Release(o.tail);
+  streams.push_back(std::move(s));
+  return "";
+}
+
 int Logs(const LogsOptions& o) {
   // [POD] CONTAINER, or [POD] with -c / --all-containers, or nothing at
   // all for the only container of the only pod.
@@ -204,42 +247,9 @@ int Logs(const LogsOptions& o) {
 
   std::vector<Stream> streams;
   for (const std::string& name : containers) {
-    // S14.23: the argument, or a name in the pod's record, becomes a
-    // directory under the pod's logs: "../../x" must not.
-    if (Status s = CheckNameArgument("container name", name); !s) return Fail(s.error().message());
-    fs::path dir = fs::path(o.log_dir) / *pod / name;
-    auto instances = supervisor::LogInstances(dir);
-    if (instances.empty()) {
-      if (o.all_containers) continue;  // not started yet: nothing to show
-      return Fail("no logs for container " + name + " of pod " + *pod + " in " + dir.string());
+    if (std::string failed = StartStream(o, *pod, name, since, streams); !failed.empty()) {
+      return Fail(failed);
     }
-    int instance = instances.back();
-    if (o.previous) {
-      if (instances.size() < 2) {
-        if (o.all_containers) continue;
-        return Fail("previous terminated container \"" + name + "\" in pod \"" + *pod +
-                    "\" not found");
-      }
-      instance = instances[instances.size() - 2];
-    }
-    Stream s{name, dir, std::make_unique<LogPrinter>(o.timestamps), nullptr};
-    if (o.prefix) s.printer->SetPrefix("[pod/" + *pod + "/" + name + "] ");
-    if (since) s.printer->SetSince(*since);
-    // S11.2: the instance's rotated files (gzip or not) and its current one.
-    s.follower = std::make_unique<LogFollower>(dir, instance, *s.printer);
-    auto so_far = s.follower->Start();
-    if (!so_far) return Fail(so_far.error().message());
-    // --tail counts user lines (per container, as kubectl's): hold them
-    // back, then print the last N.
-    s.printer->Hold();
-    s.printer->Feed(*so_far);
-    if (!o.follow || o.previous) {
-      s.printer->Finish();
-      s.printer->Release(o.tail);
-      continue;
-    }
-    s.printer->Release(o.tail);
-    streams.push_back(std::move(s));
   }
   if (streams.empty()) return kExitSucceeded;
   Follower wake;

@@ -132,6 +132,45 @@ Result<Fd> ConnectInside(int netns, int own_netns, uint16_t port) {
   std::_Exit(0);
 }
 
+// Binds each forward's listener on the loopback (port 0: one the kernel
+// picks, printed as kubectl does); an error message, or "".
+std::string Listen(std::vector<Forward>& forwards) {
+  for (Forward& f : forwards) {
+    f.listener.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    int one = 1;
+    ::setsockopt(f.listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a = Loopback(f.local);
+    if (!f.listener || ::bind(f.listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(f.listener.get(), 128) != 0) {
+      return "listening on 127.0.0.1:" + std::to_string(f.local) + ": " + std::strerror(errno);
+    }
+    socklen_t len = sizeof a;
+    ::getsockname(f.listener.get(), reinterpret_cast<sockaddr*>(&a), &len);
+    f.local = ntohs(a.sin_port);
+    std::printf("Forwarding from 127.0.0.1:%u -> %u\n", f.local, f.remote);
+  }
+  std::fflush(stdout);
+  return "";
+}
+
+// One connection to a forward: relayed by a child of its own.
+void Accept(const Forward& forward, const Fd& netns, const Fd& own_netns) {
+  Fd client(::accept4(forward.listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (!client) return;
+  std::printf("Handling connection for %u\n", forward.local);
+  std::fflush(stdout);
+  auto upstream =
+      ConnectInside(netns ? netns.get() : -1, own_netns ? own_netns.get() : -1, forward.remote);
+  if (!upstream) {
+    // As kubectl: the error is reported, the client's connection closed.
+    std::fprintf(stderr, "podvisor: %s\n", upstream.error().message().c_str());
+    return;
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) Relay(client.get(), upstream->get());
+  if (pid < 0) std::fprintf(stderr, "podvisor: fork: %s\n", std::strerror(errno));
+}
+
 int PortForward(const ForwardOptions& o) {
   // The last words that look like port specs are ports; a first word that
   // is not one is the pod.
@@ -160,22 +199,7 @@ int PortForward(const ForwardOptions& o) {
     if (!netns || !own_netns) return Fail("opening " + netns_path + ": " + std::strerror(errno));
   }
 
-  for (Forward& f : forwards) {
-    f.listener.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    int one = 1;
-    ::setsockopt(f.listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a = Loopback(f.local);
-    if (!f.listener || ::bind(f.listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::listen(f.listener.get(), 128) != 0) {
-      return Fail("listening on 127.0.0.1:" + std::to_string(f.local) + ": " +
-                  std::strerror(errno));
-    }
-    socklen_t len = sizeof a;
-    ::getsockname(f.listener.get(), reinterpret_cast<sockaddr*>(&a), &len);
-    f.local = ntohs(a.sin_port);
-    std::printf("Forwarding from 127.0.0.1:%u -> %u\n", f.local, f.remote);
-  }
-  std::fflush(stdout);
+  if (std::string failed = Listen(forwards); !failed.empty()) return Fail(failed);
 
   // Relays reap themselves; SIGINT/SIGTERM end the forwarding through a
   // signalfd, and the pod's end through its control socket's removal.
@@ -213,21 +237,7 @@ int PortForward(const ForwardOptions& o) {
       }
     }
     for (std::size_t i = 0; i < forwards.size(); ++i) {
-      if (!(p[i].revents & POLLIN)) continue;
-      Fd client(::accept4(forwards[i].listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-      if (!client) continue;
-      std::printf("Handling connection for %u\n", forwards[i].local);
-      std::fflush(stdout);
-      auto upstream = ConnectInside(netns ? netns.get() : -1, own_netns ? own_netns.get() : -1,
-                                    forwards[i].remote);
-      if (!upstream) {
-        // As kubectl: the error is reported, the client's connection closed.
-        std::fprintf(stderr, "podvisor: %s\n", upstream.error().message().c_str());
-        continue;
-      }
-      pid_t pid = ::fork();
-      if (pid == 0) Relay(client.get(), upstream->get());
-      if (pid < 0) std::fprintf(stderr, "podvisor: fork: %s\n", std::strerror(errno));
+      if (p[i].revents & POLLIN) Accept(forwards[i], netns, own_netns);
     }
   }
 }

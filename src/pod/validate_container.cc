@@ -72,6 +72,13 @@ void Validator::CheckContainer(const Container& c, const std::string& path, Role
                   "stdin: true"));
   }
 
+  CheckProbesAndHooks(c, path, role);
+  if (c.security_context) CheckContainerSecurity(*c.security_context, path + ".securityContext");
+
+  CheckNonRootUser(c, path);
+}
+
+void Validator::CheckProbesAndHooks(const Container& c, const std::string& path, Role role) {
   PortNames ports;
   for (const auto& p : c.ports)
     if (!p.name.empty()) ports.insert(p.name);
@@ -101,8 +108,9 @@ void Validator::CheckContainer(const Container& c, const std::string& path, Role
       CheckProbe(*c.startup_probe, ProbeKind::kStartup, ports, path + ".startupProbe");
     }
   }
-  if (c.security_context) CheckContainerSecurity(*c.security_context, path + ".securityContext");
+}
 
+void Validator::CheckNonRootUser(const Container& c, const std::string& path) {
   // runAsNonRoot with uid 0 is rejected by the kubelet at start; podvisor
   // knows both values up front (unless the uid comes from the image).
   const auto& psc = pod_.spec.security_context;

@@ -104,6 +104,8 @@ class Validator {
 
   // validate_container.cc
   void CheckContainer(const Container& c, const std::string& path, Role role);
+  void CheckProbesAndHooks(const Container& c, const std::string& path, Role role);
+  void CheckNonRootUser(const Container& c, const std::string& path);
   void CheckEnv(const Container& c, const std::string& path);
   void CheckPorts(const Container& c, const std::string& path);
   void CheckMounts(const Container& c, const std::string& path);
