@@ -15,7 +15,7 @@ nlohmann::json Executor::SummaryJson() const {
   pod::PodStatus status = lifecycle_.Status();
   WallTime now = loop_.clock().WallNow();
   pod::PodFacts facts{pod_.metadata.name, created_at_, options_.node_hostname,
-                      pod_ips_.empty() ? std::string("<none>") : pod_ips_.front()};
+                      network_.pod_ips().empty() ? std::string("<none>") : network_.pod_ips().front()};
   const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);
   nlohmann::json out = {{"name", line.name},
                         {"ready", line.ready},

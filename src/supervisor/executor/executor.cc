@@ -71,6 +71,7 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
       loop_(std::move(loop)),
       lifecycle_(pod_, options_.lifecycle),
       layout_(options_.state_dir.parent_path(), pod_.metadata.name),
+      network_(pod_, options_, layout_, [this](const Publish& p) { OnPublish(p); }),
       instances_(Instances::Pod{loop_, reaper_, layout_, options_, pod_, images_}, *this) {
   HooksAndProbes::Seams seams;
   seams.feed = [this](Event event) { Feed(std::move(event)); };
@@ -143,7 +144,9 @@ Status Executor::Setup() {
   }
   // The pod's address exists before any container does (docs/INTERFACE.md
   // "Networking"); a network that cannot be set up fails the run here.
-  if (auto s = SetupNetwork(); !s) return s;
+  if (auto s = network_.Attach(sandbox_ ? sandbox_->network_ns() : std::nullopt, uid_); !s) {
+    return s;
+  }
   if (auto s = OpenEventsAndControl(); !s) return s;
   return PreparePodFiles();
 }
@@ -258,12 +261,12 @@ Status Executor::OpenEventsAndControl() {
 Status Executor::PreparePodFiles() {
   // A container's subPaths are made when it is created (PrepareInstance),
   // not here: an init container may write the file a later one mounts.
-  if (auto s = hostfs::PreparePodVolumes(pod_, layout_.VolumesDir(), pod_ips_,
+  if (auto s = hostfs::PreparePodVolumes(pod_, layout_.VolumesDir(), network_.pod_ips(),
                                          options_.node_memory_bytes);
       !s) {
     return s;
   }
-  if (auto s = WriteEtcFiles(); !s) return s;
+  if (auto s = network_.WriteEtcFiles(); !s) return s;
   // The pod's own /dev/shm only makes sense in its own IPC namespace, and
   // mounting it needs privileges.
   if (sandbox_ && sandbox_->ipc_ns()) {
@@ -288,7 +291,7 @@ void Executor::AddPodFacts(hostfs::InstanceFacts& facts) const {
     facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
   }
   if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
-  facts.pod_ips = pod_ips_;
+  facts.pod_ips = network_.pod_ips();
 }
 
 Result<pod::PodPhase> Executor::Run() {
@@ -458,7 +461,7 @@ void Executor::Cleanup() {
   control_.reset();
   // DEL while the namespace still exists, so bridge removes the veth
   // itself, and before CleanupPod removes the saved attachment's directory.
-  TeardownNetwork();
+  network_.Detach();
   if (sandbox_) sandbox_->Destroy();
   sandbox_.reset();
   // Volumes, /etc files, bundles and the runtime root go; the kept record

@@ -52,6 +52,7 @@
 #include "supervisor/executor/hooks_probes.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/instances.h"
+#include "supervisor/executor/pod_networking.h"
 #include "supervisor/executor/runtime_timeout.h"
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/event_recorder.h"
@@ -109,13 +110,6 @@ class Executor : private InstanceHost {
   int CurrentInstance(const std::string& container) const override;
   void AddPodFacts(hostfs::InstanceFacts& facts) const override;
 
-  // network.cc: the CNI attachment (ADD after the sandbox, DEL at the
-  // end) and the /etc files that depend on the pod's address and DNS.
-  Status SetupNetwork();
-  void TeardownNetwork();
-  Status WriteEtcFiles();
-  std::filesystem::path NetworkStateFile() const;
-
   // cgroups.cc: the pod cgroup (S10.4) and OOM kills (S9.5).
   Status SetupPodCgroup();
 
@@ -171,9 +165,7 @@ class Executor : private InstanceHost {
   // By container: the status' imageID, filled on demand (ImageId).
   mutable std::map<std::string, std::string> image_ids_;
   std::optional<Sandbox> sandbox_;
-  std::optional<network::Attachment> network_;    // attached through CNI
-  std::vector<std::string> pod_ips_;              // status.podIPs
-  std::vector<std::string> host_ips_;             // status.hostIPs
+  PodNetworking network_;                         // CNI, the pod's addresses, its /etc files
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
   process::Reaper reaper_;
   std::optional<process::SignalFd> signal_fd_;

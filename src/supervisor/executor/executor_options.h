@@ -39,10 +39,6 @@ struct PodNetworkOptions {
   Duration plugin_timeout = network::kDefaultPluginTimeout;
 };
 
-// The pod's hostPorts as portmap's portMappings: those of the regular
-// containers and the sidecars, which run for the pod's whole life.
-std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod);
-
 struct ExecutorOptions {
   std::filesystem::path bundle;
   std::filesystem::path state_dir;  // the pod's own: DIR/<pod>

@@ -119,8 +119,8 @@ nlohmann::json Executor::StatusJson() const {
   if (!options_.node_hostname.empty()) pod["spec"]["nodeName"] = options_.node_hostname;
   ApiServerDefaults(pod);
   pod::PodStatus status = lifecycle_.Status();
-  status.host_ips = host_ips_;
-  status.pod_ips = pod_ips_;
+  status.host_ips = network_.host_ips();
+  status.pod_ips = network_.pod_ips();
   pod::AddStatusToPodJson(status, pod);
   pod["status"]["observedGeneration"] = 1;
   if (!HostIp().empty()) {

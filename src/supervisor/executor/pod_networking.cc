@@ -1,6 +1,5 @@
-// The pod's network (docs/INTERFACE.md "Networking"): the CNI attachment
-// made when the sandbox exists and before any container is created, its
-// teardown at the end, and the /etc files that depend on it.
+// PodNetworking (pod_networking.h): the pod's CNI attachment and the /etc
+// files that depend on it.
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -17,7 +16,7 @@
 #include "network/dns.h"
 #include "network/hosts.h"
 #include "oci/spec.h"
-#include "supervisor/executor/executor.h"
+#include "supervisor/executor/pod_networking.h"
 
 namespace podvisor::supervisor {
 namespace {
@@ -72,11 +71,12 @@ std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod) {
   return out;
 }
 
-std::filesystem::path Executor::NetworkStateFile() const {
+std::filesystem::path PodNetworking::StateFile() const {
   return PodDir::At(options_.state_dir).NetworkFile();
 }
 
-Status Executor::SetupNetwork() {
+Status PodNetworking::Attach(const std::optional<std::filesystem::path>& netns,
+                             const std::string& uid) {
   host_ips_ = network::HostPrimaryIps();
   // The kubelet's rule: a hostNetwork pod has the host's address. So has
   // a pod without a sandbox (--sandbox none), which is on the host's
@@ -87,7 +87,7 @@ Status Executor::SetupNetwork() {
   }
   const PodNetworkOptions& net = options_.network;
   if (net.mode != network::NetworkMode::kCni) return Ok();
-  if (!sandbox_ || !sandbox_->network_ns()) {
+  if (!netns) {
     return Error("--network cni needs the pod's own network namespace (--sandbox namespaces)");
   }
 
@@ -105,14 +105,14 @@ Status Executor::SetupNetwork() {
   }
 
   std::filesystem::path pin = layout_.NamespaceFile("net");
-  if (auto s = PinNetns(*sandbox_->network_ns(), pin); !s) return s;
+  if (auto s = PinNetns(*netns, pin); !s) return s;
   network::AttachParams params;
-  params.container_id = uid_;
+  params.container_id = uid;
   params.netns = pin.string();
   params.pod_namespace =
       pod_.metadata.namespace_name.empty() ? "default" : pod_.metadata.namespace_name;
   params.pod_name = pod_.metadata.name;
-  params.pod_uid = uid_;
+  params.pod_uid = uid;
   params.port_mappings = PodPortMappings(pod_);
   params.bin_dirs = net.bin_dirs;
   params.timeout = net.plugin_timeout;
@@ -128,26 +128,28 @@ Status Executor::SetupNetwork() {
   }
   log::Info("attaching pod {} to CNI network {} ({})", pod_.metadata.name, list->name,
             list->source.string());
-  auto attached = network::Attach(*list, params, NetworkStateFile());
+  auto attached = network::Attach(*list, params, StateFile());
   if (!attached) return attached.take_error();
-  network_ = std::move(*attached);
-  pod_ips_ = network_->result->PodIps();
+  attachment_ = std::move(*attached);
+  pod_ips_ = attachment_->result->PodIps();
   log::Info("pod {} has IP {}", pod_.metadata.name,
             pod_ips_.empty() ? std::string("(none)") : pod_ips_.front());
   return Ok();
 }
 
-void Executor::TeardownNetwork() {
-  if (!network_) return;
-  if (auto s = network::Detach(*network_, NetworkStateFile()); !s) {
+void PodNetworking::Detach() {
+  if (!attachment_) return;
+  if (auto s = network::Detach(*attachment_, StateFile()); !s) {
     // The saved attachment stays: the next run of this pod retries (recovery.cc).
     log::Warn("detaching pod {} from its network: {}", pod_.metadata.name, s.error().message());
   }
-  if (auto s = podvisor::Unmount(network_->params.netns); !s) log::Warn("{}", s.error().message());
-  network_.reset();
+  if (auto s = podvisor::Unmount(attachment_->params.netns); !s) {
+    log::Warn("{}", s.error().message());
+  }
+  attachment_.reset();
 }
 
-Status Executor::WriteEtcFiles() {
+Status PodNetworking::WriteEtcFiles() {
   std::string hostname = oci::PodHostname(pod_, options_.node_hostname);
   std::vector<network::HostAlias> aliases;
   for (const auto& a : pod_.spec.host_aliases) aliases.push_back({a.ip, a.hostnames});
@@ -180,8 +182,8 @@ Status Executor::WriteEtcFiles() {
                                             pod_.spec.host_network, config, *host_dns);
   for (const std::string& warning : dns.warnings) {
     bool no_cluster_dns = warning.find("no cluster DNS") != std::string::npos;
-    OnPublish(Publish{EventType::kWarning,
-                      no_cluster_dns ? "MissingClusterDNS" : "DNSConfigForming", "pod", warning});
+    publish_(Publish{EventType::kWarning, no_cluster_dns ? "MissingClusterDNS" : "DNSConfigForming",
+                     "pod", warning});
   }
   return hostfs::WritePodEtcFiles(layout_, hostname, hosts, dns.conf.Render());
 }
