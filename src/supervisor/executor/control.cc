@@ -14,8 +14,9 @@ namespace podvisor::supervisor {
 nlohmann::json Executor::SummaryJson() const {
   pod::PodStatus status = lifecycle_.Status();
   WallTime now = loop_.clock().WallNow();
-  pod::PodFacts facts{pod_.metadata.name, created_at_, options_.node_hostname,
-                      network_.pod_ips().empty() ? std::string("<none>") : network_.pod_ips().front()};
+  pod::PodFacts facts{
+      pod_.metadata.name, created_at_, options_.node_hostname,
+      network_.pod_ips().empty() ? std::string("<none>") : network_.pod_ips().front()};
   const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);
   nlohmann::json out = {{"name", line.name},
                         {"ready", line.ready},
@@ -67,7 +68,7 @@ class Executor::PodControlPort final : public PodControl {
   }
   ContainerRun RunOf(const std::string& container) override;
   Status SignalContainer(const std::string& container, int signo) override {
-    Instance* inst = ex_.FindInstance(container, ex_.lifecycle_.InstanceOf(container));
+    Instance* inst = ex_.instances_.Find(container, ex_.lifecycle_.InstanceOf(container));
     if (!inst || !inst->init) return Error("container " + container + " is not running");
     return inst->init->SendSignal(signo);
   }
@@ -81,7 +82,7 @@ class Executor::PodControlPort final : public PodControl {
 ContainerRun Executor::PodControlPort::RunOf(const std::string& container) {
   if (!ex_.ContainerSpec(container)) return ContainerRun::kUnknown;
   const RunState state = ex_.lifecycle_.StateOf(container);
-  const Instance* inst = ex_.FindInstance(container, ex_.lifecycle_.InstanceOf(container));
+  const Instance* inst = ex_.instances_.Find(container, ex_.lifecycle_.InstanceOf(container));
   if (!inst || !inst->init || inst->state.Exited()) return ContainerRun::kNotRunning;
   if (state == RunState::kRunning) return ContainerRun::kRunning;
   if (state == RunState::kStarting) return ContainerRun::kStarting;
@@ -95,7 +96,7 @@ ContainerRun Executor::PodControlPort::RunOf(const std::string& container) {
 // client's runtime has had time to read it, by the client when its command
 // ends, and with the instance's delete.
 Result<ExecPlan> Executor::PodControlPort::PrepareExec(const ExecOrder& order) {
-  Instance* inst = ex_.FindInstance(order.container, ex_.lifecycle_.InstanceOf(order.container));
+  Instance* inst = ex_.instances_.Find(order.container, ex_.lifecycle_.InstanceOf(order.container));
   if (!inst) return Error("container " + order.container + " is not running");
   static uint64_t seq = 0;
   nlohmann::json process = inst->process;
@@ -113,8 +114,8 @@ Result<ExecPlan> Executor::PodControlPort::PrepareExec(const ExecOrder& order) {
     std::filesystem::remove(std::filesystem::path(file) += ".tmp", ec);
     return s.take_error();
   }
-  ex_.ExpireExecFile(file);
-  std::vector<std::string> argv = ex_.Runtime().Exec(inst->id, file).argv;
+  ex_.instances_.ExpireExecFile(file);
+  std::vector<std::string> argv = ex_.instances_.Runtime().Exec(inst->id, file).argv;
   // The id stays last. runc and crun take a console socket only when they
   // detach: the process then outlives them, and the client, a child
   // subreaper, collects its exit (exec_cmd.cc).
@@ -132,6 +133,19 @@ ControlApi& Executor::Control() {
     control_api_ = std::make_unique<ControlApi>(*pod_control_);
   }
   return *control_api_;
+}
+
+const pod::Container* Executor::ContainerSpec(std::string_view name) const {
+  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
+    for (const auto& c : *list) {
+      if (c.name == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::string Executor::NetnsPath() const {
+  return sandbox_ && sandbox_->network_ns() ? sandbox_->network_ns()->string() : std::string();
 }
 
 }  // namespace podvisor::supervisor

@@ -78,10 +78,8 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
   seams.publish = [this](const Publish& p) { OnPublish(p); };
   // By runtime id, taken now: a failed create is retried under the same
   // instance number with a new id (runtime_exec.cc).
-  seams.exec_in = [this](std::string_view container,
-                         int instance) -> std::unique_ptr<InstanceExec> {
-    Instance* inst = FindInstance(container, instance);
-    return inst ? ExecIn(*inst) : nullptr;
+  seams.exec_in = [this](std::string_view container, int instance) {
+    return instances_.ExecIn(container, instance);
   };
   seams.netns_path = [this] { return NetnsPath(); };
   hooks_probes_ = std::make_unique<HooksAndProbes>(loop_, pod_, std::move(seams));
@@ -212,7 +210,7 @@ Status Executor::LoadImages() {
 // is made (recovery.h); a live one's pod is not ours to touch. From here
 // on the pod's state is ours (owns_pod_): a failure cleans it up.
 Status Executor::ClaimPodState() {
-  oci::RuntimeCli runtime = Runtime();
+  oci::RuntimeCli runtime = instances_.Runtime();
   RecoveryInput recovery{&layout_, &runtime, "", options_.runtime_timeout};
   if (!options_.cgroup_parent.empty()) {
     recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_.metadata.name;

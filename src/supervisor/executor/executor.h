@@ -113,31 +113,7 @@ class Executor : private InstanceHost {
   // cgroups.cc: the pod cgroup (S10.4) and OOM kills (S9.5).
   Status SetupPodCgroup();
 
-  // Instances (instances.h) as hooks, probes and the control API reach it.
-  Instance* FindInstance(std::string_view container, int instance) {
-    return instances_.Find(container, instance);
-  }
-  Instance* FindById(const std::string& id) { return instances_.FindById(id); }
-  oci::RuntimeCli Runtime() const { return instances_.Runtime(); }
-  Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
-                             int stdout_fd, int stderr_fd,
-                             std::function<void(const process::ExitInfo&)> done) {
-    return instances_.SpawnRuntime(cmd, log_file, stdout_fd, stderr_fd, std::move(done));
-  }
-  void ExpireExecFile(const std::filesystem::path& file) { instances_.ExpireExecFile(file); }
-
-  // runtime_exec.cc: what hooks and probes (hooks_probes_) get of the
-  // pod: exec through the runtime, the containers' specs, the netns.
-  class RuntimeExec;  // InstanceExec through the runtime's exec
-  // Runs `args` inside the instance through the runtime's exec; `done`
-  // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
-  // the runtime process's pid, to kill it on cancel, or 0 when it could not
-  // start (done has then been queued with the reason).
-  pid_t ExecInContainer(Instance& inst, std::string_view name, const std::vector<std::string>& args,
-                        const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
-                        const std::function<void(bool ok, std::string output)>& done);
-  // The handler runner's seam to exec in `inst` (ExecInContainer).
-  std::unique_ptr<InstanceExec> ExecIn(const Instance& inst);
+  // control.cc: what hooks, probes and the control API get of the pod.
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
 

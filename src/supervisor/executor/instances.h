@@ -36,6 +36,7 @@
 #include "process/exit_info.h"
 #include "process/reaper.h"
 #include "supervisor/executor/executor_options.h"
+#include "supervisor/executor/handler_runner.h"
 #include "supervisor/executor/instance_steps.h"
 #include "supervisor/executor/instance_table.h"
 #include "supervisor/executor/launcher.h"
@@ -107,6 +108,10 @@ class Instances {
 
   // The runtime's command line for this pod (its own --root).
   oci::RuntimeCli Runtime() const;
+  // runtime_exec.cc: the handler runner's seam to exec in the current
+  // record of (container, instance), by its runtime id; null when there is
+  // none.
+  std::unique_ptr<InstanceExec> ExecIn(std::string_view container, int instance);
   // Spawns one runtime call, tracked by the reaper; returns its pid.
   Result<pid_t> SpawnRuntime(const oci::RuntimeCommand& cmd, const std::filesystem::path& log_file,
                              int stdout_fd, int stderr_fd,
@@ -138,6 +143,15 @@ class Instances {
   void EndAll();
 
  private:
+  class RuntimeExec;  // InstanceExec through the runtime's exec
+  // Runs `args` inside the instance through the runtime's exec; `done`
+  // gets success (exit 0 in time) and the output (at most 10 KiB). Returns
+  // the runtime process's pid, to kill it on cancel, or 0 when it could not
+  // start (done has then been queued with the reason).
+  pid_t ExecInContainer(ContainerInstance& inst, std::string_view name,
+                        const std::vector<std::string>& args,
+                        const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
+                        const std::function<void(bool ok, std::string output)>& done);
   using Instance = ContainerInstance;
 
   // runtime.cc: what happens to an instance goes through Advance, which

@@ -1,6 +1,6 @@
-// What the Executor gives hooks and probes (hooks_probes.h): the exec
-// through the runtime that the handler runner reaches through
-// InstanceExec, the container's spec, the pod's network namespace.
+// Instances' exec through the runtime (instances.h ExecIn): what hooks and
+// probes (hooks_probes.h) run inside a container, through the handler
+// runner's InstanceExec.
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -41,54 +41,42 @@ void RemoveExecFile(const std::filesystem::path& file) {
 
 // InstanceExec through the runtime's exec, by runtime id: a failed create
 // is retried under the same instance number with a new id.
-class Executor::RuntimeExec final : public InstanceExec {
+class Instances::RuntimeExec final : public InstanceExec {
  public:
-  RuntimeExec(Executor& executor, std::string id) : executor_(executor), id_(std::move(id)) {}
+  RuntimeExec(Instances& instances, std::string id) : instances_(instances), id_(std::move(id)) {}
 
   pid_t Start(std::string_view name, const std::vector<std::string>& args,
               const std::vector<std::string>& extra_env, std::optional<Duration> timeout,
               Done done) override {
-    Instance* inst = executor_.FindById(id_);
+    ContainerInstance* inst = instances_.FindById(id_);
     if (!inst) {
-      executor_.loop_.AddTimer(executor_.loop_.Now(),
-                               [done] { done(false, "the container instance is gone"); });
+      instances_.pod_.loop.AddTimer(instances_.pod_.loop.Now(),
+                                    [done] { done(false, "the container instance is gone"); });
       return 0;
     }
-    return executor_.ExecInContainer(*inst, name, args, extra_env, timeout, done);
+    return instances_.ExecInContainer(*inst, name, args, extra_env, timeout, done);
   }
 
-  void Kill(pid_t pid) override { executor_.instances_.KillCall(pid); }
+  void Kill(pid_t pid) override { instances_.KillCall(pid); }
 
  private:
-  Executor& executor_;
+  Instances& instances_;
   std::string id_;
 };
 
-std::unique_ptr<InstanceExec> Executor::ExecIn(const Instance& inst) {
-  return std::make_unique<RuntimeExec>(*this, inst.id);
+std::unique_ptr<InstanceExec> Instances::ExecIn(std::string_view container, int instance) {
+  ContainerInstance* inst = Find(container, instance);
+  return inst ? std::make_unique<RuntimeExec>(*this, inst->id) : nullptr;
 }
 
-const pod::Container* Executor::ContainerSpec(std::string_view name) const {
-  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
-    for (const auto& c : *list) {
-      if (c.name == name) return &c;
-    }
-  }
-  return nullptr;
-}
-
-std::string Executor::NetnsPath() const {
-  return sandbox_ && sandbox_->network_ns() ? sandbox_->network_ns()->string() : std::string();
-}
-
-pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
-                                const std::vector<std::string>& args,
-                                const std::vector<std::string>& extra_env,
-                                std::optional<Duration> timeout,
-                                const std::function<void(bool ok, std::string output)>& done) {
+pid_t Instances::ExecInContainer(ContainerInstance& inst, std::string_view name,
+                                 const std::vector<std::string>& args,
+                                 const std::vector<std::string>& extra_env,
+                                 std::optional<Duration> timeout,
+                                 const std::function<void(bool ok, std::string output)>& done) {
   static uint64_t seq = 0;
   auto fail_soon = [this, done](const std::string& why) {
-    loop_.AddTimer(loop_.Now(), [done, why] { done(false, why); });
+    pod_.loop.AddTimer(pod_.loop.Now(), [done, why] { done(false, why); });
     return pid_t{0};
   };
   std::filesystem::path file =
@@ -116,16 +104,16 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
       if (output->size() < kExecOutputMax) output->append(buf, static_cast<std::size_t>(n));
     }
   };
-  (void)loop_.Add(read_fd, EPOLLIN, [drain](uint32_t) { drain(); });
+  (void)pod_.loop.Add(read_fd, EPOLLIN, [drain](uint32_t) { drain(); });
 
   oci::RuntimeCli cli = Runtime();
   auto timer = std::make_shared<EventLoop::TimerId>(0);
   auto finished = [this, drain, read_fd, pipe_holder, output, timed_out, timer, file, done,
                    timeout](const process::ExitInfo& exit) {
     drain();
-    loop_.Remove(read_fd);
+    pod_.loop.Remove(read_fd);
     pipe_holder->Reset();
-    if (*timer) loop_.CancelTimer(*timer);
+    if (*timer) pod_.loop.CancelTimer(*timer);
     std::error_code ec;
     std::filesystem::remove(file, ec);
     if (*timed_out) {
@@ -141,19 +129,19 @@ pid_t Executor::ExecInContainer(Instance& inst, std::string_view name,
   // output goes to our pipe.
   auto spawned = SpawnRuntime(cli.Exec(inst.id, file), {}, out_w.get(), out_w.get(), finished);
   if (!spawned) {
-    loop_.Remove(read_fd);
+    pod_.loop.Remove(read_fd);
     remove_file();
     return fail_soon(spawned.error().message());
   }
   ExpireExecFile(file);
   pid_t pid = *spawned;
   if (timeout) {
-    *timer = loop_.AddTimer(loop_.Now() + *timeout, [this, pid, timed_out, timer] {
+    *timer = pod_.loop.AddTimer(pod_.loop.Now() + *timeout, [this, pid, timed_out, timer] {
       *timer = 0;
       *timed_out = true;
       // Killing the runtime's exec ends the wait for it; the process inside
       // the container may linger until the container stops.
-      instances_.KillCall(pid);
+      KillCall(pid);
     });
   }
   return pid;
