@@ -159,6 +159,19 @@ void ContainerdTest::ImportBundle(const std::string& name, const std::string& po
   auto layout =
       RunCommand({Env("PODVISOR"), "pack", (dir / "bundle").string(), (dir / "layout").string()});
   ASSERT_EQ(layout.exit_code, 0) << layout.out << layout.err;
+  ImportLayout(name, dir);
+}
+
+void ContainerdTest::ImportLayerAsImage(const std::string& name, const fs::path& layer) {
+  const fs::path src = Env("PODVISOR_SOURCE_ROOT");
+  const fs::path dir = layer.parent_path();
+  auto layout = RunCommand({(src / "scripts/make-oci-layout.sh").string(),
+                            (dir / "layout").string(), "{}", layer.string()});
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  ImportLayout(name, dir);
+}
+
+void ContainerdTest::ImportLayout(const std::string& name, const fs::path& dir) {
   auto tar = RunCommand(
       {"/bin/tar", "-C", (dir / "layout").string(), "-cf", (dir / "image.tar").string(), "."});
   ASSERT_EQ(tar.exit_code, 0) << tar.err;

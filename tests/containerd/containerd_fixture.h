@@ -32,6 +32,13 @@ class ContainerdTest : public ::testing::Test {
   // Packs `pod_yaml` with a busybox image as a bundle image and imports it
   // as podvisor.test/NAME:latest.
   static void ImportBundle(const std::string& name, const std::string& pod_yaml);
+  // `layer` (a directory) as the one layer of an image imported as
+  // podvisor.test/NAME:latest, made without `podvisor pack` (which refuses
+  // what some tests give the shim).
+  static void ImportLayerAsImage(const std::string& name, const std::filesystem::path& layer);
+  // DIR/layout (an OCI layout) tarred to DIR/image.tar and imported as
+  // podvisor.test/NAME:latest.
+  static void ImportLayout(const std::string& name, const std::filesystem::path& dir);
   // `ctr run -d --runtime io.containerd.podvisor.v1` with network none.
   CommandResult RunDetached(const std::string& image, const std::string& id,
                             const std::vector<std::string>& extra = {});

@@ -300,18 +300,7 @@ TEST_F(Shim, ImageWithoutAPodIsRefusedAtCreate) {
   const auto src = std::filesystem::path(std::getenv("PODVISOR_SOURCE_ROOT"));
   const auto dir = root_ / "images" / "plain";
   ASSERT_EQ(RunCommand({(src / "scripts/make-rootfs.sh").string(), dir.string()}).exit_code, 0);
-  ASSERT_EQ(RunCommand({(src / "scripts/make-oci-layout.sh").string(), (dir / "layout").string(),
-                        "{}", (dir / "rootfs").string()})
-                .exit_code,
-            0);
-  ASSERT_EQ(RunCommand({"/bin/tar", "-C", (dir / "layout").string(), "-cf",
-                        (dir / "image.tar").string(), "."})
-                .exit_code,
-            0);
-  ASSERT_EQ(
-      Ctr({"image", "import", "--base-name", "podvisor.test/plain", (dir / "image.tar").string()})
-          .exit_code,
-      0);
+  ImportLayerAsImage("plain", dir / "rootfs");
   auto run = RunDetached("plain", "plain1");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.err, HasSubstr("not a podvisor bundle"));
@@ -322,7 +311,6 @@ TEST_F(Shim, ImageWithoutAPodIsRefusedAtCreate) {
 // not an exit status: `ctr run` prints the field at fault.
 TEST_F(Shim, InvalidPodIsRefusedAtCreateWithItsProblems) {
   tasks_.emplace_back("invalid1", "none");
-  const auto src = std::filesystem::path(std::getenv("PODVISOR_SOURCE_ROOT"));
   const auto dir = root_ / "images" / "invalid";
   std::filesystem::create_directories(dir / "bundle");
   std::ofstream(dir / "bundle" / "pod.yaml") << "apiVersion: v1\nkind: Pod\n"
@@ -330,18 +318,7 @@ TEST_F(Shim, InvalidPodIsRefusedAtCreateWithItsProblems) {
                                                 "spec:\n  restartPolicy: Sometimes\n"
                                                 "  containers:\n  - name: app\n"
                                                 "    image: busybox\n    command: [true]\n";
-  ASSERT_EQ(RunCommand({(src / "scripts/make-oci-layout.sh").string(), (dir / "layout").string(),
-                        "{}", (dir / "bundle").string()})
-                .exit_code,
-            0);
-  ASSERT_EQ(RunCommand({"/bin/tar", "-C", (dir / "layout").string(), "-cf",
-                        (dir / "image.tar").string(), "."})
-                .exit_code,
-            0);
-  ASSERT_EQ(
-      Ctr({"image", "import", "--base-name", "podvisor.test/invalid", (dir / "image.tar").string()})
-          .exit_code,
-      0);
+  ImportLayerAsImage("invalid", dir / "bundle");
   auto run = RunDetached("invalid", "invalid1");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.err, HasSubstr("spec.restartPolicy"));
