@@ -27,7 +27,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using namespace podvisor::oci;
+using namespace podvisor::image;
 
 constexpr const char* kSentinelText = "outside the root";
 

@@ -72,7 +72,7 @@ class Executor : private InstanceHost {
   // from options.bundle; the others are loaded here.
   static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options,
                                                   std::map<std::string, image::Image> images = {});
-  ~Executor();
+  ~Executor() override;
 
   // Runs the pod until it ended and everything is cleaned up; returns the
   // final phase.
