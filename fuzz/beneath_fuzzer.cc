@@ -83,6 +83,23 @@ ino_t Inode(const Fd& fd) {
   return st.st_ino;
 }
 
+// The harness builds its tree through real directories only: a component
+// the input already made a symlink would lead the harness's own
+// create_directories out of the root (following them is what the code
+// under test must not do, not the harness). A missing component ends the
+// check: nothing beyond it exists to be followed.
+bool NoSymlinkOnTheWay(const fs::path& root, const fs::path& relative) {
+  fs::path at = root;
+  for (const auto& part : relative) {
+    at /= part;
+    std::error_code ec;
+    auto status = fs::symlink_status(at, ec);
+    if (ec || !fs::exists(status)) return true;
+    if (fs::is_symlink(status)) return false;
+  }
+  return true;
+}
+
 void Exercise(char op, const std::string& path, const Fd& root, const std::string& real_root) {
   using podvisor::MakeDirsBeneath;
   using podvisor::OpenBeneath;
@@ -130,11 +147,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (rest.find('\0') != std::string::npos) continue;
     switch (line[0]) {
       case 'd':
-        fs::create_directories(box.root / TreePath(rest), ec);
+        if (NoSymlinkOnTheWay(box.root, TreePath(rest))) {
+          fs::create_directories(box.root / TreePath(rest), ec);
+        }
         break;
       case 'f': {
         fs::path file = TreePath(rest);
-        if (file.empty()) break;
+        if (file.empty() || !NoSymlinkOnTheWay(box.root, file.parent_path())) break;
         fs::create_directories((box.root / file).parent_path(), ec);
         Fd made(
             ::open((box.root / file).c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
@@ -148,6 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // "@" stands for the outside directory's absolute path.
         if (target.rfind('@', 0) == 0) target = box.outside.string() + target.substr(1);
         if (link.empty() || target.empty()) break;
+        if (!NoSymlinkOnTheWay(box.root, link.parent_path())) break;
         fs::create_directories((box.root / link).parent_path(), ec);
         fs::create_symlink(target, box.root / link, ec);
         break;
