@@ -2,7 +2,7 @@
 // its supervisor while it runs and from its kept record once it ended.
 // -o name, json, yaml and jsonpath=TEMPLATE as kubectl's; -w watches,
 // printing again on every change of the record (which the supervisor
-// rewrites on each, supervisor/executor/record.cc) until the pod ends.
+// rewrites on each, supervisor/executor/pod_record.cc) until the pod ends.
 #include <poll.h>
 #include <sys/inotify.h>
 #include <unistd.h>

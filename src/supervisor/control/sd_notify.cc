@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/log.h"
+
 namespace podvisor::supervisor {
 
 Result<SdNotifier> SdNotifier::FromEnvironment() {
@@ -70,6 +72,30 @@ std::vector<std::string> SystemdReporter::Update(const pod::PodStatus& status, b
   }
   if (phase_changed && terminal) out.push_back(phase_message);
   return out;
+}
+
+SystemdLink SystemdLink::FromEnvironment(std::string pod_name) {
+  auto notifier = SdNotifier::FromEnvironment();
+  if (!notifier) {
+    log::Warn("{}: not notifying systemd", notifier.error().message());
+    return SystemdLink();
+  }
+  return To(std::move(*notifier), std::move(pod_name));
+}
+
+SystemdLink SystemdLink::To(SdNotifier notifier, std::string pod_name) {
+  SystemdLink link;
+  if (!notifier.enabled()) return link;
+  link.notifier_ = std::move(notifier);
+  link.reporter_.emplace(std::move(pod_name));
+  return link;
+}
+
+void SystemdLink::Update(const pod::PodStatus& status, bool terminating) {
+  if (!reporter_) return;
+  for (const std::string& message : reporter_->Update(status, terminating)) {
+    if (auto s = notifier_.Send(message); !s) log::Warn("{}", s.error().message());
+  }
 }
 
 }  // namespace podvisor::supervisor

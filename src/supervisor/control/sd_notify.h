@@ -13,6 +13,9 @@
 // STATUS= on each phase change, READY=1 when the Ready condition first
 // becomes true, STOPPING=1 when termination begins — each at most once
 // per cause. It is pure so its order is unit-tested.
+//
+// SystemdLink is the two together, as the executor uses them after each
+// batch.
 #pragma once
 
 #include <sys/socket.h>
@@ -70,6 +73,24 @@ class SystemdReporter {
   std::optional<pod::PodPhase> phase_;
   bool ready_sent_ = false;
   bool stopping_sent_ = false;
+};
+
+// The pod's side of its systemd unit: what the reporter says after each
+// batch, sent through the notifier. Disabled (Update does nothing) outside
+// a Type=notify unit, or when NOTIFY_SOCKET is unusable (logged once).
+class SystemdLink {
+ public:
+  SystemdLink() = default;
+  // Reads and unsets NOTIFY_SOCKET: call before anything is spawned.
+  static SystemdLink FromEnvironment(std::string pod_name);
+  static SystemdLink To(SdNotifier notifier, std::string pod_name);
+  bool enabled() const { return reporter_.has_value(); }
+  // Sends what is due since the last call; a failed send is logged.
+  void Update(const pod::PodStatus& status, bool terminating);
+
+ private:
+  SdNotifier notifier_;
+  std::optional<SystemdReporter> reporter_;
 };
 
 }  // namespace podvisor::supervisor

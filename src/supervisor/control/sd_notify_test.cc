@@ -141,5 +141,34 @@ TEST(SdNotifier, RejectsRelativeAndVsockAddresses) {
   }
 }
 
+TEST(SystemdLink, SendsEachDueMessageOnceInTheReportersOrder) {
+  std::string address = "@podvisor-sdlink-" + std::to_string(::getpid());
+  Listener l(address);
+  ASSERT_TRUE(l.bound()) << address;
+  auto n = SdNotifier::ForAddress(address);
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  SystemdLink link = SystemdLink::To(std::move(*n), "web");
+  ASSERT_TRUE(link.enabled());
+  link.Update(StatusOf(pod::PodPhase::kRunning, true), false);
+  EXPECT_EQ(l.Receive(), "STATUS=pod web: phase Running");
+  EXPECT_EQ(l.Receive(), "READY=1");
+  link.Update(StatusOf(pod::PodPhase::kRunning, true), false);  // nothing new
+  EXPECT_EQ(l.Receive(), "<nothing>");
+}
+
+TEST(SystemdLink, OutsideAUnitItIsDisabledAndSendsNothing) {
+  ::unsetenv("NOTIFY_SOCKET");
+  SystemdLink link = SystemdLink::FromEnvironment("web");
+  EXPECT_FALSE(link.enabled());
+  link.Update(StatusOf(pod::PodPhase::kRunning, true), false);
+}
+
+TEST(SystemdLink, AnUnusableSocketDisablesItInsteadOfFailingThePod) {
+  ::setenv("NOTIFY_SOCKET", "relative.sock", 1);
+  SystemdLink link = SystemdLink::FromEnvironment("web");
+  EXPECT_FALSE(link.enabled());
+  EXPECT_EQ(std::getenv("NOTIFY_SOCKET"), nullptr);
+}
+
 }  // namespace
 }  // namespace podvisor::supervisor

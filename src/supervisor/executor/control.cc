@@ -1,46 +1,11 @@
 // The Executor's side of the control socket (docs/INTERFACE.md "Control
-// socket"): the summary, and the PodControl that ControlApi acts on.
+// socket"): the PodControl that ControlApi acts on.
 #include "oci/spec.h"
 #include "pod/serialize.h"
-#include "pod/status_summary.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor {
-
-// What `podvisor status` and `list` print: kubectl's columns, from the
-// typed status at hand by the summariser the CLI uses on a record
-// (pod/status_summary.h).
-nlohmann::json Executor::SummaryJson() const {
-  pod::PodStatus status = lifecycle_.Status();
-  WallTime now = loop_.clock().WallNow();
-  pod::PodFacts facts{
-      pod_.metadata.name, created_at_, options_.node_hostname,
-      network_.pod_ips().empty() ? std::string("<none>") : network_.pod_ips().front()};
-  const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);
-  nlohmann::json out = {{"name", line.name},
-                        {"ready", line.ready},
-                        {"status", line.status},
-                        {"restarts", line.restarts},
-                        {"age", line.age},
-                        {"node", line.node},
-                        {"ip", line.ip},
-                        {"phase", std::string(pod::PodPhaseName(status.phase))},
-                        {"containers", nlohmann::json::array()}};
-  for (const pod::ContainerLine& c : line.containers) {
-    out["containers"].push_back({{"name", c.name},
-                                 {"type", c.type},
-                                 {"ready", c.ready},
-                                 {"started", c.started},
-                                 {"state", c.state},
-                                 {"lastState", c.last_state},
-                                 {"restarts", c.restart_count},
-                                 {"restartsColumn", c.restarts},
-                                 {"image", c.image},
-                                 {"containerID", c.container_id}});
-  }
-  return out;
-}
 
 // The control API's view of the pod (control/pod_control.h): what the
 // socket may ask of the Executor, read and checked by ControlApi first.
@@ -49,18 +14,18 @@ class Executor::PodControlPort final : public PodControl {
   explicit PodControlPort(Executor& executor) : ex_(executor) {}
 
   ControlReply StatusReply() override {
-    // Serialized once per state change, however many clients ask.
-    if (!ex_.status_reply_) ex_.status_reply_.emplace(ex_.StatusJson());
-    return *ex_.status_reply_;
+    return ex_.record_.StatusReply(ex_.CurrentStatus());
   }
   std::optional<std::string> StatusText(bool wide) override {
     if (!ex_.options_.status_text) return std::nullopt;
-    return ex_.options_.status_text(ex_.StatusJson(), wide);
+    return ex_.options_.status_text(ex_.record_.PodJson(ex_.CurrentStatus()), wide);
   }
-  nlohmann::json Summary() override { return ex_.SummaryJson(); }
+  nlohmann::json Summary() override {
+    return ex_.record_.Summary(ex_.CurrentStatus(), ex_.loop_.clock().WallNow());
+  }
   std::optional<nlohmann::json> FinalStatus() override {
     if (!ex_.finished_) return std::nullopt;
-    return ex_.StatusJson();
+    return ex_.record_.PodJson(ex_.CurrentStatus());
   }
   void RequestStop(StopOrder order, ControlServer::Responder on_end) override {
     if (on_end) ex_.stop_waiters_.push_back(std::move(on_end));

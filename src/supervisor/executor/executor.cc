@@ -1,13 +1,10 @@
 #include "supervisor/executor/executor.h"
 
-#include <malloc.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <sys/epoll.h>
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -25,41 +22,10 @@
 #include "image/image_cache.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
+#include "supervisor/control/control_api.h"
+#include "supervisor/control/pod_control.h"
 
 namespace podvisor::supervisor {
-
-namespace {
-
-// Unmaps the pages of podvisor's own code (they stay in the page cache and
-// come back on their next use), so that code only setup ran (manifest
-// parsing, image unpacking, config generation) stops counting in the
-// supervisor's RSS. Only executable mappings: they are never written, so
-// dropping them loses nothing; read-only data may hold relocated (copied)
-// pages and is left alone.
-void DropCodePages() {
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return;
-  exe[n] = '\0';
-  FILE* maps = std::fopen("/proc/self/maps", "re");
-  if (!maps) return;
-  char line[4096 + 128];
-  while (std::fgets(line, sizeof line, maps)) {
-    // %p: glibc reads the maps' bare hex addresses as pointers.
-    void* start = nullptr;
-    void* end = nullptr;
-    char perms[5] = {};
-    int path_at = 0;
-    if (std::sscanf(line, "%p-%p %4s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) continue;
-    std::string_view path(line + path_at);
-    if (!path.empty() && path.back() == '\n') path.remove_suffix(1);
-    if (std::string_view(perms) != "r-xp" || path != exe) continue;
-    ::madvise(start, static_cast<char*>(end) - static_cast<char*>(start), MADV_DONTNEED);
-  }
-  std::fclose(maps);
-}
-
-}  // namespace
 
 std::string InstanceKey(std::string_view container, int instance) {
   return std::string(container) + "#" + std::to_string(instance);
@@ -72,7 +38,13 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
       lifecycle_(pod_, options_.lifecycle),
       layout_(options_.state_dir.parent_path(), pod_.metadata.name),
       network_(pod_, options_, layout_, [this](const Publish& p) { OnPublish(p); }),
-      instances_(Instances::Pod{loop_, reaper_, layout_, options_, pod_, images_}, *this) {
+      record_(pod_, images_,
+              PodRecord::Facts{options_.node_hostname, options_.runtime.name,
+                               pod_.spec.host_network || !options_.sandbox,
+                               PodDir::At(options_.state_dir).RecordFile()}),
+      instances_(Instances::Pod{loop_, reaper_, layout_, options_, pod_, images_}, *this),
+      timers_(loop_, [this](Event event) { Feed(std::move(event)); }),
+      heap_trim_(loop_) {
   HooksAndProbes::Seams seams;
   seams.feed = [this](Event event) { Feed(std::move(event)); };
   seams.publish = [this](const Publish& p) { OnPublish(p); };
@@ -118,18 +90,12 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 // namespaces are first needed. Should set-up fail, the pending holder is
 // killed with it.
 Status Executor::Setup() {
-  created_at_ = loop_.clock().WallNow();
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
-  if (auto notifier = SdNotifier::FromEnvironment(); !notifier) {
-    log::Warn("{}: not notifying systemd", notifier.error().message());
-  } else if (notifier->enabled()) {
-    notifier_ = std::move(*notifier);
-    systemd_.emplace(pod_.metadata.name);
-  }
+  systemd_ = SystemdLink::FromEnvironment(pod_.metadata.name);
   // The API server gives every pod a uid; scripts reading `status -o json`
   // rely on one being there.
-  uid_ = pod_.metadata.uid.empty() ? RandomUuid() : pod_.metadata.uid;
-  pod_.metadata.uid = uid_;  // the downward API's metadata.uid
+  if (pod_.metadata.uid.empty()) pod_.metadata.uid = RandomUuid();  // the downward API's too
+  record_.SetIdentity(pod_.metadata.uid, loop_.clock().WallNow());
   auto pending_sandbox = StartSandbox();
   if (!pending_sandbox) return pending_sandbox.take_error();
   if (auto s = LoadImages(); !s) return s;
@@ -142,7 +108,7 @@ Status Executor::Setup() {
   }
   // The pod's address exists before any container does (docs/INTERFACE.md
   // "Networking"); a network that cannot be set up fails the run here.
-  if (auto s = network_.Attach(sandbox_ ? sandbox_->network_ns() : std::nullopt, uid_); !s) {
+  if (auto s = network_.Attach(sandbox_ ? sandbox_->network_ns() : std::nullopt, pod_.metadata.uid); !s) {
     return s;
   }
   if (auto s = OpenEventsAndControl(); !s) return s;
@@ -193,11 +159,11 @@ Status Executor::LoadImages() {
                          " keeps disappearing");
           }
           image_locks_.push_back(std::move(**held));
-          // imageID (status_json.cc): the manifest digest of a layout; a
-          // plain rootfs's content digest is computed when a status first
-          // asks for it, since hashing the whole tree here delayed every
+          // imageID: the manifest digest of a layout; a plain rootfs's
+          // content digest is computed when a status first asks for it
+          // (PodRecord), since hashing the whole tree here delayed every
           // pod's start.
-          image_ids_[c.name] = digest;
+          record_.KnowImageId(c.name, digest);
         }
         break;
       }
@@ -292,6 +258,17 @@ void Executor::AddPodFacts(hostfs::InstanceFacts& facts) const {
   facts.pod_ips = network_.pod_ips();
 }
 
+pod::PodStatus Executor::CurrentStatus() const {
+  pod::PodStatus status = lifecycle_.Status();
+  status.host_ips = network_.host_ips();
+  status.pod_ips = network_.pod_ips();
+  return status;
+}
+
+void Executor::WriteRecord() {
+  if (owns_pod_) record_.Write(CurrentStatus());
+}
+
 Result<pod::PodPhase> Executor::Run() {
   // The start actions are a batch like any other: events they cause wait.
   draining_ = true;
@@ -315,24 +292,15 @@ void Executor::Drain() {
   while (!queue_.empty()) {
     Event e = std::move(queue_.front());
     queue_.pop_front();
-    status_reply_.reset();  // the status may change with any event
+    record_.Changed();  // the status may change with any event
     log::Debug("event {}", ToString(e));
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
   WriteRecord();
-  NotifySystemd();
-  if (heap_churned_) {
-    heap_churned_ = false;
-    // Moved on by every burst: one trim when the starts (or restarts)
-    // have settled, not one per container.
-    if (trim_timer_) loop_.CancelTimer(trim_timer_);
-    trim_timer_ = loop_.AddTimer(loop_.Now() + std::chrono::seconds(1), [this] {
-      trim_timer_ = 0;
-      ::malloc_trim(0);
-      DropCodePages();
-    });
-  }
+  // docs/INTERFACE.md "systemd": READY=1, STOPPING=1, the phase.
+  systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());
+  heap_trim_.AfterBatch();
   MaybeFinish();
 }
 
@@ -342,12 +310,12 @@ void Executor::Execute(const Action& action) {
       [this](const auto& a) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, CreateContainer>) {
-          heap_churned_ = true;
+          heap_trim_.Churned();
           instances_.Create(a);
         } else if constexpr (std::is_same_v<T, StartContainer>) {
           instances_.Start(a);
         } else if constexpr (std::is_same_v<T, DeleteContainer>) {
-          heap_churned_ = true;
+          heap_trim_.Churned();
           instances_.Delete(a);
         } else if constexpr (std::is_same_v<T, SignalContainer>) {
           instances_.Signal(a);
@@ -360,13 +328,9 @@ void Executor::Execute(const Action& action) {
         } else if constexpr (std::is_same_v<T, StopProbes>) {
           hooks_probes_->StopProbesAction(a);
         } else if constexpr (std::is_same_v<T, ArmTimer>) {
-          OnTimerAction(a);
+          timers_.Arm(a);
         } else if constexpr (std::is_same_v<T, CancelTimer>) {
-          auto it = timers_.find(ToString(a.id));
-          if (it != timers_.end()) {
-            loop_.CancelTimer(it->second);
-            timers_.erase(it);
-          }
+          timers_.Cancel(a);
         } else if constexpr (std::is_same_v<T, Publish>) {
           OnPublish(a);
         } else if constexpr (std::is_same_v<T, PodEnded>) {
@@ -376,15 +340,6 @@ void Executor::Execute(const Action& action) {
       action);
 }
 
-void Executor::OnTimerAction(const ArmTimer& arm) {
-  std::string key = ToString(arm.id);
-  if (auto it = timers_.find(key); it != timers_.end()) loop_.CancelTimer(it->second);
-  timers_[key] = loop_.AddTimer(arm.deadline, [this, key, id = arm.id] {
-    timers_.erase(key);
-    Feed(TimerFired{id});
-  });
-}
-
 void Executor::OnPublish(const Publish& p) {
   WallTime now = loop_.clock().WallNow();
   if (events_) {
@@ -392,14 +347,6 @@ void Executor::OnPublish(const Publish& p) {
   }
   auto level = p.type == EventType::kWarning ? log::Level::kWarning : log::Level::kInfo;
   log::Log(level, "{} {}: {}", p.object, p.reason, p.message);
-}
-
-void Executor::NotifySystemd() {
-  if (!systemd_) return;
-  auto messages = systemd_->Update(lifecycle_.Status(), lifecycle_.Terminating());
-  for (const std::string& message : messages) {
-    if (auto s = notifier_.Send(message); !s) log::Warn("{}", s.error().message());
-  }
 }
 
 void Executor::OnSignal() {
@@ -446,7 +393,7 @@ void Executor::MaybeFinish() {
   if (!instances_.SettleForEnd()) return;
   finished_ = true;
   WriteRecord();
-  nlohmann::json final_status = StatusJson();
+  nlohmann::json final_status = record_.PodJson(CurrentStatus());
   for (auto& respond : stop_waiters_) respond(final_status);
   stop_waiters_.clear();
   Cleanup();

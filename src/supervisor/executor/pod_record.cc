@@ -1,4 +1,6 @@
-// The pod as a v1 Pod object (`status -o json`, the kept record): what a
+// The pod as its readers see it (pod_record.h).
+//
+// The v1 Pod (`status -o json`, the kept record) is what a
 // client of the API server would read, so that real clients load it
 // (issue 16: the official Kubernetes Python client's V1Pod). Beyond the
 // typed status this adds what the kubelet and the API server fill in:
@@ -14,17 +16,19 @@
 //     podvisor pod never changes);
 //   - status.hostIP(s), the node's address, and podIP(s) for a pod in the
 //     host's network namespace.
-#include "supervisor/executor/internal.h"
+#include "supervisor/executor/pod_record.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include "common/file_io.h"
 #include "common/log.h"
 
 #include "image/rootfs_digest.h"
 #include "pod/serialize.h"
+#include "pod/status_summary.h"
 
 namespace podvisor::supervisor {
 namespace {
@@ -93,7 +97,22 @@ void ApiServerDefaults(nlohmann::json& pod) {
 
 }  // namespace
 
-std::string Executor::ImageId(const std::string& container) const {
+PodRecord::PodRecord(const pod::Pod& pod, const std::map<std::string, image::Image>& images,
+                     Facts facts)
+    : pod_(pod), images_(images), facts_(std::move(facts)) {}
+
+void PodRecord::SetIdentity(std::string uid, WallTime created_at) {
+  uid_ = std::move(uid);
+  created_at_ = created_at;
+}
+
+void PodRecord::KnowImageId(const std::string& container, std::string image_id) {
+  image_ids_[container] = std::move(image_id);
+}
+
+// The imageID of a container's image: its layout's manifest digest, or the
+// content digest of its plain rootfs, computed once per image dir.
+std::string PodRecord::ImageId(const std::string& container) const {
   if (auto id = image_ids_.find(container); id != image_ids_.end()) return id->second;
   auto image = images_.find(container);
   if (image == images_.end()) return "";
@@ -112,15 +131,12 @@ std::string Executor::ImageId(const std::string& container) const {
   return image_ids_[container] = *digest;
 }
 
-nlohmann::json Executor::StatusJson() const {
+nlohmann::json PodRecord::PodJson(const pod::PodStatus& status) const {
   nlohmann::json pod = pod::ToJson(pod_);
   pod["metadata"]["uid"] = uid_;
   pod["metadata"]["creationTimestamp"] = FormatRfc3339(created_at_);
-  if (!options_.node_hostname.empty()) pod["spec"]["nodeName"] = options_.node_hostname;
+  if (!facts_.node_hostname.empty()) pod["spec"]["nodeName"] = facts_.node_hostname;
   ApiServerDefaults(pod);
-  pod::PodStatus status = lifecycle_.Status();
-  status.host_ips = network_.host_ips();
-  status.pod_ips = network_.pod_ips();
   pod::AddStatusToPodJson(status, pod);
   pod["status"]["observedGeneration"] = 1;
   if (!HostIp().empty()) {
@@ -129,7 +145,7 @@ nlohmann::json Executor::StatusJson() const {
     // A pod in the host's network namespace has the node's address, as
     // the kubelet reports hostNetwork pods; a pod network's address is the
     // sandbox's to report.
-    if (pod_.spec.host_network || !options_.sandbox) {
+    if (facts_.shares_node_network) {
       Default(pod["status"], "podIP", HostIp());
       Default(pod["status"], "podIPs", nlohmann::json::array({{{"ip", HostIp()}}}));
     }
@@ -141,11 +157,74 @@ nlohmann::json Executor::StatusJson() const {
       c["imageID"] = ImageId(c.value("name", ""));
       if (auto cid = c.find("containerID");
           cid != c.end() && cid->is_string() && !cid->get<std::string>().empty()) {
-        *cid = options_.runtime.name + "://" + cid->get<std::string>();
+        *cid = facts_.runtime_name + "://" + cid->get<std::string>();
       }
     }
   }
   return pod;
+}
+
+// What `podvisor status` and `list` print: kubectl's columns, by the
+// summariser the CLI uses on a kept record (pod/status_summary.h).
+nlohmann::json PodRecord::Summary(const pod::PodStatus& status, WallTime now) const {
+  pod::PodFacts facts{pod_.metadata.name, created_at_, facts_.node_hostname,
+                      status.pod_ips.empty() ? std::string("<none>") : status.pod_ips.front()};
+  const pod::PodLine line = pod::SummarizePodLine(pod_.spec, status, facts, now);
+  nlohmann::json out = {{"name", line.name},
+                        {"ready", line.ready},
+                        {"status", line.status},
+                        {"restarts", line.restarts},
+                        {"age", line.age},
+                        {"node", line.node},
+                        {"ip", line.ip},
+                        {"phase", std::string(pod::PodPhaseName(status.phase))},
+                        {"containers", nlohmann::json::array()}};
+  for (const pod::ContainerLine& c : line.containers) {
+    out["containers"].push_back({{"name", c.name},
+                                 {"type", c.type},
+                                 {"ready", c.ready},
+                                 {"started", c.started},
+                                 {"state", c.state},
+                                 {"lastState", c.last_state},
+                                 {"restarts", c.restart_count},
+                                 {"restartsColumn", c.restarts},
+                                 {"image", c.image},
+                                 {"containerID", c.container_id}});
+  }
+  return out;
+}
+
+// replace: a termination message is the container's bytes and may be
+// invalid UTF-8 (or cut inside a character by its 4096-byte tail); strict
+// dumping threw and aborted the supervisor.
+std::string PodRecord::Serialize(const pod::PodStatus& status) const {
+  return PodJson(status).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+ControlReply PodRecord::StatusReply(const pod::PodStatus& status) {
+  if (!status_reply_) status_reply_.emplace(ControlReply::FromText(Serialize(status)));
+  return *status_reply_;
+}
+
+// DIR/<pod>/status.json: `status`, `describe`, `list` and `run`'s last
+// lines read the truth after the supervisor has gone (docs/INTERFACE.md
+// "Kept records"). Runtime state, mounts and cgroups go with the pod; this
+// file and events.jsonl stay until `podvisor rm`.
+void PodRecord::Write(const pod::PodStatus& status) {
+  // Serialized once per batch and compared: most batches change nothing
+  // visible (a probe success, a timer), and those cost no write. The same
+  // text then answers `status` requests until the next event.
+  std::string text = Serialize(status);
+  if (!status_reply_) status_reply_.emplace(ControlReply::FromText(text));
+  if (text == record_text_) return;
+  // Unsynced: a reader sees the old record or the new one, never half of
+  // one; the state dir is /run (tmpfs) by default, and a record that did
+  // not survive a power loss is a pod that did not either.
+  if (auto s = WriteFileAtomic(facts_.record_file, text + "\n", 0644, Durability::kUnsynced); !s) {
+    log::Warn("{}", s.error().message());
+    return;
+  }
+  record_text_ = std::move(text);
 }
 
 }  // namespace podvisor::supervisor
