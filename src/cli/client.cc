@@ -11,18 +11,18 @@ namespace podvisor::cli {
 
 Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
                                      const nlohmann::json& request, bool wait_forever,
-                                     std::optional<supervisor::ControlError>* refusal) {
+                                     std::optional<supervisor::control::ControlError>* refusal) {
   if (refusal != nullptr) refusal->reset();
   std::filesystem::path sock = PodDir(state_dir, pod).ControlSocket();
   // Connecting is the check: no stat first (a client's whole cost is its
   // start-up and this round trip).
-  auto reply = supervisor::ControlRequest(
+  auto reply = supervisor::control::ControlRequest(
       sock, request, wait_forever ? Duration::zero() : std::chrono::seconds(10));
   if (!reply && reply.error().code() == ENOENT) {
     return Error("pod " + pod + " is not running (no " + sock.string() + ")", ENOENT);
   }
   if (!reply) return reply.take_error().Wrap("pod " + pod);
-  if (auto error = supervisor::ControlErrorOf(*reply)) {
+  if (auto error = supervisor::control::ControlErrorOf(*reply)) {
     Error refused("pod " + pod + ": " + error->message);
     if (refusal != nullptr) *refusal = std::move(*error);
     return refused;

@@ -19,9 +19,9 @@ namespace podvisor::cli {
 // reply is an Error, "pod POD: MESSAGE". When `refusal` is given, it gets
 // that reply's code and text (supervisor/control/control_error.h), and
 // nullopt for anything else: an answer, or a connection that failed.
-Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
-                                     const nlohmann::json& request, bool wait_forever = false,
-                                     std::optional<supervisor::ControlError>* refusal = nullptr);
+Result<nlohmann::json> AskSupervisor(
+    const std::filesystem::path& state_dir, const std::string& pod, const nlohmann::json& request,
+    bool wait_forever = false, std::optional<supervisor::control::ControlError>* refusal = nullptr);
 
 // Left-aligned columns separated by three spaces, like kubectl. Cells are
 // shown TerminalSafe (S14.20, S14.21): one line each, aligned by the

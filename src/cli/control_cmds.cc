@@ -43,7 +43,7 @@ Result<Asked> AskRunningPod(const Common& c, const std::string& name, const nloh
                             bool wait_forever = false) {
   auto pod = SelectPod(c.state_dir, name);
   if (!pod) return pod.take_error();
-  std::optional<supervisor::ControlError> refusal;
+  std::optional<supervisor::control::ControlError> refusal;
   auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever, &refusal);
   if (reply) return Asked{*pod, std::move(*reply)};
   // The supervisor answered, with a refusal of its own (a container it

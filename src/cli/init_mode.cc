@@ -176,7 +176,7 @@ int RunAsInit() {
   // expect a PATH.
   ::setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 0);
   InitConfig config = ParseKernelCmdline(ReadAll("/proc/cmdline"));
-  std::vector<std::string> args = InitRunArgs(config, supervisor::RootIsInitramfs());
+  std::vector<std::string> args = InitRunArgs(config, supervisor::executor::RootIsInitramfs());
   args.insert(args.begin(), "podvisor");
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);

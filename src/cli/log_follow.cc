@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 void LogPrinter::Release(int last_n) {
   if (!held_) return;
-  std::vector<supervisor::LogLine> lines = std::move(*held_);
+  std::vector<supervisor::logs::LogLine> lines = std::move(*held_);
   held_.reset();
   std::size_t from = 0;
   if (last_n >= 0 && static_cast<std::size_t>(last_n) < lines.size()) from = lines.size() - last_n;
@@ -21,7 +21,7 @@ void LogPrinter::Release(int last_n) {
   std::fflush(stdout);
 }
 
-void LogPrinter::Print(const supervisor::LogLine& l) {
+void LogPrinter::Print(const supervisor::logs::LogLine& l) {
   // Filtered before holding: --tail counts the lines --since keeps.
   if (since_) {
     auto t = ParseRfc3339(l.time);
@@ -42,7 +42,8 @@ void LogPrinter::Feed(const std::string& bytes) {
   pending_ += bytes;
   std::size_t start = 0, nl;
   while ((nl = pending_.find('\n', start)) != std::string::npos) {
-    auto rec = supervisor::ParseCriRecord(std::string_view(pending_).substr(start, nl - start));
+    auto rec =
+        supervisor::logs::ParseCriRecord(std::string_view(pending_).substr(start, nl - start));
     start = nl + 1;
     if (!rec) continue;
     if (auto line = joiner_.Add(*rec)) Print(*line);
@@ -59,8 +60,8 @@ void LogPrinter::Finish() {
 
 std::set<std::string> LogFollower::RotatedStamps() const {
   std::set<std::string> out;
-  for (const auto& name : supervisor::ListNames(dir_)) {
-    auto f = supervisor::ParseLogFileName(name);
+  for (const auto& name : supervisor::logs::ListNames(dir_)) {
+    auto f = supervisor::logs::ParseLogFileName(name);
     if (f && f->instance == instance_ && !f->stamp.empty()) out.insert(f->stamp);
   }
   return out;
@@ -108,8 +109,8 @@ std::string LogFollower::ReadRotated(const std::string& stamp) const {
   // Plain, or gzip when the supervisor's compressor got there first: at
   // every instant one of the two exists whole (CompressLogFile).
   fs::path plain = dir_ / (std::to_string(instance_) + ".log." + stamp);
-  auto bytes = supervisor::ReadLogFile(plain);
-  if (!bytes) bytes = supervisor::ReadLogFile(plain.string() + ".gz");
+  auto bytes = supervisor::logs::ReadLogFile(plain);
+  if (!bytes) bytes = supervisor::logs::ReadLogFile(plain.string() + ".gz");
   return bytes ? *bytes : std::string();
 }
 
@@ -150,7 +151,7 @@ bool LogFollower::CatchUp() {
     printer_.Feed(ReadFd());
     return true;
   }
-  auto instances = supervisor::LogInstances(dir_);
+  auto instances = supervisor::logs::LogInstances(dir_);
   if (!instances.empty() && instances.back() > instance_) {
     printer_.Feed(ReadFd());  // what the old instance wrote last
     printer_.Finish();

@@ -34,7 +34,7 @@ class LogPrinter {
   void SetPrefix(std::string prefix) { prefix_ = std::move(prefix); }
   // --since, --since-time: lines logged before `since` are dropped.
   void SetSince(WallTime since) { since_ = since; }
-  void Print(const supervisor::LogLine& line);
+  void Print(const supervisor::logs::LogLine& line);
   // Until Release, lines are kept instead of printed; Release prints the
   // last `last_n` of them (all when negative) and prints directly after.
   void Hold() { held_.emplace(); }
@@ -48,9 +48,9 @@ class LogPrinter {
   bool timestamps_;
   std::string prefix_;
   std::optional<WallTime> since_;
-  supervisor::LogLineJoiner joiner_;
+  supervisor::logs::LogLineJoiner joiner_;
   std::string pending_;  // bytes after the last newline
-  std::optional<std::vector<supervisor::LogLine>> held_;
+  std::optional<std::vector<supervisor::logs::LogLine>> held_;
 };
 
 class LogFollower {

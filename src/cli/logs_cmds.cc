@@ -174,7 +174,7 @@ std::string StartStream(const LogsOptions& o, const std::string& pod, const std:
   // directory under the pod's logs: "../../x" must not.
   if (Status s = CheckNameArgument("container name", name); !s) return s.error().message();
   fs::path dir = fs::path(o.log_dir) / pod / name;
-  auto instances = supervisor::LogInstances(dir);
+  auto instances = supervisor::logs::LogInstances(dir);
   if (instances.empty()) {
     if (o.all_containers) return "";  // not started yet: nothing to show
     return "no logs for container " + name + " of pod " + pod + " in " + dir.string();
@@ -375,7 +375,7 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
     cmd->callback([file, &exit_code] {
       // Below the containers: compressing old logs is never urgent.
       ::setpriority(PRIO_PROCESS, 0, 10);
-      auto s = supervisor::CompressLogFile(*file);
+      auto s = supervisor::logs::CompressLogFile(*file);
       if (!s) std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());
       exit_code = s ? kExitSucceeded : kExitFailed;
     });

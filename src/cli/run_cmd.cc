@@ -53,7 +53,7 @@ struct RunOptions {
   std::string sandbox = "auto";
   std::string log_max_size = "10Mi";
   std::optional<std::string> node_memory;  // default: this host's RAM
-  int log_max_files = supervisor::kDefaultLogMaxFiles;
+  int log_max_files = supervisor::logs::kDefaultLogMaxFiles;
   std::string network;  // "": the default (network::DefaultNetworkMode)
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::string cni_bin_dir = kDefaultCniBinDirs;
@@ -115,15 +115,16 @@ Refusal Refuse(int exit_code, const std::string& message) {
 }
 
 // --grace and the backoff durations (the Lifecycle's options).
-Refusal ParseLifecycleOptions(const RunOptions& opts, supervisor::LifecycleOptions& lifecycle) {
+Refusal ParseLifecycleOptions(const RunOptions& opts,
+                              supervisor::lifecycle::LifecycleOptions& lifecycle) {
   if (opts.grace) {
     // S14.14: 1e10 s does not fit in nanoseconds; at or above 100 years
     // (or inf) the grace is "forever", never a wrapped one.
     double seconds = *opts.grace;
     lifecycle.grace_override =
-        seconds < static_cast<double>(supervisor::kForeverSeconds)
+        seconds < static_cast<double>(supervisor::lifecycle::kForeverSeconds)
             ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds))
-            : supervisor::kForever;
+            : supervisor::lifecycle::kForever;
   }
   for (auto [text, target] : {std::pair{&opts.backoff_initial, &lifecycle.backoff.initial},
                               std::pair{&opts.backoff_max, &lifecycle.backoff.max},
@@ -138,7 +139,7 @@ Refusal ParseLifecycleOptions(const RunOptions& opts, supervisor::LifecycleOptio
 // What `run`'s options say of the supervisor beyond the pod: the
 // Lifecycle's durations, log rotation, the node's memory, the runtime
 // timeout.
-Refusal ParseSupervisorOptions(const RunOptions& opts, supervisor::ExecutorOptions& ex) {
+Refusal ParseSupervisorOptions(const RunOptions& opts, supervisor::executor::ExecutorOptions& ex) {
   if (auto refused = ParseLifecycleOptions(opts, ex.lifecycle)) return refused;
   // S11.2, a Kubernetes quantity as the kubelet's containerLogMaxSize.
   auto log_max_size = pod::Quantity::Parse(opts.log_max_size);
@@ -168,7 +169,7 @@ Refusal ParseSupervisorOptions(const RunOptions& opts, supervisor::ExecutorOptio
 Refusal LoadImages(const pod::Pod& pod, const std::string& bundle,
                    const image::ImageLoadOptions& options,
                    std::map<std::string, image::Image>& images,
-                   supervisor::LifecycleOptions& lifecycle) {
+                   supervisor::lifecycle::LifecycleOptions& lifecycle) {
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
       auto found = images.find(c.name);
@@ -238,7 +239,7 @@ Refusal EnterSelfCgroupParent(bool root, cgroups::CgroupInfo& cg,
 // The pod's network options and whether it gets its own namespaces
 // (--sandbox), refused by the --network rules.
 Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bool& sandbox,
-                      supervisor::PodNetworkOptions& network) {
+                      supervisor::executor::PodNetworkOptions& network) {
   sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
   if (!sandbox && opts.sandbox == "auto") {
     log::Warn(
@@ -261,13 +262,13 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
 // pivot_root(2) cannot move an initramfs, whichever way podvisor was
 // started there (init mode or a shell's `podvisor run`): --no-pivot.
 Refusal CheckHost(RunOptions& opts, bool root, bool sandbox) {
-  supervisor::HostCheckOptions checks;
+  supervisor::executor::HostCheckOptions checks;
   checks.privileged = root;
   checks.overlay = sandbox;
   checks.scratch_dir = std::filesystem::absolute(opts.state_dir);
-  if (auto s = supervisor::CheckHostForPod(checks); !s)
+  if (auto s = supervisor::executor::CheckHostForPod(checks); !s)
     return Refuse(kExitHost, s.error().message());
-  if (!opts.no_pivot && supervisor::RootIsInitramfs()) {
+  if (!opts.no_pivot && supervisor::executor::RootIsInitramfs()) {
     log::Info("the root filesystem is an initramfs: running the runtime with --no-pivot");
     opts.no_pivot = true;
   }
@@ -275,13 +276,13 @@ Refusal CheckHost(RunOptions& opts, bool root, bool sandbox) {
 }
 
 // Runs the Executor to the pod's end: `run`'s exit status.
-int Supervise(const pod::Pod& pod, const supervisor::ExecutorOptions& ex,
+int Supervise(const pod::Pod& pod, const supervisor::executor::ExecutorOptions& ex,
               std::map<std::string, image::Image> images,
               std::optional<cgroups::SupervisorLeaf>& supervisor_leaf) {
   log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
             ex.runtime.name, ex.runtime.path.string(), cgroups::CgroupModeName(ex.cgroups.mode),
             pod.spec.host_network ? "host" : network::NetworkModeName(ex.network.mode));
-  auto executor = supervisor::Executor::Create(pod, ex, std::move(images));
+  auto executor = supervisor::executor::Executor::Create(pod, ex, std::move(images));
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
                  executor.error().message().c_str());
@@ -331,9 +332,9 @@ int RunPod(RunOptions opts) {
   if (!loaded.ok()) return loaded.exit_code;
   pod::Pod& pod = loaded.pod;
 
-  supervisor::ExecutorOptions ex;
+  supervisor::executor::ExecutorOptions ex;
   if (auto refused = ParseSupervisorOptions(opts, ex)) return *refused;
-  supervisor::LifecycleOptions& lifecycle = ex.lifecycle;
+  supervisor::lifecycle::LifecycleOptions& lifecycle = ex.lifecycle;
   lifecycle.qos_class = std::string(pod::QosClassName(pod::ComputeQosClass(pod.spec)));
   image::ImageLoadOptions image_options{
       image::ImageCacheDir(std::filesystem::absolute(opts.state_dir))};
@@ -349,7 +350,7 @@ int RunPod(RunOptions opts) {
   if (!runtime) return *Refuse(kExitHost, runtime.error().message());
   bool root = ::geteuid() == 0;
   bool sandbox = false;
-  supervisor::PodNetworkOptions network;
+  supervisor::executor::PodNetworkOptions network;
   if (auto refused = ChooseNetwork(opts, pod, root, sandbox, network)) return *refused;
   if (auto refused = CheckHost(opts, root, sandbox)) return *refused;
   // --network host is hostNetwork: true for every pod (the host's network
@@ -472,7 +473,7 @@ void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--loopback", opts->loopback);
   cmd->add_flag("--pid", opts->pid);
   cmd->callback([opts, &exit_code] {
-    exit_code = supervisor::SandboxInitMain(opts->hostname, opts->loopback, opts->pid);
+    exit_code = supervisor::sandbox::SandboxInitMain(opts->hostname, opts->loopback, opts->pid);
   });
 }
 

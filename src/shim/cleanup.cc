@@ -90,7 +90,7 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
     oci::RuntimeCliOptions options;
     options.state_root = layout.RuntimeRoot();
     oci::RuntimeCli cli(*runtime, options);
-    supervisor::RecoveryInput input{&layout, &cli, "", std::chrono::seconds(30)};
+    supervisor::executor::RecoveryInput input{&layout, &cli, "", std::chrono::seconds(30)};
     std::string parent = EffectiveCgroupParent(*record);
     // "self" nests the pod under the supervisor's own cgroup: the task's,
     // when the shim made one; otherwise nothing of it is known here beyond
@@ -100,7 +100,7 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
     } else if (parent != "self") {
       input.pod_cgroup = parent + "/" + record->pod;
     }
-    auto recovered = supervisor::RecoverLeftovers(input);
+    auto recovered = supervisor::executor::RecoverLeftovers(input);
     if (!recovered) return recovered.take_error().Wrap("recovering pod " + record->pod);
     if (recovered->Any()) report.recovered = recovered->ToString();
   }

@@ -16,7 +16,7 @@ namespace {
 constexpr size_t kMaxLine = 1 << 20;
 }  // namespace
 
-EventsFollower::EventsFollower(supervisor::EventLoop& loop, std::filesystem::path state_dir,
+EventsFollower::EventsFollower(supervisor::loop::EventLoop& loop, std::filesystem::path state_dir,
                                std::string pod, LineHandler on_line)
     : loop_(loop),
       state_dir_(std::move(state_dir)),
@@ -24,8 +24,8 @@ EventsFollower::EventsFollower(supervisor::EventLoop& loop, std::filesystem::pat
       on_line_(std::move(on_line)) {}
 
 Result<std::unique_ptr<EventsFollower>> EventsFollower::Start(
-    supervisor::EventLoop& loop, const std::filesystem::path& state_dir, const std::string& pod,
-    LineHandler on_line) {
+    supervisor::loop::EventLoop& loop, const std::filesystem::path& state_dir,
+    const std::string& pod, LineHandler on_line) {
   std::unique_ptr<EventsFollower> f(new EventsFollower(loop, state_dir, pod, std::move(on_line)));
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);

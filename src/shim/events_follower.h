@@ -28,7 +28,7 @@ class EventsFollower {
 
   // Watches `state_dir`/`pod`/events.jsonl; `on_line` gets each complete
   // line once, in order. `state_dir` is created when missing.
-  static Result<std::unique_ptr<EventsFollower>> Start(supervisor::EventLoop& loop,
+  static Result<std::unique_ptr<EventsFollower>> Start(supervisor::loop::EventLoop& loop,
                                                        const std::filesystem::path& state_dir,
                                                        const std::string& pod, LineHandler on_line);
   ~EventsFollower();
@@ -40,12 +40,12 @@ class EventsFollower {
   void Drain();
 
  private:
-  EventsFollower(supervisor::EventLoop& loop, std::filesystem::path state_dir, std::string pod,
-                 LineHandler on_line);
+  EventsFollower(supervisor::loop::EventLoop& loop, std::filesystem::path state_dir,
+                 std::string pod, LineHandler on_line);
   void OnInotify();
   void WatchPodDir();
 
-  supervisor::EventLoop& loop_;
+  supervisor::loop::EventLoop& loop_;
   std::filesystem::path state_dir_;
   std::string pod_;
   LineHandler on_line_;

@@ -16,8 +16,8 @@ using namespace std::chrono_literals;
 
 // Out of line: GCC 12 inlining Result<EventLoop>'s destructor into SetUp
 // warns of a free of a non-heap object that cannot happen.
-[[gnu::noinline]] supervisor::EventLoop NewLoop() {
-  return std::move(supervisor::EventLoop::Create()).value();
+[[gnu::noinline]] supervisor::loop::EventLoop NewLoop() {
+  return std::move(supervisor::loop::EventLoop::Create()).value();
 }
 
 class EventsFollowerTest : public ::testing::Test {
@@ -47,7 +47,7 @@ class EventsFollowerTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::optional<supervisor::EventLoop> loop_;
+  std::optional<supervisor::loop::EventLoop> loop_;
   std::unique_ptr<EventsFollower> follower_;
   std::vector<std::string> lines_;
 };

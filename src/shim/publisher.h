@@ -22,7 +22,7 @@ namespace podvisor::shim {
 
 class Publisher {
  public:
-  Publisher(supervisor::EventLoop& loop, std::string publish_binary, std::string address,
+  Publisher(supervisor::loop::EventLoop& loop, std::string publish_binary, std::string address,
             std::string ns)
       : loop_(loop),
         binary_(std::move(publish_binary)),
@@ -50,7 +50,7 @@ class Publisher {
   void Next();
   void OnExit();
 
-  supervisor::EventLoop& loop_;
+  supervisor::loop::EventLoop& loop_;
   std::string binary_;
   std::string address_;
   std::string namespace_;

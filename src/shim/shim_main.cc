@@ -72,7 +72,7 @@ int Serve(const ShimArgs& args, const std::filesystem::path& bundle, Fd listener
           const std::string& socket_path) {
   std::signal(SIGPIPE, SIG_IGN);
   log::Configure(log::Style::kShim, args.debug ? log::Level::kDebug : log::Level::kInfo);
-  auto loop = supervisor::EventLoop::Create();
+  auto loop = supervisor::loop::EventLoop::Create();
   if (!loop) {
     log::Error("{}", loop.error().message());
     return 1;

@@ -89,8 +89,8 @@ std::vector<int> Descendants(int root) {
 
 }  // namespace
 
-RpcCode RpcCodeOf(supervisor::ControlCode code) {
-  using supervisor::ControlCode;
+RpcCode RpcCodeOf(supervisor::control::ControlCode code) {
+  using supervisor::control::ControlCode;
   switch (code) {
     case ControlCode::kInvalidArgument:
       return RpcCode::kInvalidArgument;
@@ -110,14 +110,15 @@ RpcCode RpcCodeOf(supervisor::ControlCode code) {
   return RpcCode::kFailedPrecondition;
 }
 
-Result<std::string> TaskService::AskPod(const std::string& request_json,
-                                        std::optional<supervisor::ControlError>* refusal) const {
+Result<std::string> TaskService::AskPod(
+    const std::string& request_json,
+    std::optional<supervisor::control::ControlError>* refusal) const {
   if (refusal != nullptr) refusal->reset();
-  auto reply =
-      supervisor::ControlRequest(PodDir(paths_.StateDir(), record_.pod).ControlSocket(),
-                                 nlohmann::json::parse(request_json), std::chrono::seconds(5));
+  auto reply = supervisor::control::ControlRequest(
+      PodDir(paths_.StateDir(), record_.pod).ControlSocket(), nlohmann::json::parse(request_json),
+      std::chrono::seconds(5));
   if (!reply) return reply.take_error();
-  if (auto error = supervisor::ControlErrorOf(*reply)) {
+  if (auto error = supervisor::control::ControlErrorOf(*reply)) {
     Error refused(error->message);
     if (refusal != nullptr) *refusal = std::move(*error);
     return refused;
@@ -311,10 +312,11 @@ void TaskService::StartExec(TaskProcess& process, const Reply& reply,
     return;
   }
   nlohmann::json request = {{"op", "exec"}, {"container", container}, {"args", process.args}};
-  std::optional<supervisor::ControlError> refusal;
+  std::optional<supervisor::control::ControlError> refusal;
   auto answer = AskPod(request.dump(), &refusal);
   // FailedPrecondition: the container exists but is not running.
-  const bool not_yet = refusal && refusal->code == supervisor::ControlCode::kFailedPrecondition;
+  const bool not_yet =
+      refusal && refusal->code == supervisor::control::ControlCode::kFailedPrecondition;
   if (not_yet && processes_[""].state == ProcessState::kRunning && loop_.Now() < exec_deadline) {
     // The pod is up but the container not (yet): init containers first,
     // or a restart's backoff. Retried on the loop's timer, 50 ms apart.

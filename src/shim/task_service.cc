@@ -101,8 +101,8 @@ Result<ShimRecord> ReadShimRecord(const ShimPaths& paths) {
   return record;
 }
 
-TaskService::TaskService(supervisor::EventLoop& loop, ShimArgs args, std::filesystem::path bundle,
-                         std::function<void()> on_shutdown)
+TaskService::TaskService(supervisor::loop::EventLoop& loop, ShimArgs args,
+                         std::filesystem::path bundle, std::function<void()> on_shutdown)
     : loop_(loop),
       args_(std::move(args)),
       paths_{std::move(bundle)},

@@ -37,7 +37,7 @@ namespace podvisor::shim {
 // (supervisor/control/control_error.h), for containerd's errdefs. A code
 // containerd has no better word for, or none (an older supervisor), is
 // FailedPrecondition, what the shim answered before the codes.
-RpcCode RpcCodeOf(supervisor::ControlCode code);
+RpcCode RpcCodeOf(supervisor::control::ControlCode code);
 
 // What the shim keeps about its pod in BUNDLE/podvisor/shim.json, so that
 // `delete` after a SIGKILLed shim finds the supervisor and the pod.
@@ -77,7 +77,7 @@ struct TaskProcess {
 
 class TaskService {
  public:
-  TaskService(supervisor::EventLoop& loop, ShimArgs args, std::filesystem::path bundle,
+  TaskService(supervisor::loop::EventLoop& loop, ShimArgs args, std::filesystem::path bundle,
               std::function<void()> on_shutdown);
   ~TaskService();
 
@@ -114,8 +114,9 @@ class TaskService {
   // A request to the supervisor's control socket. The supervisor's refusal
   // is an Error, and its code goes to `*refusal` when given (nullopt for
   // an answer or a connection that failed).
-  Result<std::string> AskPod(const std::string& request_json,
-                             std::optional<supervisor::ControlError>* refusal = nullptr) const;
+  Result<std::string> AskPod(
+      const std::string& request_json,
+      std::optional<supervisor::control::ControlError>* refusal = nullptr) const;
   std::string ExecContainer() const;
   std::filesystem::path PodCgroup() const;
   // An OOMKilled event in the pod's events.jsonl.
@@ -124,7 +125,7 @@ class TaskService {
   void PublishOom();
   std::vector<std::string> SupervisorArgv() const;
 
-  supervisor::EventLoop& loop_;
+  supervisor::loop::EventLoop& loop_;
   ShimArgs args_;
   ShimPaths paths_;
   std::function<void()> on_shutdown_;

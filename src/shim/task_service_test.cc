@@ -24,7 +24,7 @@ class TaskServiceTest : public ::testing::Test {
     char tmpl[] = "/tmp/pv-task-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    auto loop = supervisor::EventLoop::Create();
+    auto loop = supervisor::loop::EventLoop::Create();
     ASSERT_TRUE(loop);
     loop_.emplace(std::move(*loop));
     ShimArgs args;
@@ -78,7 +78,7 @@ class TaskServiceTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  std::optional<supervisor::EventLoop> loop_;
+  std::optional<supervisor::loop::EventLoop> loop_;
   std::unique_ptr<TaskService> service_;
   std::unique_ptr<TtrpcServer> server_;
   Fd client_;
@@ -152,7 +152,7 @@ TEST_F(TaskServiceTest, ConnectAndShutdownWithoutATask) {
 // word for, or an older supervisor's reply without a code, stays
 // FailedPrecondition.
 TEST(RpcCodeOf, ControlCodesMapToTtrpcStatuses) {
-  using supervisor::ControlCode;
+  using supervisor::control::ControlCode;
   EXPECT_EQ(RpcCodeOf(ControlCode::kInvalidArgument), RpcCode::kInvalidArgument);
   EXPECT_EQ(RpcCodeOf(ControlCode::kNotFound), RpcCode::kNotFound);
   EXPECT_EQ(RpcCodeOf(ControlCode::kFailedPrecondition), RpcCode::kFailedPrecondition);

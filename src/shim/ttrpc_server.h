@@ -71,7 +71,7 @@ using RpcHandler = std::function<void(const RpcRequest& request, const Reply& re
 
 class TtrpcServer {
  public:
-  TtrpcServer(supervisor::EventLoop& loop, RpcHandler handler)
+  TtrpcServer(supervisor::loop::EventLoop& loop, RpcHandler handler)
       : loop_(loop), handler_(std::move(handler)) {}
   ~TtrpcServer();
   TtrpcServer(const TtrpcServer&) = delete;
@@ -87,7 +87,7 @@ class TtrpcServer {
  private:
   void OnAccept();
 
-  supervisor::EventLoop& loop_;
+  supervisor::loop::EventLoop& loop_;
   RpcHandler handler_;
   Fd listener_;
   std::map<int, std::shared_ptr<Connection>> connections_;
@@ -96,7 +96,8 @@ class TtrpcServer {
 // One client connection (internal; declared here for Reply).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(TtrpcServer& server, supervisor::EventLoop& loop, Fd fd, const RpcHandler& handler)
+  Connection(TtrpcServer& server, supervisor::loop::EventLoop& loop, Fd fd,
+             const RpcHandler& handler)
       : server_(server), loop_(loop), fd_(std::move(fd)), handler_(handler) {}
   Status Start();
   void Write(const std::string& bytes);
@@ -109,7 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Flush();
 
   TtrpcServer& server_;
-  supervisor::EventLoop& loop_;
+  supervisor::loop::EventLoop& loop_;
   Fd fd_;
   const RpcHandler& handler_;
   FrameReader reader_;

@@ -21,7 +21,7 @@ class TtrpcServerTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     path_ = dir_ + "/s.sock";
-    auto loop = supervisor::EventLoop::Create();
+    auto loop = supervisor::loop::EventLoop::Create();
     ASSERT_TRUE(loop);
     loop_.emplace(std::move(*loop));
     server_ =
@@ -83,7 +83,7 @@ class TtrpcServerTest : public ::testing::Test {
   }
 
   std::string dir_, path_;
-  std::optional<supervisor::EventLoop> loop_;
+  std::optional<supervisor::loop::EventLoop> loop_;
   std::unique_ptr<TtrpcServer> server_;
   Fd client_;
   RpcRequest last_;

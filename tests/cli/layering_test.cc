@@ -99,31 +99,65 @@ TEST(Layering, EveryFolderHasItsPlace) {
   }
 }
 
+// Calls `check(where, line)` for every line of the C++ files of
+// src/<folder>; `where` is "src/<folder>/<file>:<line number>".
+template <typename Check>
+void ForEachLine(const fs::path& root, const std::string& folder, Check check) {
+  const fs::path dir = root / "src" / folder;
+  if (!fs::is_directory(dir)) return;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    auto ext = e.path().extension();
+    if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      check("src/" + folder + "/" + e.path().filename().string() + ":" + std::to_string(n), line);
+    }
+  }
+}
+
 TEST(Layering, IncludesPointOneWay) {
   const fs::path root = SourceRoot();
   ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
   int checked = 0;
   for (const auto& [folder, allowed] : AllowedIncludes()) {
-    const fs::path dir = root / "src" / folder;
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      auto ext = e.path().extension();
-      if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
-      std::ifstream in(e.path());
-      std::string line;
-      int n = 0;
-      while (std::getline(in, line)) {
-        ++n;
-        std::string included = IncludedFolder(line);
-        if (included.empty() || included == folder) continue;
-        ++checked;
-        EXPECT_TRUE(allowed.count(included))
-            << "src/" << folder << "/" << e.path().filename().string() << ":" << n << ": " << line
-            << ": src/" << folder << " may not include from src/" << included;
-      }
-    }
+    ForEachLine(root, folder, [&](const std::string& where, const std::string& line) {
+      std::string included = IncludedFolder(line);
+      if (included.empty() || included == folder) return;
+      ++checked;
+      EXPECT_TRUE(allowed.count(included)) << where << ": " << line << ": src/" << folder
+                                           << " may not include from src/" << included;
+    });
   }
   EXPECT_GT(checked, 50) << "the scan found almost no includes: is the source root right?";
+}
+
+// docs/ARCHITECTURE.md: each folder is one namespace, podvisor::<folder>
+// ("supervisor/loop": podvisor::supervisor::loop; common: podvisor), and
+// its files open only that namespace or ones nested in it.
+TEST(Layering, EachFolderIsOneNamespace) {
+  const fs::path root = SourceRoot();
+  ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
+  int checked = 0;
+  for (const auto& [folder, allowed] : AllowedIncludes()) {
+    std::string own = "podvisor";
+    if (folder != "common") own += "::" + folder;
+    for (auto slash = own.find('/'); slash != std::string::npos; slash = own.find('/')) {
+      own.replace(slash, 1, "::");
+    }
+    ForEachLine(root, folder, [&](const std::string& where, const std::string& line) {
+      if (line.rfind("namespace podvisor", 0) != 0) return;
+      std::string name = line.substr(std::string("namespace ").size());
+      name = name.substr(0, name.find_first_of(" {"));
+      if (name.empty() || line.find('=') != std::string::npos) return;  // an alias
+      ++checked;
+      EXPECT_TRUE(name == own || name.rfind(own + "::", 0) == 0)
+          << where << ": " << line << ": src/" << folder << " is namespace " << own;
+    });
+  }
+  EXPECT_GT(checked, 100) << "the scan found almost no namespaces: is the source root right?";
 }
 
 TEST(Layering, IncludedFolderParsesQuotedIncludesOnly) {

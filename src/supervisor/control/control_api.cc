@@ -6,7 +6,7 @@
 #include "common/log.h"
 #include "common/signal_names.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 namespace {
 
 constexpr std::size_t kMaxReasonBytes = 256;  // S6.1
@@ -209,4 +209,4 @@ nlohmann::json ControlApi::Exec(const nlohmann::json& request) {
   return {{"argv", plan->argv}, {"processFile", plan->process_file}};
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -11,7 +11,7 @@
 #include "supervisor/control/control_server.h"
 #include "supervisor/control/pod_control.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 class ControlApi {
  public:
@@ -30,4 +30,4 @@ class ControlApi {
   PodControl& pod_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 namespace {
 
 using namespace std::chrono_literals;
@@ -290,4 +290,4 @@ TEST_F(ControlApiTest, UnknownOpIsUnimplemented) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -3,7 +3,7 @@
 #include <array>
 #include <utility>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 namespace {
 
 constexpr std::array<std::pair<ControlCode, std::string_view>, 8> kNames = {{
@@ -49,4 +49,4 @@ std::optional<ControlError> ControlErrorOf(const nlohmann::json& reply) {
   return out;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 enum class ControlCode {
   kInvalidArgument,     // the request is malformed or a value is out of range
@@ -41,4 +41,4 @@ struct ControlError {
 // with an "error" but no (known) "code" has kUnknown.
 std::optional<ControlError> ControlErrorOf(const nlohmann::json& reply);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

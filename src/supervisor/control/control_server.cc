@@ -12,7 +12,7 @@
 
 #include "common/log.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 struct ControlServer::Connection {
   Fd fd;
@@ -20,7 +20,7 @@ struct ControlServer::Connection {
   std::string in;
   std::string out;
   bool dispatched = false;
-  EventLoop::TimerId deadline = 0;
+  loop::EventLoop::TimerId deadline = 0;
 };
 
 namespace {
@@ -54,7 +54,7 @@ ControlReply ControlReply::FromText(std::string json_text) {
   return reply;
 }
 
-ControlServer::ControlServer(EventLoop& loop, std::filesystem::path path, Fd listen_fd,
+ControlServer::ControlServer(loop::EventLoop& loop, std::filesystem::path path, Fd listen_fd,
                              Handler handler, ControlServerOptions options)
     : loop_(loop),
       path_(std::move(path)),
@@ -63,7 +63,7 @@ ControlServer::ControlServer(EventLoop& loop, std::filesystem::path path, Fd lis
       options_(options),
       self_(std::make_shared<ControlServer*>(this)) {}
 
-Result<std::unique_ptr<ControlServer>> ControlServer::Listen(EventLoop& loop,
+Result<std::unique_ptr<ControlServer>> ControlServer::Listen(loop::EventLoop& loop,
                                                              const std::filesystem::path& path,
                                                              Handler handler,
                                                              ControlServerOptions options) {
@@ -355,4 +355,4 @@ Result<nlohmann::json> ControlRequest(const std::filesystem::path& socket_path,
   return doc;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -29,7 +29,7 @@
 #include "supervisor/control/control_error.h"
 #include "supervisor/loop/event_loop.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 struct ControlServerOptions {
   std::size_t max_request_bytes = 64 * 1024;
@@ -60,7 +60,7 @@ class ControlServer {
   using Handler = std::function<void(const nlohmann::json& request, Responder respond)>;
 
   // Binds `socket_path` (replacing a stale socket file), mode 0600.
-  static Result<std::unique_ptr<ControlServer>> Listen(EventLoop& loop,
+  static Result<std::unique_ptr<ControlServer>> Listen(loop::EventLoop& loop,
                                                        const std::filesystem::path& socket_path,
                                                        Handler handler,
                                                        ControlServerOptions options = {});
@@ -73,7 +73,7 @@ class ControlServer {
 
  private:
   struct Connection;
-  ControlServer(EventLoop& loop, std::filesystem::path path, Fd listen_fd, Handler handler,
+  ControlServer(loop::EventLoop& loop, std::filesystem::path path, Fd listen_fd, Handler handler,
                 ControlServerOptions options);
   void OnAcceptable();
   void OnEvent(int fd, uint32_t events);
@@ -84,7 +84,7 @@ class ControlServer {
   void Respond(int fd, uint64_t serial, const ControlReply& reply);
   void Close(int fd);
 
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   std::filesystem::path path_;
   Fd listen_fd_;
   Handler handler_;
@@ -92,7 +92,7 @@ class ControlServer {
   std::unordered_map<int, std::unique_ptr<Connection>> connections_;
   uint64_t next_serial_ = 1;
   uint64_t refused_peers_ = 0;
-  EventLoop::TimerId accept_pause_ = 0;  // accepting paused after EMFILE
+  loop::EventLoop::TimerId accept_pause_ = 0;  // accepting paused after EMFILE
   // Responders hold a weak reference, so a reply after destruction is a no-op.
   std::shared_ptr<ControlServer*> self_;
 };
@@ -104,4 +104,4 @@ Result<nlohmann::json> ControlRequest(const std::filesystem::path& socket_path,
                                       const nlohmann::json& request,
                                       Duration timeout = std::chrono::seconds(10));
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 namespace {
 
 using namespace std::chrono_literals;
@@ -28,7 +28,7 @@ class ControlServerTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     sock_ = dir_ / "control.sock";
-    loop_.emplace(std::move(EventLoop::Create()).value());
+    loop_.emplace(std::move(loop::EventLoop::Create()).value());
   }
   void TearDown() override {
     server_.reset();
@@ -87,7 +87,7 @@ class ControlServerTest : public ::testing::Test {
   }
 
   fs::path dir_, sock_;
-  std::optional<EventLoop> loop_;
+  std::optional<loop::EventLoop> loop_;
   std::unique_ptr<ControlServer> server_;
 };
 
@@ -311,9 +311,9 @@ TEST_F(ControlServerTest, ManyConcurrentClients) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 namespace {
 
 // The control protocol's error codes (control_error.h): each code's word
@@ -353,4 +353,4 @@ TEST(ControlError, ClientsReadCodeAndText) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

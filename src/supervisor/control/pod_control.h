@@ -16,7 +16,7 @@
 #include "common/result.h"
 #include "supervisor/control/control_server.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 // Where a container stands for `kill` and `exec`.
 enum class ContainerRun {
@@ -78,4 +78,4 @@ class PodControl {
   virtual std::string NetnsPath() = 0;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

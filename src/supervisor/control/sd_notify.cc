@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 Result<SdNotifier> SdNotifier::FromEnvironment() {
   const char* env = std::getenv("NOTIFY_SOCKET");
@@ -98,4 +98,4 @@ void SystemdLink::Update(const pod::PodStatus& status, bool terminating) {
   }
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

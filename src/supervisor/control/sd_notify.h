@@ -30,7 +30,7 @@
 #include "common/result.h"
 #include "pod/status.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 
 class SdNotifier {
  public:
@@ -93,4 +93,4 @@ class SystemdLink {
   std::optional<SystemdReporter> reporter_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::control {
 namespace {
 
 using ::testing::ElementsAre;
@@ -171,4 +171,4 @@ TEST(SystemdLink, AnUnusableSocketDisablesItInsteadOfFailingThePod) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::control

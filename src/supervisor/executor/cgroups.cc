@@ -19,7 +19,7 @@
 #include "cgroups/cleanup.h"
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 Status Executor::SetupPodCgroup() {
   const cgroups::CgroupInfo& cg = options_.cgroups;
@@ -75,4 +75,4 @@ Status Executor::SetupPodCgroup() {
   return Ok();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

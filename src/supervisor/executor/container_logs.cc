@@ -27,10 +27,10 @@
 #include "process/spawn.h"
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 bool Instances::ReadLogPipe(Instance& inst, int index) {
-  LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
+  logs::LogStream stream = index == 0 ? logs::LogStream::kStdout : logs::LogStream::kStderr;
   // S14.17: a failing write (a full log file system) is reported through
   // the writer's notices, at most one a minute, never once per record: at
   // a few thousand records a second that would be the supervisor's own
@@ -39,9 +39,10 @@ bool Instances::ReadLogPipe(Instance& inst, int index) {
     if (!inst.log) return;
     auto notice = inst.log->TakeNotice(pod_.loop.Now(), flush);
     if (!notice) return;
-    host_.OnPublish(Publish{notice->resumed ? EventType::kNormal : EventType::kWarning,
-                            notice->resumed ? "LogWriteResumed" : "LogWriteFailed",
-                            "container/" + inst.container, notice->message});
+    host_.OnPublish(lifecycle::Publish{
+        notice->resumed ? lifecycle::EventType::kNormal : lifecycle::EventType::kWarning,
+        notice->resumed ? "LogWriteResumed" : "LogWriteFailed", "container/" + inst.container,
+        notice->message});
   };
   char buf[65536];
   for (;;) {
@@ -75,8 +76,8 @@ void Instances::OnLogRotated(const std::filesystem::path& dir, int instance) {
   if (!compressing_.empty() && compressing_.parent_path() == dir) {
     compressing.push_back(compressing_.filename().string());
   }
-  RetentionPlan plan =
-      PlanRetention(ListNames(dir), instance, pod_.options.log_rotation.max_files, compressing);
+  logs::RetentionPlan plan = logs::PlanRetention(logs::ListNames(dir), instance,
+                                                 pod_.options.log_rotation.max_files, compressing);
   for (const auto& name : plan.remove) {
     // A queued file too old to keep is removed, and so no longer queued.
     std::erase_if(compress_queue_, [&](const auto& q) { return q.first == dir / name; });
@@ -138,4 +139,4 @@ void Instances::StartCompression() {
   calls_.emplace(pid, std::move(call));
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -5,15 +5,15 @@
 #include "supervisor/control/control_api.h"
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 // The control API's view of the pod (control/pod_control.h): what the
 // socket may ask of the Executor, read and checked by ControlApi first.
-class Executor::PodControlPort final : public PodControl {
+class Executor::PodControlPort final : public control::PodControl {
  public:
   explicit PodControlPort(Executor& executor) : ex_(executor) {}
 
-  ControlReply StatusReply() override {
+  control::ControlReply StatusReply() override {
     return ex_.record_.StatusReply(ex_.CurrentStatus());
   }
   std::optional<std::string> StatusText(bool wide) override {
@@ -27,31 +27,31 @@ class Executor::PodControlPort final : public PodControl {
     if (!ex_.finished_) return std::nullopt;
     return ex_.record_.PodJson(ex_.CurrentStatus());
   }
-  void RequestStop(StopOrder order, ControlServer::Responder on_end) override {
+  void RequestStop(control::StopOrder order, control::ControlServer::Responder on_end) override {
     if (on_end) ex_.stop_waiters_.push_back(std::move(on_end));
-    ex_.Feed(StopRequested{std::move(order.reason), order.grace});
+    ex_.Feed(lifecycle::StopRequested{std::move(order.reason), order.grace});
   }
-  ContainerRun RunOf(const std::string& container) override;
+  control::ContainerRun RunOf(const std::string& container) override;
   Status SignalContainer(const std::string& container, int signo) override {
     Instance* inst = ex_.instances_.Find(container, ex_.lifecycle_.InstanceOf(container));
     if (!inst || !inst->init) return Error("container " + container + " is not running");
     return inst->init->SendSignal(signo);
   }
-  Result<ExecPlan> PrepareExec(const ExecOrder& order) override;
+  Result<control::ExecPlan> PrepareExec(const control::ExecOrder& order) override;
   std::string NetnsPath() override { return ex_.NetnsPath(); }
 
  private:
   Executor& ex_;
 };
 
-ContainerRun Executor::PodControlPort::RunOf(const std::string& container) {
-  if (!ex_.ContainerSpec(container)) return ContainerRun::kUnknown;
-  const RunState state = ex_.lifecycle_.StateOf(container);
+control::ContainerRun Executor::PodControlPort::RunOf(const std::string& container) {
+  if (!ex_.ContainerSpec(container)) return control::ContainerRun::kUnknown;
+  const lifecycle::RunState state = ex_.lifecycle_.StateOf(container);
   const Instance* inst = ex_.instances_.Find(container, ex_.lifecycle_.InstanceOf(container));
-  if (!inst || !inst->init || inst->state.Exited()) return ContainerRun::kNotRunning;
-  if (state == RunState::kRunning) return ContainerRun::kRunning;
-  if (state == RunState::kStarting) return ContainerRun::kStarting;
-  return ContainerRun::kNotRunning;
+  if (!inst || !inst->init || inst->state.Exited()) return control::ContainerRun::kNotRunning;
+  if (state == lifecycle::RunState::kRunning) return control::ContainerRun::kRunning;
+  if (state == lifecycle::RunState::kStarting) return control::ContainerRun::kStarting;
+  return control::ContainerRun::kNotRunning;
 }
 
 // `podvisor exec` (docs/INTERFACE.md): the container's own process settings
@@ -60,7 +60,7 @@ ContainerRun Executor::PodControlPort::RunOf(const std::string& container) {
 // the file holds the container's environment: it is removed once the
 // client's runtime has had time to read it, by the client when its command
 // ends, and with the instance's delete.
-Result<ExecPlan> Executor::PodControlPort::PrepareExec(const ExecOrder& order) {
+Result<control::ExecPlan> Executor::PodControlPort::PrepareExec(const control::ExecOrder& order) {
   Instance* inst = ex_.instances_.Find(order.container, ex_.lifecycle_.InstanceOf(order.container));
   if (!inst) return Error("container " + order.container + " is not running");
   static uint64_t seq = 0;
@@ -89,13 +89,13 @@ Result<ExecPlan> Executor::PodControlPort::PrepareExec(const ExecOrder& order) {
                 {"--detach", "--console-socket", order.console_socket, "--pid-file",
                  std::filesystem::path(order.console_socket).parent_path() / "exec.pid"});
   }
-  return ExecPlan{std::move(argv), file.string()};
+  return control::ExecPlan{std::move(argv), file.string()};
 }
 
-ControlApi& Executor::Control() {
+control::ControlApi& Executor::Control() {
   if (!control_api_) {
     pod_control_ = std::make_unique<PodControlPort>(*this);
-    control_api_ = std::make_unique<ControlApi>(*pod_control_);
+    control_api_ = std::make_unique<control::ControlApi>(*pod_control_);
   }
   return *control_api_;
 }
@@ -113,4 +113,4 @@ std::string Executor::NetnsPath() const {
   return sandbox_ && sandbox_->network_ns() ? sandbox_->network_ns()->string() : std::string();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

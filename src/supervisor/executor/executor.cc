@@ -20,34 +20,34 @@
 #include "hostfs/rootfs.h"
 #include "hostfs/volumes.h"
 #include "image/image_cache.h"
-#include "supervisor/executor/internal.h"
-#include "supervisor/executor/recovery.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/pod_control.h"
+#include "supervisor/executor/internal.h"
+#include "supervisor/executor/recovery.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 std::string InstanceKey(std::string_view container, int instance) {
   return std::string(container) + "#" + std::to_string(instance);
 }
 
-Executor::Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop)
+Executor::Executor(pod::Pod pod, ExecutorOptions options, loop::EventLoop loop)
     : pod_(std::move(pod)),
       options_(std::move(options)),
       loop_(std::move(loop)),
       lifecycle_(pod_, options_.lifecycle),
       layout_(options_.state_dir.parent_path(), pod_.metadata.name),
-      network_(pod_, options_, layout_, [this](const Publish& p) { OnPublish(p); }),
+      network_(pod_, options_, layout_, [this](const lifecycle::Publish& p) { OnPublish(p); }),
       record_(pod_, images_,
               PodRecord::Facts{options_.node_hostname, options_.runtime.name,
                                pod_.spec.host_network || !options_.sandbox,
                                PodDir::At(options_.state_dir).RecordFile()}),
       instances_(Instances::Pod{loop_, reaper_, layout_, options_, pod_, images_}, *this),
-      timers_(loop_, [this](Event event) { Feed(std::move(event)); }),
+      timers_(loop_, [this](lifecycle::Event event) { Feed(std::move(event)); }),
       heap_trim_(loop_) {
   HooksAndProbes::Seams seams;
-  seams.feed = [this](Event event) { Feed(std::move(event)); };
-  seams.publish = [this](const Publish& p) { OnPublish(p); };
+  seams.feed = [this](lifecycle::Event event) { Feed(std::move(event)); };
+  seams.publish = [this](const lifecycle::Publish& p) { OnPublish(p); };
   // By runtime id, taken now: a failed create is retried under the same
   // instance number with a new id (runtime_exec.cc).
   seams.exec_in = [this](std::string_view container, int instance) {
@@ -65,7 +65,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
                                                    std::map<std::string, image::Image> images) {
   // The shell's one clock seam: every "now" of the executor and of what
   // runs on its loop is the loop's clock.
-  auto loop = options.clock ? EventLoop::Create(*options.clock) : EventLoop::Create();
+  auto loop = options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
   if (!loop) return loop.take_error();
   std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
   ex->images_ = std::move(images);
@@ -91,7 +91,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 // killed with it.
 Status Executor::Setup() {
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
-  systemd_ = SystemdLink::FromEnvironment(pod_.metadata.name);
+  systemd_ = control::SystemdLink::FromEnvironment(pod_.metadata.name);
   // The API server gives every pod a uid; scripts reading `status -o json`
   // rely on one being there.
   if (pod_.metadata.uid.empty()) pod_.metadata.uid = RandomUuid();  // the downward API's too
@@ -108,7 +108,8 @@ Status Executor::Setup() {
   }
   // The pod's address exists before any container does (docs/INTERFACE.md
   // "Networking"); a network that cannot be set up fails the run here.
-  if (auto s = network_.Attach(sandbox_ ? sandbox_->network_ns() : std::nullopt, pod_.metadata.uid); !s) {
+  if (auto s = network_.Attach(sandbox_ ? sandbox_->network_ns() : std::nullopt, pod_.metadata.uid);
+      !s) {
     return s;
   }
   if (auto s = OpenEventsAndControl(); !s) return s;
@@ -117,18 +118,18 @@ Status Executor::Setup() {
 
 // The sandbox's holder (sandbox.h), started and not waited for; none
 // without --sandbox.
-Result<std::optional<PendingSandbox>> Executor::StartSandbox() {
-  if (!options_.sandbox) return std::optional<PendingSandbox>();
-  SandboxOptions sb;
+Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
+  if (!options_.sandbox) return std::optional<sandbox::PendingSandbox>();
+  sandbox::SandboxOptions sb;
   sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
   sb.new_network = !pod_.spec.host_network;
   sb.new_ipc = !pod_.spec.host_ipc;
   sb.new_uts = !pod_.spec.host_network;
   sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
   sb.podvisor_exe = options_.podvisor_exe;
-  auto started = Sandbox::Start(sb);
+  auto started = sandbox::Sandbox::Start(sb);
   if (!started) return started.take_error();
-  return std::optional<PendingSandbox>(std::move(*started));
+  return std::optional<sandbox::PendingSandbox>(std::move(*started));
 }
 
 // Images first: a missing image is the user's problem and must leave
@@ -205,15 +206,15 @@ Status Executor::WatchSignals() {
 // The pod's event record and its control socket; then the warnings and
 // reserves that need the events.
 Status Executor::OpenEventsAndControl() {
-  auto events = EventRecorder::Open(PodDir::At(options_.state_dir).EventsFile());
+  auto events = logs::EventRecorder::Open(PodDir::At(options_.state_dir).EventsFile());
   if (!events) return events.take_error();
   events_.emplace(std::move(*events));
 
-  auto control =
-      ControlServer::Listen(loop_, PodDir::At(options_.state_dir).ControlSocket(),
-                            [this](const nlohmann::json& req, ControlServer::Responder respond) {
-                              Control().Handle(req, std::move(respond));
-                            });
+  auto control = control::ControlServer::Listen(
+      loop_, PodDir::At(options_.state_dir).ControlSocket(),
+      [this](const nlohmann::json& req, control::ControlServer::Responder respond) {
+        Control().Handle(req, std::move(respond));
+      });
   if (!control) return control.take_error();
   control_ = std::move(*control);
   instances_.WarnAboutDescriptorLimit();  // S14.10: once the event can be recorded
@@ -239,8 +240,8 @@ Status Executor::PreparePodFiles() {
   return Ok();
 }
 
-Now Executor::CurrentTime() const {
-  return Now{loop_.Now(), loop_.clock().WallNow()};
+lifecycle::Now Executor::CurrentTime() const {
+  return lifecycle::Now{loop_.Now(), loop_.clock().WallNow()};
 }
 
 int Executor::CurrentInstance(const std::string& container) const {
@@ -281,7 +282,7 @@ Result<pod::PodPhase> Executor::Run() {
   return lifecycle_.Phase();
 }
 
-void Executor::Feed(Event event) {
+void Executor::Feed(lifecycle::Event event) {
   queue_.push_back(std::move(event));
   Drain();
 }
@@ -290,10 +291,10 @@ void Executor::Drain() {
   if (draining_) return;  // the outer Drain picks it up: never re-entrant
   draining_ = true;
   while (!queue_.empty()) {
-    Event e = std::move(queue_.front());
+    lifecycle::Event e = std::move(queue_.front());
     queue_.pop_front();
     record_.Changed();  // the status may change with any event
-    log::Debug("event {}", ToString(e));
+    log::Debug("event {}", lifecycle::ToString(e));
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
@@ -304,48 +305,48 @@ void Executor::Drain() {
   MaybeFinish();
 }
 
-void Executor::Execute(const Action& action) {
-  log::Debug("action {}", ToString(action));
+void Executor::Execute(const lifecycle::Action& action) {
+  log::Debug("action {}", lifecycle::ToString(action));
   std::visit(
       [this](const auto& a) {
         using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, CreateContainer>) {
+        if constexpr (std::is_same_v<T, lifecycle::CreateContainer>) {
           heap_trim_.Churned();
           instances_.Create(a);
-        } else if constexpr (std::is_same_v<T, StartContainer>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::StartContainer>) {
           instances_.Start(a);
-        } else if constexpr (std::is_same_v<T, DeleteContainer>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::DeleteContainer>) {
           heap_trim_.Churned();
           instances_.Delete(a);
-        } else if constexpr (std::is_same_v<T, SignalContainer>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::SignalContainer>) {
           instances_.Signal(a);
-        } else if constexpr (std::is_same_v<T, RunHook>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::RunHook>) {
           hooks_probes_->RunHookAction(a);
-        } else if constexpr (std::is_same_v<T, CancelHook>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::CancelHook>) {
           hooks_probes_->CancelHookAction(a);
-        } else if constexpr (std::is_same_v<T, StartProbes>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::StartProbes>) {
           hooks_probes_->StartProbesAction(a);
-        } else if constexpr (std::is_same_v<T, StopProbes>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::StopProbes>) {
           hooks_probes_->StopProbesAction(a);
-        } else if constexpr (std::is_same_v<T, ArmTimer>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::ArmTimer>) {
           timers_.Arm(a);
-        } else if constexpr (std::is_same_v<T, CancelTimer>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::CancelTimer>) {
           timers_.Cancel(a);
-        } else if constexpr (std::is_same_v<T, Publish>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::Publish>) {
           OnPublish(a);
-        } else if constexpr (std::is_same_v<T, PodEnded>) {
+        } else if constexpr (std::is_same_v<T, lifecycle::PodEnded>) {
           OnPodEnded(a);
         }
       },
       action);
 }
 
-void Executor::OnPublish(const Publish& p) {
+void Executor::OnPublish(const lifecycle::Publish& p) {
   WallTime now = loop_.clock().WallNow();
   if (events_) {
     if (auto s = events_->Record(p, now); !s) log::Warn("{}", s.error().message());
   }
-  auto level = p.type == EventType::kWarning ? log::Level::kWarning : log::Level::kInfo;
+  auto level = p.type == lifecycle::EventType::kWarning ? log::Level::kWarning : log::Level::kInfo;
   log::Log(level, "{} {}: {}", p.object, p.reason, p.message);
 }
 
@@ -368,10 +369,10 @@ void Executor::OnSignal() {
           // A second interrupt: the user is impatient. The budget ends now;
           // S5.5 still gives every container its stop signal and 2 s.
           log::Warn("second SIGINT: shortening the grace period to the 2 s floor");
-          Feed(StopRequested{std::nullopt, Duration::zero()});
+          Feed(lifecycle::StopRequested{std::nullopt, Duration::zero()});
         } else {
           log::Info("{} received: stopping the pod", SignalName(signo));
-          Feed(StopRequested{});
+          Feed(lifecycle::StopRequested{});
         }
         break;
       default:
@@ -380,7 +381,7 @@ void Executor::OnSignal() {
   }
 }
 
-void Executor::OnPodEnded(const PodEnded& e) {
+void Executor::OnPodEnded(const lifecycle::PodEnded& e) {
   pod_ended_ = true;
   // PID-1 duty: everything reparented to us was reaped as it exited.
   log::Info("{} orphaned processes reaped", reaper_.orphans_reaped());
@@ -428,4 +429,4 @@ void Executor::Cleanup() {
   }
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

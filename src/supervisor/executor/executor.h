@@ -27,7 +27,9 @@
 #include "pod/model.h"
 #include "process/reaper.h"
 #include "process/signalfd.h"
+#include "supervisor/control/control_api.h"
 #include "supervisor/control/control_server.h"
+#include "supervisor/control/pod_control.h"
 #include "supervisor/control/sd_notify.h"
 #include "supervisor/executor/executor_options.h"
 #include "supervisor/executor/heap_trim.h"
@@ -41,10 +43,7 @@
 #include "supervisor/loop/event_loop.h"
 #include "supervisor/sandbox/sandbox.h"
 
-namespace podvisor::supervisor {
-
-class ControlApi;
-class PodControl;
+namespace podvisor::supervisor::executor {
 
 class Executor : private InstanceHost {
  public:
@@ -64,11 +63,11 @@ class Executor : private InstanceHost {
 
  private:
   using Instance = ContainerInstance;  // internal.h
-  Executor(pod::Pod pod, ExecutorOptions options, EventLoop loop);
+  Executor(pod::Pod pod, ExecutorOptions options, loop::EventLoop loop);
 
   // Setup, in its steps' order (executor.cc; the pod cgroup in cgroups.cc).
   Status Setup();
-  Result<std::optional<PendingSandbox>> StartSandbox();
+  Result<std::optional<sandbox::PendingSandbox>> StartSandbox();
   Status LoadImages();
   Status ClaimPodState();   // recovery, then the pod's directories and cgroup
   Status SetupPodCgroup();  // S10.4
@@ -77,18 +76,18 @@ class Executor : private InstanceHost {
   Status PreparePodFiles();  // volumes, /etc files, /dev/shm
 
   // The event pump, signals and the pod's end (executor.cc).
-  void Feed(Event event) override;
+  void Feed(lifecycle::Event event) override;
   void Drain();
-  void Execute(const Action& action);
+  void Execute(const lifecycle::Action& action);
   void OnSignal();
-  void OnPublish(const Publish& p) override;
-  void OnPodEnded(const PodEnded& e);
+  void OnPublish(const lifecycle::Publish& p) override;
+  void OnPodEnded(const lifecycle::PodEnded& e);
   void MaybeFinish() override;
   void Cleanup();
 
   // What the parts read of the pod: InstanceHost, hooks and probes, the
   // record; control.cc holds the control API's PodControl, made on first use.
-  Now CurrentTime() const;
+  lifecycle::Now CurrentTime() const;
   bool PodFinished() const override { return finished_; }
   int CurrentInstance(const std::string& container) const override;
   void AddPodFacts(hostfs::InstanceFacts& facts) const override;
@@ -97,34 +96,34 @@ class Executor : private InstanceHost {
   pod::PodStatus CurrentStatus() const;  // the Lifecycle's, with the pod's addresses
   void WriteRecord();                    // once the pod's state is ours
   class PodControlPort;
-  ControlApi& Control();
+  control::ControlApi& Control();
 
   pod::Pod pod_;
   ExecutorOptions options_;
-  EventLoop loop_;
-  Lifecycle lifecycle_;
+  loop::EventLoop loop_;
+  lifecycle::Lifecycle lifecycle_;
   hostfs::PodLayout layout_;
   std::map<std::string, image::Image> images_;  // by container name
   std::vector<Fd> image_locks_;                 // shared locks on the cache entries in use
-  std::optional<Sandbox> sandbox_;
+  std::optional<sandbox::Sandbox> sandbox_;
   PodNetworking network_;                         // CNI, the pod's addresses, its /etc files
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
   process::Reaper reaper_;
   std::optional<process::SignalFd> signal_fd_;
-  std::unique_ptr<ControlServer> control_;
-  std::unique_ptr<PodControl> pod_control_;  // what control_api_ acts on
-  std::unique_ptr<ControlApi> control_api_;
-  std::optional<EventRecorder> events_;
-  SystemdLink systemd_;  // READY=1, STOPPING=1, STATUS= to the unit
-  PodRecord record_;     // the v1 Pod, the summary, status.json
+  std::unique_ptr<control::ControlServer> control_;
+  std::unique_ptr<control::PodControl> pod_control_;  // what control_api_ acts on
+  std::unique_ptr<control::ControlApi> control_api_;
+  std::optional<logs::EventRecorder> events_;
+  control::SystemdLink systemd_;  // READY=1, STOPPING=1, STATUS= to the unit
+  PodRecord record_;              // the v1 Pod, the summary, status.json
   Instances instances_;
   // Destroyed before the instances: their runs may kill an exec.
   std::unique_ptr<HooksAndProbes> hooks_probes_;
   LifecycleTimers timers_;
   HeapTrim heap_trim_;  // setup's and churn's heap back to the kernel
-  std::vector<ControlServer::Responder> stop_waiters_;
+  std::vector<control::ControlServer::Responder> stop_waiters_;
 
-  std::deque<Event> queue_;
+  std::deque<lifecycle::Event> queue_;
   bool draining_ = false;
   int interrupts_ = 0;
   bool pod_ended_ = false;
@@ -132,4 +131,4 @@ class Executor : private InstanceHost {
   bool owns_pod_ = false;  // recovery passed: the pod's state dir is ours
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -24,7 +24,7 @@
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/logs/log_files.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 // `run --network` and the CNI options (docs/INTERFACE.md "Networking").
 struct PodNetworkOptions {
@@ -45,7 +45,7 @@ struct ExecutorOptions {
   std::filesystem::path log_dir;    // the pod's own: DIR/<pod>
   oci::RuntimeBinary runtime;
   bool no_pivot = false;
-  LifecycleOptions lifecycle;
+  lifecycle::LifecycleOptions lifecycle;
   std::string cgroup_parent;    // "" = let the runtime choose
   cgroups::CgroupInfo cgroups;  // what this host has (DetectCgroups)
   int64_t node_memory_bytes = 0;
@@ -55,7 +55,7 @@ struct ExecutorOptions {
   std::filesystem::path podvisor_exe = "/proc/self/exe";
   std::filesystem::path image_cache_dir;  // where OCI layouts unpack (oci/image_cache.h)
   // S11.2: --log-max-size, --log-max-files.
-  LogRotation log_rotation{kDefaultLogMaxSize, kDefaultLogMaxFiles};
+  logs::LogRotation log_rotation{logs::kDefaultLogMaxSize, logs::kDefaultLogMaxFiles};
   // The bound on each create/start/delete call (runtime_timeout.h); zero:
   // unbounded.
   Duration runtime_timeout = kDefaultRuntimeTimeout;
@@ -72,4 +72,4 @@ struct ExecutorOptions {
   const Clock* clock = nullptr;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -10,7 +10,7 @@
 
 #include "supervisor/executor/launcher.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 class FakeLauncher : public RuntimeLauncher {
  public:
@@ -73,4 +73,4 @@ class FakeLauncher : public RuntimeLauncher {
   std::vector<Call> calls_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -4,7 +4,7 @@
 #include "supervisor/probes/grpc_health.h"
 #include "supervisor/probes/http_get.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 std::string TruncateMessage(std::string message, std::size_t max) {
   if (message.size() > max) message.resize(max);
@@ -72,7 +72,8 @@ std::unique_ptr<HandlerRun> HandlerRunner::Start(HandlerCall call, HandlerRun::D
     StartTcpSocket(*run, call);
   } else if (h.sleep) {
     // A sleep does not fail (S8.2).
-    run->FinishSoon(HandlerOutcome{true, "", false}, ClampedSeconds(h.sleep->seconds));  // S14.14
+    run->FinishSoon(HandlerOutcome{true, "", false},
+                    lifecycle::ClampedSeconds(h.sleep->seconds));  // S14.14
   } else {
     // Validation refuses a handler without an action.
     run->FinishSoon(HandlerOutcome{false, "the handler has no action", false});
@@ -102,58 +103,60 @@ void HandlerRunner::StartExec(HandlerRun& run, HandlerCall& call) {
 void HandlerRunner::StartHttpGet(HandlerRun& run, const HandlerCall& call) {
   const pod::HttpGetAction& get = *call.handler->http_get;
   bool probe = call.use == HandlerUse::kProbe;
-  HttpRequest req =
-      HttpGetRequest(get, PortOf(get.port, call.container),
-                     probe ? kProbeUserAgent : kHookUserAgent, call.timeout, call.netns);
+  probes::HttpRequest req = probes::HttpGetRequest(
+      get, PortOf(get.port, call.container),
+      probe ? probes::kProbeUserAgent : probes::kHookUserAgent, call.timeout, call.netns);
   for (const auto& header : call.http_headers) req.headers.push_back(header);
   std::string why;
-  HttpClient* http = Http(why);
+  probes::HttpClient* http = Http(why);
   if (!http) {
     run.FinishSoon(HandlerOutcome{false, why, false});
     return;
   }
   HandlerRun* target = &run;
-  run.http_ = http->Start(req, [target, req, probe](const HttpResponse& r) {
+  run.http_ = http->Start(req, [target, req, probe](const probes::HttpResponse& r) {
     // S7.2 for probes; S8.2: a hook fails on transport errors only.
-    HttpGetVerdict v = probe ? JudgeHttpProbe(req, r) : JudgeHttpHook(req, r);
+    probes::HttpGetVerdict v =
+        probe ? probes::JudgeHttpProbe(req, r) : probes::JudgeHttpHook(req, r);
     target->Finish(HandlerOutcome{v.success, v.message, probe && v.warning});
   });
 }
 
 void HandlerRunner::StartGrpc(HandlerRun& run, const HandlerCall& call) {
   std::string why;
-  HttpClient* http = Http(why);
+  probes::HttpClient* http = Http(why);
   if (!http) {
     run.FinishSoon(HandlerOutcome{false, why, false});
     return;
   }
-  GrpcHealthCheck check;
+  probes::GrpcHealthCheck check;
   check.port = call.handler->grpc->port;
   check.service = call.handler->grpc->service.value_or("");
   check.timeout = call.timeout;
   check.netns = call.netns;
   HandlerRun* target = &run;
-  run.http_ = StartGrpcHealthCheck(*http, check, [target](const GrpcHealthResult& r) {
-    target->Finish(HandlerOutcome{r.serving, r.message, false});  // S7.1: SERVING succeeds
-  });
+  run.http_ =
+      probes::StartGrpcHealthCheck(*http, check, [target](const probes::GrpcHealthResult& r) {
+        target->Finish(HandlerOutcome{r.serving, r.message, false});  // S7.1: SERVING succeeds
+      });
 }
 
 void HandlerRunner::StartTcpSocket(HandlerRun& run, const HandlerCall& call) {
   const pod::TcpSocketAction& tcp = *call.handler->tcp_socket;
-  NetCheckSpec check;
+  probes::NetCheckSpec check;
   check.host = tcp.host.empty() ? "127.0.0.1" : tcp.host;
   check.port = PortOf(tcp.port, call.container);
   HandlerRun* target = &run;
-  run.check_ =
-      NetCheck::Start(loop_, call.netns, check, call.timeout, [target](const NetCheckResult& r) {
+  run.check_ = probes::NetCheck::Start(
+      loop_, call.netns, check, call.timeout, [target](const probes::NetCheckResult& r) {
         // S7.2: tcpSocket succeeds on connect.
         target->Finish(HandlerOutcome{r.connected, r.message, false});
       });
 }
 
-HttpClient* HandlerRunner::Http(std::string& why) {
+probes::HttpClient* HandlerRunner::Http(std::string& why) {
   if (!http_) {
-    auto client = HttpClient::Create(loop_);
+    auto client = probes::HttpClient::Create(loop_);
     if (!client) {
       why = client.error().message();
       return nullptr;
@@ -163,4 +166,4 @@ HttpClient* HandlerRunner::Http(std::string& why) {
   return http_.get();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

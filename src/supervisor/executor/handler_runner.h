@@ -29,7 +29,7 @@
 #include "supervisor/probes/http_client.h"
 #include "supervisor/probes/net_check.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 // The narrow seam to run a command inside one container instance.
 class InstanceExec {
@@ -87,26 +87,26 @@ class HandlerRun {
 
  private:
   friend class HandlerRunner;
-  HandlerRun(EventLoop& loop, Done done) : loop_(loop), done_(std::move(done)) {}
+  HandlerRun(loop::EventLoop& loop, Done done) : loop_(loop), done_(std::move(done)) {}
   // Runs the callback, at most once; the caller may destroy the run in it.
   void Finish(const HandlerOutcome& outcome);
   // Finishes from the loop, never inside HandlerRunner::Start.
   void FinishSoon(HandlerOutcome outcome, Duration after = Duration::zero());
 
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   Done done_;
   std::unique_ptr<InstanceExec> exec_;
   pid_t exec_pid_ = 0;
-  EventLoop::TimerId timer_ = 0;  // a sleep, or an outcome known at once
-  std::unique_ptr<NetCheck> check_;
-  std::unique_ptr<HttpTransfer> http_;
+  loop::EventLoop::TimerId timer_ = 0;  // a sleep, or an outcome known at once
+  std::unique_ptr<probes::NetCheck> check_;
+  std::unique_ptr<probes::HttpTransfer> http_;
   // Cleared when the run goes: the exec's callback may come later.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 class HandlerRunner {
  public:
-  explicit HandlerRunner(EventLoop& loop) : loop_(loop) {}
+  explicit HandlerRunner(loop::EventLoop& loop) : loop_(loop) {}
   // Its runs must be gone first: they use its HTTP client.
   ~HandlerRunner() = default;
   HandlerRunner(const HandlerRunner&) = delete;
@@ -124,10 +124,10 @@ class HandlerRunner {
   // The HTTP client, created on first use (a pod without HTTP probes or
   // hooks never makes one); nullptr, with the reason in `why`, when it
   // cannot be set up.
-  HttpClient* Http(std::string& why);
+  probes::HttpClient* Http(std::string& why);
 
-  EventLoop& loop_;
-  std::unique_ptr<HttpClient> http_;
+  loop::EventLoop& loop_;
+  std::unique_ptr<probes::HttpClient> http_;
 };
 
 // What hooks and probes keep of an outcome's message for events and the
@@ -139,4 +139,4 @@ std::string TruncateMessage(std::string message, std::size_t max = kHandlerMessa
 // the container's ports (validation made sure it exists).
 int ResolvePort(const pod::IntOrString& port, const pod::Container& container);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

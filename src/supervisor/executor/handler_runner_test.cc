@@ -14,7 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using namespace std::chrono_literals;
@@ -60,7 +60,7 @@ struct Outcomes {
 
 class HandlerRunnerTest : public ::testing::Test {
  protected:
-  HandlerRunnerTest() : loop_(std::move(EventLoop::Create(clock_)).value()), runner_(loop_) {}
+  HandlerRunnerTest() : loop_(std::move(loop::EventLoop::Create(clock_)).value()), runner_(loop_) {}
 
   HandlerCall ExecCall(HandlerUse use, Duration timeout) {
     handler_.exec = pod::ExecAction{{"check", "--now"}};
@@ -75,7 +75,7 @@ class HandlerRunnerTest : public ::testing::Test {
   void Turn() { ASSERT_TRUE(loop_.RunOnce(0ms).ok()); }
 
   FakeClock clock_;
-  EventLoop loop_;
+  loop::EventLoop loop_;
   HandlerRunner runner_;
   pod::Handler handler_;
   std::shared_ptr<ExecLog> exec_ = std::make_shared<ExecLog>();
@@ -248,7 +248,7 @@ int ClosedPort() {
 // Sockets need the real clock: their timeouts are timers of the loop.
 class HandlerRunnerNetTest : public ::testing::Test {
  protected:
-  HandlerRunnerNetTest() : loop_(std::move(EventLoop::Create()).value()), runner_(loop_) {}
+  HandlerRunnerNetTest() : loop_(std::move(loop::EventLoop::Create()).value()), runner_(loop_) {}
 
   // Runs the loop until an outcome came (or 5 s passed).
   HandlerOutcome Await(HandlerCall call) {
@@ -260,7 +260,7 @@ class HandlerRunnerNetTest : public ::testing::Test {
     return got.value_or(HandlerOutcome{});
   }
 
-  EventLoop loop_;
+  loop::EventLoop loop_;
   HandlerRunner runner_;
   pod::Handler handler_;
   pod::Container container_;
@@ -342,4 +342,4 @@ TEST(TruncateMessage, KeepsAtMostTheBound) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string_view>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 // Unmaps the pages of podvisor's own code (they stay in the page cache and
@@ -56,4 +56,4 @@ void HeapTrim::AfterBatch() {
   });
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

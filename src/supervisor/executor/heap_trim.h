@@ -11,11 +11,11 @@
 
 #include "supervisor/loop/event_loop.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 class HeapTrim {
  public:
-  explicit HeapTrim(EventLoop& loop) : loop_(loop) {}
+  explicit HeapTrim(loop::EventLoop& loop) : loop_(loop) {}
   ~HeapTrim();
   HeapTrim(const HeapTrim&) = delete;
   HeapTrim& operator=(const HeapTrim&) = delete;
@@ -24,9 +24,9 @@ class HeapTrim {
   void AfterBatch();                   // the Lifecycle's batch is done
 
  private:
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   bool churned_ = false;
-  EventLoop::TimerId timer_ = 0;
+  loop::EventLoop::TimerId timer_ = 0;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

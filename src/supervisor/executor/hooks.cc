@@ -7,15 +7,15 @@
 
 #include "oci/process_env.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 constexpr const char* kDefaultReasonEnv = "KUBE_POD_TERM_REASON";     // S6.2
 constexpr const char* kDefaultReasonHeader = "KUBE-POD-TERM-REASON";  // S6.2
 
-std::string HookKey(std::string_view container, int instance, HookKind kind) {
+std::string HookKey(std::string_view container, int instance, lifecycle::HookKind kind) {
   return std::string(container) + "#" + std::to_string(instance) + "/" +
-         std::string(HookKindName(kind));
+         std::string(lifecycle::HookKindName(kind));
 }
 
 // S6.2: a preStop hook learns why the pod stops, through an environment
@@ -42,7 +42,7 @@ void AddStopReason(const pod::LifecycleHandler& lh, const std::string& reason, H
 
 }  // namespace
 
-HooksAndProbes::HooksAndProbes(EventLoop& loop, const pod::Pod& pod, Seams seams)
+HooksAndProbes::HooksAndProbes(loop::EventLoop& loop, const pod::Pod& pod, Seams seams)
     : loop_(loop), pod_(pod), seams_(std::move(seams)) {}
 
 HooksAndProbes::~HooksAndProbes() {
@@ -68,17 +68,18 @@ HandlerRunner& HooksAndProbes::Handlers() {
   return *handlers_;
 }
 
-void HooksAndProbes::RunHookAction(const RunHook& a) {
+void HooksAndProbes::RunHookAction(const lifecycle::RunHook& a) {
   const pod::Container* spec = ContainerSpec(a.container);
   std::unique_ptr<InstanceExec> exec = seams_.exec_in(a.container, a.instance);
   const auto& lc = spec ? spec->lifecycle : std::nullopt;
-  const auto& handler_opt = a.kind == HookKind::kPostStart ? (lc ? lc->post_start : std::nullopt)
-                                                           : (lc ? lc->pre_stop : std::nullopt);
+  const auto& handler_opt = a.kind == lifecycle::HookKind::kPostStart
+                                ? (lc ? lc->post_start : std::nullopt)
+                                : (lc ? lc->pre_stop : std::nullopt);
   std::string key = HookKey(a.container, a.instance, a.kind);
   auto finish = [this, key, container = a.container, instance = a.instance, kind = a.kind](
                     bool ok, const std::string& message) {
     if (!hooks_.erase(key)) return;  // cancelled meanwhile (S5.6)
-    seams_.feed(HookFinished{container, instance, kind, ok, TruncateMessage(message)});
+    seams_.feed(lifecycle::HookFinished{container, instance, kind, ok, TruncateMessage(message)});
   };
   auto succeed_soon = [this, finish] {
     loop_.AddTimer(loop_.Now(), [finish] { finish(true, ""); });
@@ -93,14 +94,15 @@ void HooksAndProbes::RunHookAction(const RunHook& a) {
   const pod::LifecycleHandler& lh = *handler_opt;
   if (!lh.handler.exec && !lh.handler.http_get && !lh.handler.sleep) {
     // S8.1: tcpSocket hooks are accepted and ignored, as the kubelet does.
-    seams_.publish(Publish{EventType::kWarning, "InvalidHook", "container/" + a.container,
-                           std::string(HookKindName(a.kind)) + " tcpSocket hooks are not run"});
+    seams_.publish(lifecycle::Publish{
+        lifecycle::EventType::kWarning, "InvalidHook", "container/" + a.container,
+        std::string(lifecycle::HookKindName(a.kind)) + " tcpSocket hooks are not run"});
     return succeed_soon();
   }
   pod::Handler handler = lh.handler;  // the stop reason may expand into its arguments
   HandlerCall call;
   call.use = HandlerUse::kHook;
-  call.name = HookKindName(a.kind);
+  call.name = lifecycle::HookKindName(a.kind);
   call.container = spec;
   // Hooks have no timeout of their own, as in the kubelet: a preStop is
   // bounded by its container's kill (S5.6), exec and sleep hooks likewise.
@@ -113,11 +115,11 @@ void HooksAndProbes::RunHookAction(const RunHook& a) {
                            [finish](const HandlerOutcome& o) { finish(o.success, o.message); });
 }
 
-void HooksAndProbes::CancelHookAction(const CancelHook& a) {
+void HooksAndProbes::CancelHookAction(const lifecycle::CancelHook& a) {
   auto it = hooks_.find(HookKey(a.container, a.instance, a.kind));
   if (it == hooks_.end()) return;
   if (it->second->run) it->second->run->Abort();  // kills an exec hook's runtime exec
   hooks_.erase(it);                               // drops an httpGet request in flight
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -23,14 +23,14 @@
 #include "supervisor/loop/event_loop.h"
 #include "supervisor/probes/probe_schedule.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 class HooksAndProbes {
  public:
   struct Seams {
     // Queues a Lifecycle event (never fed re-entrantly by the caller).
-    std::function<void(Event)> feed;
-    std::function<void(const Publish&)> publish;
+    std::function<void(lifecycle::Event)> feed;
+    std::function<void(const lifecycle::Publish&)> publish;
     // An exec into (container, instance); nullptr when that instance is
     // not (or no longer) there.
     std::function<std::unique_ptr<InstanceExec>(std::string_view container, int instance)> exec_in;
@@ -39,17 +39,17 @@ class HooksAndProbes {
   };
 
   // `pod` outlives this: its containers' hooks and probes are read from it.
-  HooksAndProbes(EventLoop& loop, const pod::Pod& pod, Seams seams);
+  HooksAndProbes(loop::EventLoop& loop, const pod::Pod& pod, Seams seams);
   ~HooksAndProbes();
   HooksAndProbes(const HooksAndProbes&) = delete;
   HooksAndProbes& operator=(const HooksAndProbes&) = delete;
 
   // hooks.cc
-  void RunHookAction(const RunHook& a);
-  void CancelHookAction(const CancelHook& a);
+  void RunHookAction(const lifecycle::RunHook& a);
+  void CancelHookAction(const lifecycle::CancelHook& a);
   // probes.cc
-  void StartProbesAction(const StartProbes& a);
-  void StopProbesAction(const StopProbes& a);
+  void StartProbesAction(const lifecycle::StartProbes& a);
+  void StopProbesAction(const lifecycle::StopProbes& a);
 
   // Drops every hook and probe (their runs in flight are cancelled; the
   // runner stays, a later action may still use it).
@@ -59,7 +59,7 @@ class HooksAndProbes {
   struct Hook {
     std::string container;
     int instance = 0;
-    HookKind kind = HookKind::kPostStart;
+    lifecycle::HookKind kind = lifecycle::HookKind::kPostStart;
     // The handler running; none when the hook's outcome was known at once
     // (no handler, a tcpSocket hook).
     std::unique_ptr<HandlerRun> run;
@@ -68,12 +68,12 @@ class HooksAndProbes {
     std::string key;
     std::string container;
     int instance = 0;
-    ProbeKind kind = ProbeKind::kReadiness;
+    lifecycle::ProbeKind kind = lifecycle::ProbeKind::kReadiness;
     pod::Probe spec;
-    ProbeSchedule schedule;  // S7.3 results, S7.4 pauses, S7.6 run times
-    EventLoop::TimerId timer = 0;
+    probes::ProbeSchedule schedule;  // S7.3 results, S7.4 pauses, S7.6 run times
+    loop::EventLoop::TimerId timer = 0;
     std::unique_ptr<HandlerRun> run;  // the run in flight
-    Probe(ProbeKind k, const pod::Probe& p) : kind(k), spec(p), schedule(k, p) {}
+    Probe(lifecycle::ProbeKind k, const pod::Probe& p) : kind(k), spec(p), schedule(k, p) {}
   };
 
   const pod::Container* ContainerSpec(std::string_view name) const;
@@ -82,7 +82,7 @@ class HooksAndProbes {
   void RunProbeOnce(Probe& probe);
   void OnProbeOutcome(const std::string& key, const HandlerOutcome& outcome);
 
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   const pod::Pod& pod_;
   Seams seams_;
   std::unique_ptr<HandlerRunner> handlers_;  // outlives the probes and hooks using it
@@ -90,4 +90,4 @@ class HooksAndProbes {
   std::map<std::string, std::unique_ptr<Hook>, std::less<>> hooks_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using namespace std::chrono_literals;
@@ -58,7 +58,7 @@ pod::Handler ExecHandler(std::vector<std::string> command) {
 
 class HooksAndProbesTest : public ::testing::Test {
  protected:
-  HooksAndProbesTest() : loop_(std::move(EventLoop::Create(clock_)).value()) {
+  HooksAndProbesTest() : loop_(std::move(loop::EventLoop::Create(clock_)).value()) {
     clock_.Set(MonoTime{} + 1000s);
     pod::Container app;
     app.name = "app";
@@ -75,8 +75,8 @@ class HooksAndProbesTest : public ::testing::Test {
     pod_.spec.containers.push_back(app);
 
     HooksAndProbes::Seams seams;
-    seams.feed = [this](Event e) { fed_.push_back(std::move(e)); };
-    seams.publish = [this](const Publish& p) { published_.push_back(p); };
+    seams.feed = [this](lifecycle::Event e) { fed_.push_back(std::move(e)); };
+    seams.publish = [this](const lifecycle::Publish& p) { published_.push_back(p); };
     seams.exec_in = [this](std::string_view container,
                            int instance) -> std::unique_ptr<InstanceExec> {
       if (gone_.count(instance)) return nullptr;
@@ -93,17 +93,18 @@ class HooksAndProbesTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  EventLoop loop_;
+  loop::EventLoop loop_;
   pod::Pod pod_;
   std::set<int> gone_;  // instances the exec factory no longer finds
   std::vector<ExecStart> execs_;
-  std::vector<Event> fed_;
-  std::vector<Publish> published_;
+  std::vector<lifecycle::Event> fed_;
+  std::vector<lifecycle::Publish> published_;
   std::optional<HooksAndProbes> hooks_probes_;
 };
 
 TEST_F(HooksAndProbesTest, PostStartExecHookFeedsHookFinishedOnce) {
-  hooks_probes_->RunHookAction(RunHook{"app", 1, HookKind::kPostStart, std::nullopt});
+  hooks_probes_->RunHookAction(
+      lifecycle::RunHook{"app", 1, lifecycle::HookKind::kPostStart, std::nullopt});
   ASSERT_EQ(execs_.size(), 1u);
   EXPECT_EQ(execs_[0].container, "app");
   EXPECT_EQ(execs_[0].instance, 1);
@@ -115,21 +116,22 @@ TEST_F(HooksAndProbesTest, PostStartExecHookFeedsHookFinishedOnce) {
   done(true, "warmed");
   done(true, "again");
   Pass(1s);
-  EXPECT_THAT(fed_,
-              ElementsAre(Event(HookFinished{"app", 1, HookKind::kPostStart, true, "warmed"})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::HookFinished{
+                        "app", 1, lifecycle::HookKind::kPostStart, true, "warmed"})));
 }
 
 TEST_F(HooksAndProbesTest, FailedHookFeedsItsOutput) {
-  hooks_probes_->RunHookAction(RunHook{"app", 2, HookKind::kPostStart, std::nullopt});
+  hooks_probes_->RunHookAction(
+      lifecycle::RunHook{"app", 2, lifecycle::HookKind::kPostStart, std::nullopt});
   ASSERT_EQ(execs_.size(), 1u);
   execs_[0].done(false, "exit status 3");
-  EXPECT_THAT(
-      fed_,
-      ElementsAre(Event(HookFinished{"app", 2, HookKind::kPostStart, false, "exit status 3"})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::HookFinished{
+                        "app", 2, lifecycle::HookKind::kPostStart, false, "exit status 3"})));
 }
 
 TEST_F(HooksAndProbesTest, PreStopHookLearnsTheStopReason) {
-  hooks_probes_->RunHookAction(RunHook{"app", 1, HookKind::kPreStop, "Deleted"});
+  hooks_probes_->RunHookAction(
+      lifecycle::RunHook{"app", 1, lifecycle::HookKind::kPreStop, "Deleted"});
   ASSERT_EQ(execs_.size(), 1u);
   EXPECT_EQ(execs_[0].name, "preStop");
   EXPECT_THAT(execs_[0].env, ElementsAre("KUBE_POD_TERM_REASON=Deleted"));
@@ -137,17 +139,20 @@ TEST_F(HooksAndProbesTest, PreStopHookLearnsTheStopReason) {
 
 TEST_F(HooksAndProbesTest, HookOfAnInstanceThatIsGoneSucceedsFromTheLoop) {
   gone_.insert(1);
-  hooks_probes_->RunHookAction(RunHook{"app", 1, HookKind::kPostStart, std::nullopt});
+  hooks_probes_->RunHookAction(
+      lifecycle::RunHook{"app", 1, lifecycle::HookKind::kPostStart, std::nullopt});
   EXPECT_THAT(execs_, IsEmpty());
   EXPECT_THAT(fed_, IsEmpty());  // never from inside the action
   Turn();
-  EXPECT_THAT(fed_, ElementsAre(Event(HookFinished{"app", 1, HookKind::kPostStart, true, ""})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::HookFinished{
+                        "app", 1, lifecycle::HookKind::kPostStart, true, ""})));
 }
 
 TEST_F(HooksAndProbesTest, CancelHookKillsItsExecAndFeedsNothing) {
-  hooks_probes_->RunHookAction(RunHook{"app", 1, HookKind::kPreStop, std::nullopt});
+  hooks_probes_->RunHookAction(
+      lifecycle::RunHook{"app", 1, lifecycle::HookKind::kPreStop, std::nullopt});
   ASSERT_EQ(execs_.size(), 1u);
-  hooks_probes_->CancelHookAction(CancelHook{"app", 1, HookKind::kPreStop});
+  hooks_probes_->CancelHookAction(lifecycle::CancelHook{"app", 1, lifecycle::HookKind::kPreStop});
   EXPECT_TRUE(execs_[0].killed);
   execs_[0].done(false, "killed");
   Pass(1s);
@@ -155,7 +160,8 @@ TEST_F(HooksAndProbesTest, CancelHookKillsItsExecAndFeedsNothing) {
 }
 
 TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges) {
-  hooks_probes_->StartProbesAction(StartProbes{"app", 1, ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
   Pass(4900ms);
   EXPECT_THAT(execs_, IsEmpty());  // S7.6: initialDelaySeconds first
   Pass(100ms);
@@ -164,7 +170,8 @@ TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges
   EXPECT_THAT(execs_[0].args, ElementsAre("ready?"));
   EXPECT_EQ(execs_[0].timeout, std::optional<Duration>(2s));
   execs_[0].done(true, "");
-  EXPECT_THAT(fed_, ElementsAre(Event(ProbeResult{"app", 1, ProbeKind::kReadiness, true, ""})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::ProbeResult{
+                        "app", 1, lifecycle::ProbeKind::kReadiness, true, ""})));
 
   Pass(9900ms);
   EXPECT_EQ(execs_.size(), 1u);  // periodSeconds after the first run was due
@@ -172,8 +179,10 @@ TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges
   ASSERT_EQ(execs_.size(), 2u);
   execs_[1].done(false, "not yet");
   EXPECT_THAT(fed_,
-              ElementsAre(Event(ProbeResult{"app", 1, ProbeKind::kReadiness, true, ""}),
-                          Event(ProbeResult{"app", 1, ProbeKind::kReadiness, false, "not yet"})));
+              ElementsAre(lifecycle::Event(lifecycle::ProbeResult{
+                              "app", 1, lifecycle::ProbeKind::kReadiness, true, ""}),
+                          lifecycle::Event(lifecycle::ProbeResult{
+                              "app", 1, lifecycle::ProbeKind::kReadiness, false, "not yet"})));
   ASSERT_EQ(published_.size(), 1u);
   EXPECT_EQ(published_[0].reason, "Unhealthy");
   EXPECT_EQ(published_[0].object, "container/app");
@@ -181,7 +190,8 @@ TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges
 }
 
 TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
-  hooks_probes_->StartProbesAction(StartProbes{"app", 1, ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
   Pass(5s);
   ASSERT_EQ(execs_.size(), 1u);
   execs_[0].done(true, "");
@@ -192,10 +202,12 @@ TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
 }
 
 TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
-  hooks_probes_->StartProbesAction(StartProbes{"app", 1, ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
   Pass(5s);
   ASSERT_EQ(execs_.size(), 1u);
-  hooks_probes_->StopProbesAction(StopProbes{"app", 1, ProbeKind::kReadiness});
+  hooks_probes_->StopProbesAction(
+      lifecycle::StopProbes{"app", 1, lifecycle::ProbeKind::kReadiness});
   execs_[0].done(true, "late");
   Pass(30s);
   EXPECT_THAT(fed_, IsEmpty());
@@ -204,7 +216,8 @@ TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
 
 TEST_F(HooksAndProbesTest, ProbeOfAnInstanceThatIsGoneDoesNotRun) {
   gone_.insert(1);
-  hooks_probes_->StartProbesAction(StartProbes{"app", 1, ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
   Pass(5s);
   Pass(10s);
   EXPECT_THAT(execs_, IsEmpty());
@@ -212,11 +225,13 @@ TEST_F(HooksAndProbesTest, ProbeOfAnInstanceThatIsGoneDoesNotRun) {
 }
 
 TEST_F(HooksAndProbesTest, ContainerWithoutThatProbeStartsNone) {
-  hooks_probes_->StartProbesAction(StartProbes{"app", 1, ProbeKind::kLiveness, clock_.Now()});
-  hooks_probes_->StartProbesAction(StartProbes{"ghost", 1, ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kLiveness, clock_.Now()});
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"ghost", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
   Pass(60s);
   EXPECT_THAT(execs_, IsEmpty());
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

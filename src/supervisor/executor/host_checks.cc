@@ -13,7 +13,7 @@
 #include <sstream>
 #include <system_error>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 std::string ReadFile(const char* path) {
@@ -209,4 +209,4 @@ Status CheckHostForPod(const HostCheckOptions& options) {
   return Error(message);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -14,7 +14,7 @@
 
 #include "common/result.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 // The capabilities a root supervisor with the namespaces sandbox needs in
 // its effective set, with why: podvisor makes namespaces and overlay
@@ -55,4 +55,4 @@ struct HostCheckOptions {
 // to do about it; Ok when the host can run the pod.
 Status CheckHostForPod(const HostCheckOptions& options);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using ::testing::ElementsAre;
@@ -69,4 +69,4 @@ TEST(HostChecks, ANonRootProcessIsToldWhichCapabilitiesItLacks) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

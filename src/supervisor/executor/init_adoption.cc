@@ -19,7 +19,7 @@
 #include "oci/runtime_cli.h"
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 void Instances::OnCreateCallExited(const std::string& id, const process::ExitInfo& exit) {
   Instance* inst = FindById(id);
@@ -95,4 +95,4 @@ Status Instances::AdoptInit(Instance& inst, pid_t pid) {
   return Ok();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

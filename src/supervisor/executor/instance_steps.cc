@@ -2,7 +2,7 @@
 // life, each a switch over what can happen in it.
 #include "supervisor/executor/instance_steps.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using Step = InstanceStep;
@@ -297,4 +297,4 @@ std::string_view InstanceActionName(InstanceAction action) {
   return "?";
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

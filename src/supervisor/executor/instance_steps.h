@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 enum class InstanceStep {
   kPreparing,     // the record exists; config, overlay and pipes are being made
@@ -99,4 +99,4 @@ struct InstanceTransition {
 // that does not apply to the state changes nothing (a stale report).
 InstanceTransition Transition(const InstanceState& state, InstanceInput input);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

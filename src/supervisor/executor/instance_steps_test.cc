@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using Step = InstanceStep;
@@ -386,4 +386,4 @@ TEST(InstanceSteps, NamesEveryStep) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -4,7 +4,7 @@
 
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 InstanceTable::InstanceTable() = default;
 InstanceTable::~InstanceTable() = default;
@@ -57,4 +57,4 @@ void InstanceTable::Clear() {
   current_.clear();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 struct ContainerInstance;  // internal.h
 
@@ -54,4 +54,4 @@ class InstanceTable {
   uint64_t seq_ = 0;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -6,7 +6,7 @@
 
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 std::unique_ptr<ContainerInstance> Record(std::string container, int instance, std::string id) {
@@ -88,4 +88,4 @@ TEST(InstanceTable, ClearForgetsEveryRecord) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -18,7 +18,7 @@
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/runtime_timeout.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 constexpr std::string_view kRootDir = "/";
 
@@ -181,7 +181,7 @@ void Instances::EndAll() {
   for (auto& [id, inst] : table_) {
     if (inst->log) {
       for (int i = 0; i < 2; ++i) {
-        (void)inst->log->Close(i == 0 ? LogStream::kStdout : LogStream::kStderr,
+        (void)inst->log->Close(i == 0 ? logs::LogStream::kStdout : logs::LogStream::kStderr,
                                pod_.loop.clock().WallNow());
       }
     }
@@ -190,4 +190,4 @@ void Instances::EndAll() {
   table_.Clear();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

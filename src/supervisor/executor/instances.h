@@ -43,7 +43,7 @@
 #include "supervisor/lifecycle/lifecycle.h"
 #include "supervisor/loop/event_loop.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 // What the instances need from the rest of the pod; the Executor is it.
 class InstanceHost {
@@ -51,9 +51,9 @@ class InstanceHost {
   virtual ~InstanceHost() = default;
   // Queues a Lifecycle event, fed after the current batch (never
   // re-entrantly).
-  virtual void Feed(Event event) = 0;
+  virtual void Feed(lifecycle::Event event) = 0;
   // Records a pod event (events.jsonl) and logs it.
-  virtual void OnPublish(const Publish& p) = 0;
+  virtual void OnPublish(const lifecycle::Publish& p) = 0;
   // A runtime call ended, or a delete was tried again: the pod may end now.
   virtual void MaybeFinish() = 0;
   // The pod has finished: no more children are started (log compression).
@@ -70,8 +70,8 @@ class InstanceHost {
 // rotated log.
 struct RuntimeCall {
   process::ChildProcess process;
-  std::string what;                 // the runtime step ("create", "exec", ...) or "compress-log"
-  EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
+  std::string what;  // the runtime step ("create", "exec", ...) or "compress-log"
+  loop::EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
 };
 
 class Instances {
@@ -79,7 +79,7 @@ class Instances {
   using Calls = std::map<pid_t, std::unique_ptr<RuntimeCall>>;
   // What the Executor owns that the instances read; all outlive them.
   struct Pod {
-    EventLoop& loop;
+    loop::EventLoop& loop;
     process::Reaper& reaper;
     const hostfs::PodLayout& layout;
     const ExecutorOptions& options;
@@ -95,10 +95,10 @@ class Instances {
   Instances& operator=(const Instances&) = delete;
 
   // runtime.cc: the Lifecycle's actions.
-  void Create(const CreateContainer& a);
-  void Start(const StartContainer& a);
-  void Delete(const DeleteContainer& a);
-  void Signal(const SignalContainer& a);
+  void Create(const lifecycle::CreateContainer& a);
+  void Start(const lifecycle::StartContainer& a);
+  void Delete(const lifecycle::DeleteContainer& a);
+  void Signal(const lifecycle::SignalContainer& a);
 
   // The current record of (container, instance), or one by runtime id:
   // callbacks of runtime calls hold the id, because a failed create is
@@ -217,4 +217,4 @@ class Instances {
   std::filesystem::path compressing_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

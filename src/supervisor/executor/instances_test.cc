@@ -21,7 +21,7 @@
 #include "supervisor/executor/fake_launcher.h"
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,8 +46,8 @@ class ScratchDir {
 
 class RecordingHost : public InstanceHost {
  public:
-  void Feed(Event event) override { events.push_back(ToString(event)); }
-  void OnPublish(const Publish& p) override { published.push_back(p.reason); }
+  void Feed(lifecycle::Event event) override { events.push_back(lifecycle::ToString(event)); }
+  void OnPublish(const lifecycle::Publish& p) override { published.push_back(p.reason); }
   void MaybeFinish() override { ++maybe_finish; }
   bool PodFinished() const override { return false; }
   int CurrentInstance(const std::string&) const override { return current_instance; }
@@ -158,7 +158,7 @@ class InstancesTest : public ::testing::Test {
 
   ScratchDir dir_;
   FakeClock clock_;
-  Result<EventLoop> loop_ = EventLoop::Create(clock_);
+  Result<loop::EventLoop> loop_ = loop::EventLoop::Create(clock_);
   process::Reaper reaper_;
   pod::Pod pod_;
   hostfs::PodLayout layout_;
@@ -172,15 +172,15 @@ class InstancesTest : public ::testing::Test {
 TEST_F(InstancesTest, CreateExitsBeforeInitExitsThenStartDeleteEachReportedOnceInOrder) {
   launcher_->detached_run = false;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, true});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, true});
   EXPECT_TRUE(host_.events.empty()) << "nothing before the create call returns";
   CreateReturns(init);
   EXPECT_EQ(host_.events, std::vector<std::string>{"RuntimeCreated(app#0)"});
 
-  instances_->Start(StartContainer{"app", 0});
+  instances_->Start(lifecycle::StartContainer{"app", 0});
   ASSERT_TRUE(launcher_->Exit(Running("start")));
   InitExits(init, 3);
-  instances_->Delete(DeleteContainer{"app", 0});
+  instances_->Delete(lifecycle::DeleteContainer{"app", 0});
   ASSERT_TRUE(launcher_->Exit(Running("delete")));
 
   EXPECT_EQ(host_.events,
@@ -196,9 +196,9 @@ TEST_F(InstancesTest, CreateExitsBeforeInitExitsThenStartDeleteEachReportedOnceI
 TEST_F(InstancesTest, InitExitsBeforeStartReturnsIsReportedAfterRuntimeStarted) {
   launcher_->detached_run = false;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   CreateReturns(init);
-  instances_->Start(StartContainer{"app", 0});
+  instances_->Start(lifecycle::StartContainer{"app", 0});
   InitExits(init, 0);
   EXPECT_EQ(host_.events, std::vector<std::string>{"RuntimeCreated(app#0)"})
       << "the exit waits for the start's report";
@@ -211,13 +211,13 @@ TEST_F(InstancesTest, InitExitsBeforeStartReturnsIsReportedAfterRuntimeStarted) 
 TEST_F(InstancesTest, RunInitExitedBeforeRunReturnedIsAdoptedAndReportedAfterTheStart) {
   launcher_->detached_run = true;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, true});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, true});
   ASSERT_GE(Running("run"), 0) << "create and start in one call";
   init.Exit(1);  // a zombie child before the run's exit is handled
   CreateReturns(init, 0, "run");
   ASSERT_TRUE(reaper_.Dispatch());
   EXPECT_EQ(host_.events, std::vector<std::string>{"RuntimeCreated(app#0)"});
-  instances_->Start(StartContainer{"app", 0});
+  instances_->Start(lifecycle::StartContainer{"app", 0});
   EXPECT_EQ(Running("start"), -1) << "run started it: no start call";
   EXPECT_EQ(host_.events,
             (std::vector<std::string>{"RuntimeCreated(app#0)", "RuntimeStarted(app#0)",
@@ -227,11 +227,11 @@ TEST_F(InstancesTest, RunInitExitedBeforeRunReturnedIsAdoptedAndReportedAfterThe
 TEST_F(InstancesTest, S5_9_SignalReachesTheInitWhoseDeathIsReportedWithTheSignal) {
   launcher_->detached_run = false;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   CreateReturns(init);
-  instances_->Start(StartContainer{"app", 0});
+  instances_->Start(lifecycle::StartContainer{"app", 0});
   ASSERT_TRUE(launcher_->Exit(Running("start")));
-  instances_->Signal(SignalContainer{"app", 0, SIGKILL});
+  instances_->Signal(lifecycle::SignalContainer{"app", 0, SIGKILL});
   init.WaitExited();
   ASSERT_TRUE(reaper_.Dispatch());
   EXPECT_EQ(host_.events,
@@ -241,7 +241,7 @@ TEST_F(InstancesTest, S5_9_SignalReachesTheInitWhoseDeathIsReportedWithTheSignal
 
 TEST_F(InstancesTest, FailedCreateReportsRuntimeFailedOnceAndTheEndStillDeletesIt) {
   launcher_->detached_run = false;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   ContainerInstance* inst = instances_->Find("app", 0);
   ASSERT_NE(inst, nullptr);
   ASSERT_TRUE(launcher_->Exit(Running("create"), 1));
@@ -257,7 +257,7 @@ TEST_F(InstancesTest, FailedCreateReportsRuntimeFailedOnceAndTheEndStillDeletesI
 
 TEST_F(InstancesTest, CreateThatCannotBeSpawnedFailsAtOnceAndNeedsNoDelete) {
   launcher_->fail_next_spawn = EAGAIN;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   ASSERT_EQ(host_.events.size(), 1u);
   EXPECT_EQ(host_.events[0].rfind("RuntimeFailed(app#0, create", 0), 0u) << host_.events[0];
   EXPECT_TRUE(instances_->SettleForEnd()) << "the runtime never saw it";
@@ -266,10 +266,10 @@ TEST_F(InstancesTest, CreateThatCannotBeSpawnedFailsAtOnceAndNeedsNoDelete) {
 TEST_F(InstancesTest, S14_11_DeleteThatCannotBeSpawnedIsTriedAgainAfterASecond) {
   launcher_->detached_run = false;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   CreateReturns(init);
   launcher_->fail_next_spawn = EMFILE;  // no reserve refilled: nothing to fall back on
-  instances_->Delete(DeleteContainer{"app", 0});
+  instances_->Delete(lifecycle::DeleteContainer{"app", 0});
   EXPECT_EQ(Running("delete"), -1);
   EXPECT_FALSE(instances_->SettleForEnd()) << "the pod's end waits for the retry";
   RunLoopAfter(std::chrono::milliseconds(999));
@@ -284,23 +284,23 @@ TEST_F(InstancesTest, S14_11_DeleteThatCannotBeSpawnedIsTriedAgainAfterASecond) 
 TEST_F(InstancesTest, S14_11_DeleteOutOfDescriptorsUsesTheReserveAtOnce) {
   launcher_->detached_run = false;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   CreateReturns(init);
   instances_->RefillDescriptorReserve();
   launcher_->fail_next_spawn = EMFILE;
-  instances_->Delete(DeleteContainer{"app", 0});
+  instances_->Delete(lifecycle::DeleteContainer{"app", 0});
   EXPECT_GE(Running("delete"), 0) << "spawned again with the reserve's descriptors";
 }
 
 TEST_F(InstancesTest, FailedDeleteCallStillEndsTheInstanceWithoutAnotherEvent) {
   launcher_->detached_run = false;
   FakeInit init;
-  instances_->Create(CreateContainer{"app", 0, false});
+  instances_->Create(lifecycle::CreateContainer{"app", 0, false});
   CreateReturns(init);
   InitExits(init, 0);  // exited before it was ever started: reported after the create
   EXPECT_EQ(host_.events,
             (std::vector<std::string>{"RuntimeCreated(app#0)", "ContainerExited(app#0, code=0)"}));
-  instances_->Delete(DeleteContainer{"app", 0});
+  instances_->Delete(lifecycle::DeleteContainer{"app", 0});
   ASSERT_TRUE(launcher_->Exit(Running("delete"), 1));
   EXPECT_EQ(host_.events.size(), 2u);
   EXPECT_TRUE(instances_->Find("app", 0)->state.Deleted());
@@ -309,4 +309,4 @@ TEST_F(InstancesTest, FailedDeleteCallStillEndsTheInstanceWithoutAnotherEvent) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -18,7 +18,7 @@
 #include "supervisor/logs/cri_log.h"
 #include "supervisor/probes/probe_schedule.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 struct ContainerInstance {
   std::string container;
@@ -34,13 +34,13 @@ struct ContainerInstance {
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
   std::optional<process::ChildProcess> init;
   Fd pipes[2];  // read ends of the container's stdout and stderr
-  std::optional<CriLogWriter> log;
+  std::optional<logs::CriLogWriter> log;
   // Where it is between create and delete (instance_steps.h).
   InstanceState state;
   std::optional<process::ExitInfo> init_exit;  // the init's, once the reaper saw it
-  EventLoop::TimerId delete_retry = 0;         // S14.11: a delete waiting for descriptors
+  loop::EventLoop::TimerId delete_retry = 0;   // S14.11: a delete waiting for descriptors
 };
 
 std::string InstanceKey(std::string_view container, int instance);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

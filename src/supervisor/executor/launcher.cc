@@ -2,7 +2,7 @@
 
 #include "process/spawn.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 Status RuntimeCliLauncher::Call(const oci::RuntimeCommand& cmd,
                                 const std::filesystem::path& log_file, int stdout_fd, int stderr_fd,
@@ -29,4 +29,4 @@ Status RuntimeCliLauncher::Delete(const std::string& id, const Files& files, Don
               process::SpawnOptions::kDevNull, std::move(done));
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -18,7 +18,7 @@
 #include "oci/runtime_cli.h"
 #include "process/exit_info.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 class RuntimeLauncher {
  public:
@@ -69,4 +69,4 @@ class RuntimeCliLauncher : public RuntimeLauncher {
   Spawn spawn_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

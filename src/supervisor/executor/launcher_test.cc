@@ -10,7 +10,7 @@
 #include "process/spawn.h"
 #include "supervisor/executor/fake_launcher.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 struct Spawned {
@@ -128,4 +128,4 @@ TEST(FakeLauncher, InjectedSpawnFailureRecordsNoCall) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -1,18 +1,18 @@
 #include "supervisor/executor/lifecycle_timers.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
-void LifecycleTimers::Arm(const ArmTimer& arm) {
-  std::string key = ToString(arm.id);
+void LifecycleTimers::Arm(const lifecycle::ArmTimer& arm) {
+  std::string key = lifecycle::ToString(arm.id);
   if (auto it = timers_.find(key); it != timers_.end()) loop_.CancelTimer(it->second);
   timers_[key] = loop_.AddTimer(arm.deadline, [this, key, id = arm.id] {
     timers_.erase(key);
-    feed_(TimerFired{id});
+    feed_(lifecycle::TimerFired{id});
   });
 }
 
-void LifecycleTimers::Cancel(const CancelTimer& cancel) {
-  auto it = timers_.find(ToString(cancel.id));
+void LifecycleTimers::Cancel(const lifecycle::CancelTimer& cancel) {
+  auto it = timers_.find(lifecycle::ToString(cancel.id));
   if (it == timers_.end()) return;
   loop_.CancelTimer(it->second);
   timers_.erase(it);
@@ -23,4 +23,4 @@ void LifecycleTimers::Clear() {
   timers_.clear();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

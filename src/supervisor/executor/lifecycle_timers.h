@@ -11,25 +11,25 @@
 #include "supervisor/lifecycle/types.h"
 #include "supervisor/loop/event_loop.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 class LifecycleTimers {
  public:
-  using Feed = std::function<void(Event)>;
-  LifecycleTimers(EventLoop& loop, Feed feed) : loop_(loop), feed_(std::move(feed)) {}
+  using Feed = std::function<void(lifecycle::Event)>;
+  LifecycleTimers(loop::EventLoop& loop, Feed feed) : loop_(loop), feed_(std::move(feed)) {}
   ~LifecycleTimers() { Clear(); }
   LifecycleTimers(const LifecycleTimers&) = delete;
   LifecycleTimers& operator=(const LifecycleTimers&) = delete;
 
-  void Arm(const ArmTimer& arm);
-  void Cancel(const CancelTimer& cancel);
+  void Arm(const lifecycle::ArmTimer& arm);
+  void Cancel(const lifecycle::CancelTimer& cancel);
   void Clear();  // the pod's end: nothing fires after it
   std::size_t armed() const { return timers_.size(); }
 
  private:
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   Feed feed_;
-  std::map<std::string, EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
+  std::map<std::string, loop::EventLoop::TimerId, std::less<>> timers_;  // by ToString(TimerId)
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

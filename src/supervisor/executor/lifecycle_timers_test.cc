@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using namespace std::chrono_literals;
@@ -17,9 +17,9 @@ using ::testing::IsEmpty;
 
 class LifecycleTimersTest : public ::testing::Test {
  protected:
-  LifecycleTimersTest() : loop_(std::move(EventLoop::Create(clock_)).value()) {
+  LifecycleTimersTest() : loop_(std::move(loop::EventLoop::Create(clock_)).value()) {
     clock_.Set(MonoTime{} + 1000s);
-    timers_.emplace(loop_, [this](Event e) { fed_.push_back(std::move(e)); });
+    timers_.emplace(loop_, [this](lifecycle::Event e) { fed_.push_back(std::move(e)); });
   }
   void Pass(Duration d) {
     clock_.Advance(d);
@@ -28,59 +28,61 @@ class LifecycleTimersTest : public ::testing::Test {
   MonoTime At(Duration d) const { return clock_.Now() + d; }
 
   FakeClock clock_;
-  EventLoop loop_;
-  std::vector<Event> fed_;
+  loop::EventLoop loop_;
+  std::vector<lifecycle::Event> fed_;
   std::optional<LifecycleTimers> timers_;
 };
 
-const TimerId kRestartApp{TimerKind::kRestart, "app", 2};
-const TimerId kGrace{TimerKind::kGraceBudget, "", 0};
+const lifecycle::TimerId kRestartApp{lifecycle::TimerKind::kRestart, "app", 2};
+const lifecycle::TimerId kGrace{lifecycle::TimerKind::kGraceBudget, "", 0};
 
 TEST_F(LifecycleTimersTest, ArmedTimerFeedsTimerFiredAtItsDeadlineOnce) {
-  timers_->Arm(ArmTimer{kRestartApp, At(10s)});
+  timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(10s)});
   Pass(9s);
   EXPECT_THAT(fed_, IsEmpty());
   Pass(1s);
-  EXPECT_THAT(fed_, ElementsAre(Event(TimerFired{kRestartApp})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::TimerFired{kRestartApp})));
   EXPECT_EQ(timers_->armed(), 0u);
   Pass(60s);
   EXPECT_EQ(fed_.size(), 1u);
 }
 
 TEST_F(LifecycleTimersTest, ArmingTheSameIdAgainMovesTheTimer) {
-  timers_->Arm(ArmTimer{kRestartApp, At(10s)});
-  timers_->Arm(ArmTimer{kRestartApp, At(20s)});
+  timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(10s)});
+  timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(20s)});
   EXPECT_EQ(timers_->armed(), 1u);
   Pass(15s);
   EXPECT_THAT(fed_, IsEmpty());
   Pass(5s);
-  EXPECT_THAT(fed_, ElementsAre(Event(TimerFired{kRestartApp})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::TimerFired{kRestartApp})));
 }
 
 TEST_F(LifecycleTimersTest, CancelledTimerNeverFiresAndOthersStillDo) {
-  timers_->Arm(ArmTimer{kRestartApp, At(5s)});
-  timers_->Arm(ArmTimer{kGrace, At(5s)});
-  timers_->Cancel(CancelTimer{kRestartApp});
-  timers_->Cancel(CancelTimer{TimerId{TimerKind::kSigkill, "app", 1}});  // never armed
+  timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(5s)});
+  timers_->Arm(lifecycle::ArmTimer{kGrace, At(5s)});
+  timers_->Cancel(lifecycle::CancelTimer{kRestartApp});
+  timers_->Cancel(lifecycle::CancelTimer{
+      lifecycle::TimerId{lifecycle::TimerKind::kSigkill, "app", 1}});  // never armed
   Pass(5s);
-  EXPECT_THAT(fed_, ElementsAre(Event(TimerFired{kGrace})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::TimerFired{kGrace})));
 }
 
 TEST_F(LifecycleTimersTest, AFiredTimerMayBeArmedAgainFromItsOwnEvent) {
-  timers_.emplace(loop_, [this](Event e) {
+  timers_.emplace(loop_, [this](lifecycle::Event e) {
     fed_.push_back(e);
-    if (fed_.size() == 1) timers_->Arm(ArmTimer{kRestartApp, At(3s)});
+    if (fed_.size() == 1) timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(3s)});
   });
-  timers_->Arm(ArmTimer{kRestartApp, At(1s)});
+  timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(1s)});
   Pass(1s);
   EXPECT_EQ(timers_->armed(), 1u);
   Pass(3s);
-  EXPECT_THAT(fed_, ElementsAre(Event(TimerFired{kRestartApp}), Event(TimerFired{kRestartApp})));
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::TimerFired{kRestartApp}),
+                                lifecycle::Event(lifecycle::TimerFired{kRestartApp})));
 }
 
 TEST_F(LifecycleTimersTest, ClearedTimersNeverFire) {
-  timers_->Arm(ArmTimer{kRestartApp, At(1s)});
-  timers_->Arm(ArmTimer{kGrace, At(2s)});
+  timers_->Arm(lifecycle::ArmTimer{kRestartApp, At(1s)});
+  timers_->Arm(lifecycle::ArmTimer{kGrace, At(2s)});
   timers_->Clear();
   Pass(5s);
   EXPECT_THAT(fed_, IsEmpty());
@@ -88,4 +90,4 @@ TEST_F(LifecycleTimersTest, ClearedTimersNeverFire) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -18,7 +18,7 @@
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 namespace fs = std::filesystem;
@@ -62,8 +62,8 @@ void Instances::WarnAboutDescriptorLimit() {
   // A warning, not a refusal: the estimate is an upper bound (probes and
   // hooks do not all run at once), and a create that does run out fails
   // as CreateContainerError, leaves nothing behind and is retried (S14.11).
-  host_.OnPublish(Publish{
-      EventType::kWarning, "DescriptorLimit", "pod",
+  host_.OnPublish(lifecycle::Publish{
+      lifecycle::EventType::kWarning, "DescriptorLimit", "pod",
       "the pod's " +
           std::to_string(pod_.pod.spec.init_containers.size() + pod_.pod.spec.containers.size()) +
           " containers may need up to " + std::to_string(needed) +
@@ -179,4 +179,4 @@ void Instances::DeleteRuntimeLeftovers() {
   }
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

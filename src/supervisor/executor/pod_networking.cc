@@ -18,7 +18,7 @@
 #include "oci/spec.h"
 #include "supervisor/executor/pod_networking.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 std::string Lower(std::string s) {
@@ -182,10 +182,11 @@ Status PodNetworking::WriteEtcFiles() {
                                             pod_.spec.host_network, config, *host_dns);
   for (const std::string& warning : dns.warnings) {
     bool no_cluster_dns = warning.find("no cluster DNS") != std::string::npos;
-    publish_(Publish{EventType::kWarning, no_cluster_dns ? "MissingClusterDNS" : "DNSConfigForming",
-                     "pod", warning});
+    publish_(lifecycle::Publish{lifecycle::EventType::kWarning,
+                                no_cluster_dns ? "MissingClusterDNS" : "DNSConfigForming", "pod",
+                                warning});
   }
   return hostfs::WritePodEtcFiles(layout_, hostname, hosts, dns.conf.Render());
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

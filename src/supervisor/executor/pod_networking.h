@@ -17,7 +17,7 @@
 #include "supervisor/executor/executor_options.h"
 #include "supervisor/lifecycle/types.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 // The pod's hostPorts as portmap's portMappings: those of the regular
 // containers and the sidecars, which run for the pod's whole life.
@@ -27,7 +27,8 @@ class PodNetworking {
  public:
   // `publish` records the warnings of forming the pod's DNS (events).
   PodNetworking(const pod::Pod& pod, const ExecutorOptions& options,
-                const hostfs::PodLayout& layout, std::function<void(const Publish&)> publish)
+                const hostfs::PodLayout& layout,
+                std::function<void(const lifecycle::Publish&)> publish)
       : pod_(pod), options_(options), layout_(layout), publish_(std::move(publish)) {}
 
   // The pod's addresses: the host's for a hostNetwork pod and for one
@@ -50,10 +51,10 @@ class PodNetworking {
   const pod::Pod& pod_;
   const ExecutorOptions& options_;
   const hostfs::PodLayout& layout_;
-  std::function<void(const Publish&)> publish_;
+  std::function<void(const lifecycle::Publish&)> publish_;
   std::optional<network::Attachment> attachment_;  // attached through CNI
   std::vector<std::string> pod_ips_;
   std::vector<std::string> host_ips_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using ::testing::HasSubstr;
@@ -38,7 +38,7 @@ class PodNetworkingTest : public ::testing::Test {
   }
   PodNetworking Make() {
     return PodNetworking(pod_, options_, layout_,
-                         [this](const Publish& p) { published_.push_back(p); });
+                         [this](const lifecycle::Publish& p) { published_.push_back(p); });
   }
   std::string Read(const std::filesystem::path& file) {
     std::ifstream in(file);
@@ -51,7 +51,7 @@ class PodNetworkingTest : public ::testing::Test {
   pod::Pod pod_;
   ExecutorOptions options_;
   hostfs::PodLayout layout_{"/nonexistent", "web"};
-  std::vector<Publish> published_;
+  std::vector<lifecycle::Publish> published_;
 };
 
 TEST_F(PodNetworkingTest, HostNetworkPodHasTheHostsAddresses) {
@@ -101,8 +101,8 @@ TEST_F(PodNetworkingTest, EtcFilesNameThePodAndClusterFirstWarnsOfNoClusterDns) 
   EXPECT_THAT(Read(layout_.HostnameFile()), HasSubstr("shopfront"));
   ASSERT_EQ(published_.size(), 1u);
   EXPECT_EQ(published_[0].reason, "MissingClusterDNS");
-  EXPECT_EQ(published_[0].type, EventType::kWarning);
+  EXPECT_EQ(published_[0].type, lifecycle::EventType::kWarning);
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

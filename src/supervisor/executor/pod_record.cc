@@ -30,7 +30,7 @@
 #include "pod/serialize.h"
 #include "pod/status_summary.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 // The node's address, as the kubelet reports status.hostIP: here the
@@ -201,8 +201,8 @@ std::string PodRecord::Serialize(const pod::PodStatus& status) const {
   return PodJson(status).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-ControlReply PodRecord::StatusReply(const pod::PodStatus& status) {
-  if (!status_reply_) status_reply_.emplace(ControlReply::FromText(Serialize(status)));
+control::ControlReply PodRecord::StatusReply(const pod::PodStatus& status) {
+  if (!status_reply_) status_reply_.emplace(control::ControlReply::FromText(Serialize(status)));
   return *status_reply_;
 }
 
@@ -215,7 +215,7 @@ void PodRecord::Write(const pod::PodStatus& status) {
   // visible (a probe success, a timer), and those cost no write. The same
   // text then answers `status` requests until the next event.
   std::string text = Serialize(status);
-  if (!status_reply_) status_reply_.emplace(ControlReply::FromText(text));
+  if (!status_reply_) status_reply_.emplace(control::ControlReply::FromText(text));
   if (text == record_text_) return;
   // Unsynced: a reader sees the old record or the new one, never half of
   // one; the state dir is /run (tmpfs) by default, and a record that did
@@ -227,4 +227,4 @@ void PodRecord::Write(const pod::PodStatus& status) {
   record_text_ = std::move(text);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -22,7 +22,7 @@
 #include "pod/status.h"
 #include "supervisor/control/control_server.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 class PodRecord {
  public:
@@ -51,7 +51,7 @@ class PodRecord {
 
   // The `status` reply, serialized once per state change however many
   // clients ask; Changed() drops it.
-  ControlReply StatusReply(const pod::PodStatus& status);
+  control::ControlReply StatusReply(const pod::PodStatus& status);
   void Changed() { status_reply_.reset(); }
   // Rewrites the record when its text changed; a failed write is logged,
   // and the next change tries again.
@@ -67,8 +67,8 @@ class PodRecord {
   std::string uid_;
   WallTime created_at_{};
   mutable std::map<std::string, std::string> image_ids_;  // by container, filled on demand
-  std::optional<ControlReply> status_reply_;
+  std::optional<control::ControlReply> status_reply_;
   std::string record_text_;  // what the record file holds now
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using namespace std::chrono_literals;
@@ -158,4 +158,4 @@ TEST_F(PodRecordTest, UnwritableRecordIsRetriedOnTheNextWrite) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -7,29 +7,30 @@
 
 #include "supervisor/executor/hooks_probes.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 // "Liveness", as in the kubelet's event messages.
-std::string ProbeTitle(ProbeKind kind) {
-  std::string name(ProbeKindName(kind));
+std::string ProbeTitle(lifecycle::ProbeKind kind) {
+  std::string name(lifecycle::ProbeKindName(kind));
   if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
   return name;
 }
 
-std::string ProbeKey(std::string_view container, int instance, ProbeKind kind) {
+std::string ProbeKey(std::string_view container, int instance, lifecycle::ProbeKind kind) {
   return std::string(container) + "#" + std::to_string(instance) + "/" +
-         std::string(ProbeKindName(kind));
+         std::string(lifecycle::ProbeKindName(kind));
 }
 
 }  // namespace
 
-void HooksAndProbes::StartProbesAction(const StartProbes& a) {
+void HooksAndProbes::StartProbesAction(const lifecycle::StartProbes& a) {
   const pod::Container* spec = ContainerSpec(a.container);
   if (!spec) return;
-  const std::optional<pod::Probe>& p = a.kind == ProbeKind::kStartup     ? spec->startup_probe
-                                       : a.kind == ProbeKind::kReadiness ? spec->readiness_probe
-                                                                         : spec->liveness_probe;
+  const std::optional<pod::Probe>& p =
+      a.kind == lifecycle::ProbeKind::kStartup     ? spec->startup_probe
+      : a.kind == lifecycle::ProbeKind::kReadiness ? spec->readiness_probe
+                                                   : spec->liveness_probe;
   if (!p) return;
   auto probe = std::make_unique<Probe>(a.kind, *p);
   probe->key = ProbeKey(a.container, a.instance, a.kind);
@@ -40,7 +41,7 @@ void HooksAndProbes::StartProbesAction(const StartProbes& a) {
   ScheduleProbe(ref, ref.schedule.FirstRun(loop_.Now(), a.container_started));  // S7.6
 }
 
-void HooksAndProbes::StopProbesAction(const StopProbes& a) {
+void HooksAndProbes::StopProbesAction(const lifecycle::StopProbes& a) {
   auto it = probes_.find(ProbeKey(a.container, a.instance, a.kind));
   if (it == probes_.end()) return;
   if (it->second->timer) loop_.CancelTimer(it->second->timer);
@@ -65,7 +66,7 @@ void HooksAndProbes::RunProbeOnce(Probe& probe) {
   if (!spec || !exec) return;
   HandlerCall call;
   call.use = HandlerUse::kProbe;
-  call.name = ProbeKindName(probe.kind);
+  call.name = lifecycle::ProbeKindName(probe.kind);
   call.handler = &probe.spec.handler;
   call.container = spec;
   call.timeout = probe.schedule.BeginRun();
@@ -83,21 +84,23 @@ void HooksAndProbes::OnProbeOutcome(const std::string& key, const HandlerOutcome
   Probe& probe = *it->second;
   probe.run.reset();  // it ended; its callback is this call
   if (outcome.warning) {
-    seams_.publish(Publish{EventType::kWarning, "ProbeWarning", "container/" + probe.container,
-                           ProbeTitle(probe.kind) + " probe warning: " + outcome.message});
+    seams_.publish(lifecycle::Publish{
+        lifecycle::EventType::kWarning, "ProbeWarning", "container/" + probe.container,
+        ProbeTitle(probe.kind) + " probe warning: " + outcome.message});
   }
   if (!outcome.success) {
     // Every failed run is an Unhealthy event, as in the kubelet; the
     // Lifecycle hears only of changes of the stored result (S7.3).
-    seams_.publish(
-        Publish{EventType::kWarning, "Unhealthy", "container/" + probe.container,
-                ProbeTitle(probe.kind) + " probe failed: " + TruncateMessage(outcome.message)});
+    seams_.publish(lifecycle::Publish{
+        lifecycle::EventType::kWarning, "Unhealthy", "container/" + probe.container,
+        ProbeTitle(probe.kind) + " probe failed: " + TruncateMessage(outcome.message)});
   }
   std::string container = probe.container;
   int instance = probe.instance;
-  ProbeKind kind = probe.kind;
-  ProbeNext next = probe.schedule.RecordOutcome(
-      outcome.success ? ProbeOutcome::kSuccess : ProbeOutcome::kFailure, loop_.Now());
+  lifecycle::ProbeKind kind = probe.kind;
+  probes::ProbeNext next = probe.schedule.RecordOutcome(
+      outcome.success ? probes::ProbeOutcome::kSuccess : probes::ProbeOutcome::kFailure,
+      loop_.Now());
   if (next.paused) {
     probes_.erase(it);  // S7.4: until the next instance
   } else {
@@ -106,9 +109,9 @@ void HooksAndProbes::OnProbeOutcome(const std::string& key, const HandlerOutcome
   // S7.3: only changes of the stored result reach the Lifecycle. Feeding
   // may stop this very probe, so it comes last.
   if (next.changed) {
-    seams_.feed(
-        ProbeResult{container, instance, kind, *next.changed, TruncateMessage(outcome.message)});
+    seams_.feed(lifecycle::ProbeResult{container, instance, kind, *next.changed,
+                                       TruncateMessage(outcome.message)});
   }
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

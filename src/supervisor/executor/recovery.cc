@@ -22,7 +22,7 @@
 #include "process/spawn.h"
 #include "supervisor/executor/runtime_timeout.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 namespace fs = std::filesystem;
@@ -216,4 +216,4 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   return report;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -40,7 +40,7 @@
 #include "hostfs/layout.h"
 #include "oci/runtime_cli.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 struct RecoveryReport {
   int containers_deleted = 0;  // runtime state entries removed with delete --force
@@ -74,4 +74,4 @@ Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout);
 // touched then), or when a leftover container cannot be deleted.
 Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

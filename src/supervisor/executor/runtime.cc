@@ -23,7 +23,7 @@
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/runtime_timeout.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 namespace {
 
@@ -86,7 +86,7 @@ Status Instances::Prepare(Instance& inst) {
   return Ok();
 }
 
-void Instances::Create(const CreateContainer& a) {
+void Instances::Create(const lifecycle::CreateContainer& a) {
   auto owned = std::make_unique<Instance>();
   owned->container = a.container;
   owned->instance = a.instance;
@@ -99,7 +99,7 @@ void Instances::Create(const CreateContainer& a) {
 
   if (auto s = Prepare(inst); !s) return fail(s.error());
   std::filesystem::path log_dir = pod_.options.log_dir / a.container;
-  auto log = CriLogWriter::Open(
+  auto log = logs::CriLogWriter::Open(
       log_dir / (std::to_string(a.instance) + ".log"), pod_.options.log_rotation.max_size,
       [this, log_dir, instance = a.instance] { OnLogRotated(log_dir, instance); });
   if (!log) return fail(log.error());
@@ -132,7 +132,7 @@ void Instances::WatchLogPipe(Instance& inst, int index) {
   if (fd < 0) return;
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   std::string id = inst.id;
-  LogStream stream = index == 0 ? LogStream::kStdout : LogStream::kStderr;
+  logs::LogStream stream = index == 0 ? logs::LogStream::kStdout : logs::LogStream::kStderr;
   auto drain = [this, id, index, stream](uint32_t) {
     Instance* inst = FindById(id);
     if (!inst || !inst->pipes[index]) return;
@@ -146,7 +146,7 @@ void Instances::WatchLogPipe(Instance& inst, int index) {
   if (auto s = pod_.loop.Add(fd, EPOLLIN, drain); !s) log::Warn("{}", s.error().message());
 }
 
-void Instances::Start(const StartContainer& a) {
+void Instances::Start(const lifecycle::StartContainer& a) {
   if (Instance* inst = Find(a.container, a.instance)) {
     Advance(*inst, InstanceInput::kStartAsked);
   }
@@ -194,16 +194,17 @@ void Instances::CarryOut(Instance& inst, InstanceAction action, const std::strin
     case InstanceAction::kAdoptInit:
       return AdoptCreatedInit(inst);
     case InstanceAction::kReportCreated:
-      return host_.Feed(RuntimeCreated{inst.container, inst.instance, inst.id});
+      return host_.Feed(lifecycle::RuntimeCreated{inst.container, inst.instance, inst.id});
     case InstanceAction::kReportCreateFailed:
-      return host_.Feed(
-          RuntimeFailed{inst.container, inst.instance, RuntimeStep::kCreate, message});
+      return host_.Feed(lifecycle::RuntimeFailed{inst.container, inst.instance,
+                                                 lifecycle::RuntimeStep::kCreate, message});
     case InstanceAction::kSpawnStart:
       return SpawnStart(inst);
     case InstanceAction::kReportStarted:
-      return host_.Feed(RuntimeStarted{inst.container, inst.instance});
+      return host_.Feed(lifecycle::RuntimeStarted{inst.container, inst.instance});
     case InstanceAction::kReportStartFailed:
-      return host_.Feed(RuntimeFailed{inst.container, inst.instance, RuntimeStep::kStart, message});
+      return host_.Feed(lifecycle::RuntimeFailed{inst.container, inst.instance,
+                                                 lifecycle::RuntimeStep::kStart, message});
     case InstanceAction::kReportExited:
       return ReportExit(inst);
     case InstanceAction::kSpawnDelete:
@@ -227,13 +228,13 @@ std::string Instances::TerminationMessage(const Instance& inst, int exit_code) c
     return {};
   }
   // The log may have just rotated: the tail spans the newest files.
-  return TailOfLog(InstanceLogFiles(inst.log->path().parent_path(), inst.instance),
-                   kFallbackLogLines, kFallbackLogBytes);
+  return logs::TailOfLog(logs::InstanceLogFiles(inst.log->path().parent_path(), inst.instance),
+                         kFallbackLogLines, kFallbackLogBytes);
 }
 
 void Instances::ReportExit(Instance& inst) {
   const process::ExitInfo& exit = *inst.init_exit;
-  ContainerExited e;
+  lifecycle::ContainerExited e;
   e.container = inst.container;
   e.instance = inst.instance;
   e.exit_code = exit.KubernetesExitCode();
@@ -252,7 +253,7 @@ void Instances::ReportExit(Instance& inst) {
   if (Instance* gone = FindById(id)) ReleaseDescriptors(*gone);
 }
 
-void Instances::Signal(const SignalContainer& a) {
+void Instances::Signal(const lifecycle::SignalContainer& a) {
   Instance* inst = Find(a.container, a.instance);
   if (!inst || !inst->init) return;
   // S5.9: straight to the container's init through its pidfd.
@@ -261,7 +262,7 @@ void Instances::Signal(const SignalContainer& a) {
   }
 }
 
-void Instances::Delete(const DeleteContainer& a) {
+void Instances::Delete(const lifecycle::DeleteContainer& a) {
   if (Instance* inst = Find(a.container, a.instance)) Advance(*inst, InstanceInput::kDeleteAsked);
 }
 
@@ -336,4 +337,4 @@ void Instances::ReleaseDescriptors(Instance& inst) {
                      [this, container = inst.container] { RetireOldInstances(container); });
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -11,7 +11,7 @@
 #include "process/spawn.h"
 #include "supervisor/executor/internal.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 constexpr std::size_t kExecOutputMax = 10 * 1024;  // probe output kept for events
@@ -107,7 +107,7 @@ pid_t Instances::ExecInContainer(ContainerInstance& inst, std::string_view name,
   (void)pod_.loop.Add(read_fd, EPOLLIN, [drain](uint32_t) { drain(); });
 
   oci::RuntimeCli cli = Runtime();
-  auto timer = std::make_shared<EventLoop::TimerId>(0);
+  auto timer = std::make_shared<loop::EventLoop::TimerId>(0);
   auto finished = [this, drain, read_fd, pipe_holder, output, timed_out, timer, file, done,
                    timeout](const process::ExitInfo& exit) {
     drain();
@@ -147,4 +147,4 @@ pid_t Instances::ExecInContainer(ContainerInstance& inst, std::string_view name,
   return pid;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 bool BoundedByRuntimeTimeout(std::string_view step) {
   return step == "create" || step == "start" || step == "delete" || step == "state";
@@ -33,4 +33,4 @@ void RecordRuntimeTimeout(const std::filesystem::path& log_file, std::string_vie
       << "\n";
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

@@ -24,7 +24,7 @@
 
 #include "common/clock.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 
 inline constexpr Duration kDefaultRuntimeTimeout = std::chrono::minutes(2);
 
@@ -42,4 +42,4 @@ std::string RuntimeTimeoutMessage(std::string_view step, Duration timeout);
 void RecordRuntimeTimeout(const std::filesystem::path& log_file, std::string_view step,
                           Duration timeout);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

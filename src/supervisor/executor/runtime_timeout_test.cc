@@ -10,7 +10,7 @@
 
 #include "oci/runtime_cli.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::executor {
 namespace {
 
 using namespace std::chrono_literals;
@@ -45,4 +45,4 @@ TEST(RuntimeTimeout, RecordedAsTheRuntimesLastError) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::executor

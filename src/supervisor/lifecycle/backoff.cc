@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 Duration CrashLoopBackoff::NextDelay(Duration ran) {
   if (ran >= options_.reset) restarts_ = 0;  // S4.2
@@ -15,4 +15,4 @@ Duration CrashLoopBackoff::NextDelay(Duration ran) {
   return std::min(delay, options_.max);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -6,7 +6,7 @@
 
 #include "common/clock.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 // S4.4: the supervisor options --backoff-initial, --backoff-max,
 // --backoff-reset.
@@ -34,4 +34,4 @@ class CrashLoopBackoff {
   int restarts_ = 0;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
 using namespace std::chrono_literals;
@@ -38,4 +38,4 @@ TEST(CrashLoopBackoff, S4_4_InitialCapAndResetAreOptions) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

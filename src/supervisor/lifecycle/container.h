@@ -13,7 +13,7 @@
 #include "supervisor/lifecycle/backoff.h"
 #include "supervisor/lifecycle/types.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 // kSidecar is KEP-753's (an init-list entry with restartPolicy Always);
 // kDraftSidecar is an entry of spec.containers with the 2018–2020 draft's
@@ -116,4 +116,4 @@ struct ContainerRecord {
   std::string Object() const { return "container/" + spec.name; }
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -8,10 +8,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::PodPhase;
 using pod::RestartPolicy;
 using ::testing::Contains;
@@ -279,4 +279,4 @@ TEST(LifecycleDraftSidecar, S12_4_StatusListsDraftSidecarsWithTheContainers) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

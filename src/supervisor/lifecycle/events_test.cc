@@ -7,10 +7,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::PodPhase;
 using pod::RestartPolicy;
 using ::testing::Contains;
@@ -103,4 +103,4 @@ TEST(LifecycleEvents, S5_3_SigkillAfterTheGracePeriodIsAForcedKillWarning) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 namespace {
 
@@ -126,7 +126,8 @@ int Lifecycle::InstanceOf(std::string_view name) const {
 
 void Lifecycle::Announce(EventType type, std::string reason, std::string object,
                          std::string message) {
-  Emit(supervisor::Publish{type, std::move(reason), std::move(object), std::move(message)});
+  Emit(supervisor::lifecycle::Publish{type, std::move(reason), std::move(object),
+                                      std::move(message)});
 }
 
 void Lifecycle::AnnounceFor(const Container& c, EventType type, std::string reason,
@@ -473,4 +474,4 @@ void Lifecycle::OnTimerFired(const TimerFired& e, Now now) {
   }
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -28,7 +28,7 @@
 #include "supervisor/lifecycle/container.h"
 #include "supervisor/lifecycle/types.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 struct LifecycleOptions {
   // Replaces spec.terminationGracePeriodSeconds for pod termination when
@@ -187,4 +187,4 @@ class Lifecycle {
   std::vector<Action> out_;  // actions of the event being handled
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

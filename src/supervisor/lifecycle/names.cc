@@ -3,7 +3,7 @@
 
 #include "supervisor/lifecycle/lifecycle.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 std::string_view ContainerRoleName(ContainerRole role) {
   switch (role) {
@@ -93,4 +93,4 @@ std::string_view TerminationCauseName(TerminationCause cause) {
   return "?";
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

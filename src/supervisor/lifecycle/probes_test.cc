@@ -7,10 +7,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::RestartPolicy;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -136,4 +136,4 @@ TEST(LifecycleProbes, S8_3_PreStopOnlyWhenTheSupervisorKills) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -4,7 +4,7 @@
 
 #include "supervisor/lifecycle/lifecycle.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 namespace {
 
@@ -259,4 +259,4 @@ void Lifecycle::CheckCompletion(Now now) {
   BeginTermination(TerminationCause::kCompleted, std::nullopt, std::nullopt, now);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -6,10 +6,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::PodPhase;
 using pod::RestartPolicy;
 using ::testing::Contains;
@@ -284,4 +284,4 @@ TEST(LifecycleRestart, ExitRacingTheSigkillTimerIsHarmless) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -9,10 +9,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::RestartPolicy;
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -445,4 +445,4 @@ TEST(LifecycleStart, S8_3_NoPreStopWhenTheContainerExitsByItself) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

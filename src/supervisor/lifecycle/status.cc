@@ -2,7 +2,7 @@
 
 #include "supervisor/lifecycle/lifecycle.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 namespace {
 
@@ -212,4 +212,4 @@ pod::PodStatus Lifecycle::Status() const {
   return s;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

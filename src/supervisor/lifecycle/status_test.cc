@@ -5,10 +5,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::ConditionStatus;
 using pod::PodPhase;
 using pod::RestartPolicy;
@@ -210,4 +210,4 @@ TEST(LifecycleStatus, JsonRendersTheLifecycleStatus) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

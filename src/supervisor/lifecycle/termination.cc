@@ -29,7 +29,7 @@
 #include "common/signal_names.h"
 #include "supervisor/lifecycle/lifecycle.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 namespace {
 
@@ -458,4 +458,4 @@ void Lifecycle::CheckEnded(Now /*now*/) {
   Emit(PodEnded{final_phase_});
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -7,10 +7,10 @@
 
 #include "supervisor/lifecycle/test_harness.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 namespace {
 
-using namespace lifecycle_testing;
+using namespace harness;
 using pod::PodPhase;
 using pod::RestartPolicy;
 using ::testing::Contains;
@@ -426,4 +426,4 @@ TEST(LifecycleTermination, S14_14_HugeActiveDeadlineIsClampedNotWrapped) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

@@ -26,7 +26,7 @@
 
 #include "supervisor/lifecycle/lifecycle.h"
 
-namespace podvisor::supervisor::lifecycle_testing {
+namespace podvisor::supervisor::lifecycle::harness {
 
 using namespace std::chrono_literals;
 
@@ -268,4 +268,4 @@ class Harness {
   std::set<std::pair<std::string, int>> start_promised_;
 };
 
-}  // namespace podvisor::supervisor::lifecycle_testing
+}  // namespace podvisor::supervisor::lifecycle::harness

@@ -4,7 +4,7 @@
 
 #include "common/signal_names.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 namespace {
 
@@ -185,4 +185,4 @@ std::string ToString(const Action& action) {
       action);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

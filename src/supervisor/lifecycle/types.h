@@ -22,7 +22,7 @@
 #include "common/clock.h"
 #include "pod/status.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::lifecycle {
 
 // S14.14: a seconds field of the pod (terminationGracePeriodSeconds,
 // activeDeadlineSeconds, a probe's or a sleep hook's seconds; int64 in
@@ -257,4 +257,4 @@ std::string ToString(const Action& action);
 std::string FormatMono(MonoTime t);
 std::string FormatDuration(Duration d);  // "10s", "2.5s"
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::lifecycle

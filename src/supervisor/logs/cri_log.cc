@@ -10,7 +10,7 @@
 
 #include "supervisor/logs/log_files.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 namespace {
 
 std::size_t Index(LogStream s) {
@@ -256,4 +256,4 @@ Result<std::vector<LogLine>> ReadCriLog(const std::filesystem::path& path) {
   return lines;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

@@ -28,7 +28,7 @@
 #include "common/fd.h"
 #include "common/result.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 
 enum class LogStream { kStdout, kStderr };
 std::string_view LogStreamName(LogStream s);  // "stdout", "stderr"
@@ -146,4 +146,4 @@ class LogLineJoiner {
 // Reads a whole CRI log file into user lines. Malformed lines are skipped.
 Result<std::vector<LogLine>> ReadCriLog(const std::filesystem::path& path);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

@@ -3,11 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 
-nlohmann::json EventToJson(const Publish& event, WallTime time) {
+nlohmann::json EventToJson(const lifecycle::Publish& event, WallTime time) {
   return {{"time", FormatRfc3339(time, TimePrecision::kNanos)},
-          {"type", std::string(EventTypeName(event.type))},
+          {"type", std::string(lifecycle::EventTypeName(event.type))},
           {"reason", event.reason},
           {"object", event.object},
           {"message", event.message}};
@@ -19,7 +19,7 @@ Result<EventRecorder> EventRecorder::Open(const std::filesystem::path& path) {
   return EventRecorder(path, Fd(fd));
 }
 
-Status EventRecorder::Record(const Publish& event, WallTime time) {
+Status EventRecorder::Record(const lifecycle::Publish& event, WallTime time) {
   // Hook output in messages may hold any bytes; replace invalid UTF-8
   // rather than refuse the event.
   std::string line =
@@ -34,4 +34,4 @@ Status EventRecorder::Record(const Publish& event, WallTime time) {
   return Ok();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

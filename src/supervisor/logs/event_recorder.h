@@ -15,14 +15,14 @@
 #include "common/result.h"
 #include "supervisor/lifecycle/types.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 
-nlohmann::json EventToJson(const Publish& event, WallTime time);
+nlohmann::json EventToJson(const lifecycle::Publish& event, WallTime time);
 
 class EventRecorder {
  public:
   static Result<EventRecorder> Open(const std::filesystem::path& path);
-  Status Record(const Publish& event, WallTime time);
+  Status Record(const lifecycle::Publish& event, WallTime time);
   const std::filesystem::path& path() const { return path_; }
 
  private:
@@ -31,4 +31,4 @@ class EventRecorder {
   Fd fd_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

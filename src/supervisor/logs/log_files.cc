@@ -15,7 +15,7 @@
 
 #include "common/fd.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -363,4 +363,4 @@ std::string TailOfLog(const std::vector<fs::path>& files, std::size_t max_lines,
   return text;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

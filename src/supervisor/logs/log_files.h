@@ -26,7 +26,7 @@
 #include "common/result.h"
 #include "supervisor/logs/cri_log.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 
 // `run --log-max-size` and `--log-max-files` (docs/INTERFACE.md).
 struct LogRotation {
@@ -104,4 +104,4 @@ Result<std::vector<LogLine>> ReadCriLogs(const std::vector<std::filesystem::path
 std::string TailOfLog(const std::vector<std::filesystem::path>& files, std::size_t max_lines,
                       std::size_t max_bytes);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

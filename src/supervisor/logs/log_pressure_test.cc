@@ -17,7 +17,7 @@
 
 #include "supervisor/logs/cri_log.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::logs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -202,4 +202,4 @@ TEST_F(LogPressure, S14_17_ResumingIsNoticedWithWhatWasDropped) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::logs

@@ -6,7 +6,7 @@
 
 #include <array>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::loop {
 namespace {
 
 // The timerfd's own registration uses a generation no descriptor gets.
@@ -172,4 +172,4 @@ Status EventLoop::Run() {
   return Ok();
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::loop

@@ -24,7 +24,7 @@
 #include "common/fd.h"
 #include "common/result.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::loop {
 
 class EventLoop {
  public:
@@ -100,4 +100,4 @@ class EventLoop {
   bool stopped_ = false;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::loop

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::loop {
 namespace {
 
 using namespace std::chrono_literals;
@@ -172,4 +172,4 @@ TEST(EventLoop, TimersFollowTheClockItWasGiven) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::loop

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <iterator>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 constexpr const char* kHealthCheckPath = "/grpc.health.v1.Health/Check";
@@ -160,4 +160,4 @@ std::unique_ptr<HttpTransfer> StartGrpcHealthCheck(
   });
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

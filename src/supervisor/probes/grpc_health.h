@@ -18,7 +18,7 @@
 #include "common/result.h"
 #include "supervisor/probes/http_client.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 struct GrpcHealthCheck {
   std::string host = "127.0.0.1";
@@ -50,4 +50,4 @@ std::unique_ptr<HttpTransfer> StartGrpcHealthCheck(
     HttpClient& client, const GrpcHealthCheck& check,
     std::function<void(const GrpcHealthResult&)> done);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

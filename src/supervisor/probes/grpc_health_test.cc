@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 std::string Frame(const std::string& message) {
@@ -79,4 +79,4 @@ TEST(GrpcHealth, S7_1_TransportErrorsAndNonGrpcAnswersFail) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

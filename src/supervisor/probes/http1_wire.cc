@@ -6,7 +6,7 @@
 #include <cctype>
 #include <charconv>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 // Bounds what a broken or hostile server can make us buffer.
@@ -198,4 +198,4 @@ Status Http1ResponseParser::Eof() {
   return Error("the server closed the connection in the middle of its answer");
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -16,7 +16,7 @@
 #include "common/result.h"
 #include "supervisor/probes/http_client.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 // What a probe keeps of a response body (the kubelet reads 10 KiB).
 inline constexpr std::size_t kBodyMax = 10 * 1024;
@@ -71,4 +71,4 @@ class Http1ResponseParser {
   HttpResponse response_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

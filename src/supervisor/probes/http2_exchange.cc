@@ -6,7 +6,7 @@
 #include <cctype>
 #include <vector>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 std::string Lower(std::string s) {
@@ -172,4 +172,4 @@ Result<std::unique_ptr<HttpExchange>> MakeHttp2Exchange(const HttpRequest& reque
   return std::unique_ptr<HttpExchange>(std::move(exchange));
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -9,9 +9,9 @@
 
 #include "supervisor/probes/http_connection.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 Result<std::unique_ptr<HttpExchange>> MakeHttp2Exchange(const HttpRequest& request,
                                                         const HttpTarget& target);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

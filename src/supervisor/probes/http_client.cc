@@ -7,7 +7,7 @@
 #include "supervisor/probes/http1_wire.h"
 #include "supervisor/probes/http_connection.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 std::string Lower(std::string_view s) {
@@ -91,7 +91,7 @@ const std::string* HttpResponse::Header(std::string_view lower_name) const {
 
 // ---- HttpClient --------------------------------------------------------
 
-Result<std::unique_ptr<HttpClient>> HttpClient::Create(EventLoop& loop) {
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(loop::EventLoop& loop) {
   return std::unique_ptr<HttpClient>(new HttpClient(loop));
 }
 
@@ -203,4 +203,4 @@ void HttpTransfer::Finish() {
   if (done) done(response);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -29,7 +29,7 @@
 #include "common/result.h"
 #include "supervisor/loop/event_loop.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 struct HttpRequest {
   std::string scheme = "http";     // "http" or "https" (no certificate verification, S7.2)
@@ -87,8 +87,8 @@ class HttpTransfer {
   HttpRequest request_;
   Done done_;
   MonoTime deadline_{};
-  EventLoop::TimerId deadline_timer_ = 0;
-  EventLoop::TimerId fail_timer_ = 0;
+  loop::EventLoop::TimerId deadline_timer_ = 0;
+  loop::EventLoop::TimerId fail_timer_ = 0;
   std::unique_ptr<HttpConnection> connection_;
   HttpResponse response_;
 };
@@ -96,7 +96,7 @@ class HttpTransfer {
 class HttpClient {
  public:
   // Cheap: nothing is set up until the first request.
-  static Result<std::unique_ptr<HttpClient>> Create(EventLoop& loop);
+  static Result<std::unique_ptr<HttpClient>> Create(loop::EventLoop& loop);
   ~HttpClient() = default;  // its transfers must be gone already
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -109,10 +109,10 @@ class HttpClient {
 
  private:
   friend class HttpTransfer;
-  explicit HttpClient(EventLoop& loop) : loop_(loop) {}
+  explicit HttpClient(loop::EventLoop& loop) : loop_(loop) {}
 
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   std::size_t active_ = 0;  // transfers started and not finished or destroyed
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

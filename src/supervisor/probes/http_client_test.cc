@@ -18,7 +18,7 @@
 
 #include "supervisor/probes/http_get.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,7 +108,7 @@ std::string Routes(const std::string& path) {
 class HttpClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto loop = EventLoop::Create();
+    auto loop = loop::EventLoop::Create();
     ASSERT_TRUE(loop);
     loop_.emplace(std::move(*loop));
     auto client = HttpClient::Create(*loop_);
@@ -134,7 +134,7 @@ class HttpClientTest : public ::testing::Test {
     return HttpGetRequest(action, port, kProbeUserAgent, std::chrono::seconds(5), "");
   }
 
-  std::optional<EventLoop> loop_;
+  std::optional<loop::EventLoop> loop_;
   std::unique_ptr<HttpClient> client_;
 };
 
@@ -283,4 +283,4 @@ TEST_F(HttpClientTest, SocketsAreMadeInTheGivenNetworkNamespace) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

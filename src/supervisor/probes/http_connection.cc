@@ -13,7 +13,7 @@
 #include "supervisor/probes/http2_exchange.h"
 #include "supervisor/probes/net_check.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 class Http1Exchange final : public HttpExchange {
@@ -72,8 +72,8 @@ std::unique_ptr<HttpExchange> MakeHttp1Exchange(const HttpRequest& request,
   return std::make_unique<Http1Exchange>(request, target);
 }
 
-HttpConnection::HttpConnection(EventLoop& loop, std::unique_ptr<HttpExchange> exchange, bool tls,
-                               Done done)
+HttpConnection::HttpConnection(loop::EventLoop& loop, std::unique_ptr<HttpExchange> exchange,
+                               bool tls, Done done)
     : loop_(loop), exchange_(std::move(exchange)), tls_(tls), done_(std::move(done)) {}
 
 HttpConnection::~HttpConnection() {
@@ -81,7 +81,7 @@ HttpConnection::~HttpConnection() {
   if (ssl_) SSL_free(ssl_);
 }
 
-Result<std::unique_ptr<HttpConnection>> HttpConnection::Open(EventLoop& loop,
+Result<std::unique_ptr<HttpConnection>> HttpConnection::Open(loop::EventLoop& loop,
                                                              const HttpRequest& request,
                                                              const HttpTarget& target, Done done) {
   std::unique_ptr<HttpExchange> exchange;
@@ -276,4 +276,4 @@ Result<long> HttpConnection::Receive(char* buf, std::size_t size) {
   return Error::FromErrno("recv from " + peer_);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -23,7 +23,7 @@
 
 struct ssl_st;
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 // The protocol spoken once the connection is up.
 class HttpExchange {
@@ -46,7 +46,8 @@ class HttpConnection {
   using Done = std::function<void(HttpResponse)>;
   // Errors before anything is in flight (no socket, no route) are
   // returned; the caller reports them.
-  static Result<std::unique_ptr<HttpConnection>> Open(EventLoop& loop, const HttpRequest& request,
+  static Result<std::unique_ptr<HttpConnection>> Open(loop::EventLoop& loop,
+                                                      const HttpRequest& request,
                                                       const HttpTarget& target, Done done);
   ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
@@ -54,7 +55,8 @@ class HttpConnection {
 
  private:
   enum class State { kConnecting, kHandshake, kExchange };
-  HttpConnection(EventLoop& loop, std::unique_ptr<HttpExchange> exchange, bool tls, Done done);
+  HttpConnection(loop::EventLoop& loop, std::unique_ptr<HttpExchange> exchange, bool tls,
+                 Done done);
   void OnEvents(uint32_t events);
   // Moves the state machine as far as the socket allows; an error ends it.
   Status Advance();
@@ -67,7 +69,7 @@ class HttpConnection {
   void Watch(uint32_t events);
   void Fail(const std::string& message);
 
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   Fd fd_;
   std::string peer_;  // "127.0.0.1:8080", for messages
   std::unique_ptr<HttpExchange> exchange_;
@@ -81,4 +83,4 @@ class HttpConnection {
   Done done_;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -2,7 +2,7 @@
 
 #include <strings.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 constexpr std::size_t kBodyInMessage = 1024;
@@ -65,4 +65,4 @@ HttpGetVerdict JudgeHttpHook(const HttpRequest& request, const HttpResponse& res
   return {true, false, ""};  // S8.2: any status will do
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -12,7 +12,7 @@
 #include "pod/model.h"
 #include "supervisor/probes/http_client.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 inline constexpr const char* kProbeUserAgent = "kube-probe/1.33";     // S7.2
 inline constexpr const char* kHookUserAgent = "kube-lifecycle/1.33";  // as the kubelet's hooks
@@ -36,4 +36,4 @@ struct HttpGetVerdict {
 HttpGetVerdict JudgeHttpProbe(const HttpRequest& request, const HttpResponse& response);
 HttpGetVerdict JudgeHttpHook(const HttpRequest& request, const HttpResponse& response);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

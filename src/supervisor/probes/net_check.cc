@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 namespace {
 
@@ -92,7 +92,7 @@ void NetCheck::FailSoon(const std::string& message) {
   });
 }
 
-std::unique_ptr<NetCheck> NetCheck::Start(EventLoop& loop, const std::string& netns,
+std::unique_ptr<NetCheck> NetCheck::Start(loop::EventLoop& loop, const std::string& netns,
                                           const NetCheckSpec& spec, Duration timeout, Done done) {
   std::unique_ptr<NetCheck> check(new NetCheck(loop, spec, std::move(done)));
   NetCheck* raw = check.get();
@@ -167,4 +167,4 @@ void NetCheck::Finish(const NetCheckResult& result) {
   if (done) done(result);
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

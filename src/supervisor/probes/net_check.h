@@ -20,7 +20,7 @@
 #include "common/result.h"
 #include "supervisor/loop/event_loop.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 struct NetCheckSpec {
   std::string host = "127.0.0.1";
@@ -38,24 +38,24 @@ class NetCheck {
   using Done = std::function<void(const NetCheckResult&)>;
   // `netns`: a network namespace file ("/proc/<pid>/ns/net"), or empty for
   // the supervisor's own.
-  static std::unique_ptr<NetCheck> Start(EventLoop& loop, const std::string& netns,
+  static std::unique_ptr<NetCheck> Start(loop::EventLoop& loop, const std::string& netns,
                                          const NetCheckSpec& spec, Duration timeout, Done done);
   ~NetCheck();
   NetCheck(const NetCheck&) = delete;
   NetCheck& operator=(const NetCheck&) = delete;
 
  private:
-  NetCheck(EventLoop& loop, NetCheckSpec spec, Done done)
+  NetCheck(loop::EventLoop& loop, NetCheckSpec spec, Done done)
       : loop_(loop), spec_(std::move(spec)), done_(std::move(done)) {}
   void OnReady(uint32_t events);
   void FailSoon(const std::string& message);
   void Finish(const NetCheckResult& result);
 
-  EventLoop& loop_;
+  loop::EventLoop& loop_;
   NetCheckSpec spec_;
   Done done_;
   Fd fd_;
-  EventLoop::TimerId timer_ = 0;
+  loop::EventLoop::TimerId timer_ = 0;
   bool finished_ = false;
 };
 
@@ -65,4 +65,4 @@ class NetCheck {
 // from a pool, so a pod's namespace costs a few idle descriptors.
 Result<Fd> SocketInNetns(const std::string& netns, int domain, int type);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

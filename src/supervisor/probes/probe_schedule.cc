@@ -2,20 +2,20 @@
 
 #include <algorithm>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 MonoTime OnProbeTick(MonoTime t) {
   auto ticks = (t.time_since_epoch() + kProbeTick - Duration(1)) / kProbeTick;
   return MonoTime(ticks * kProbeTick);
 }
 
-ProbeSchedule::ProbeSchedule(ProbeKind kind, const pod::Probe& probe)
+ProbeSchedule::ProbeSchedule(lifecycle::ProbeKind kind, const pod::Probe& probe)
     : kind_(kind),
-      initial_delay_(ClampedSeconds(probe.initial_delay_seconds)),
+      initial_delay_(lifecycle::ClampedSeconds(probe.initial_delay_seconds)),
       // A period or timeout under one second (validation refuses them)
       // counts as one: a zero period would run the probe without pause.
-      period_(ClampedSeconds(std::max(1, probe.period_seconds))),
-      timeout_(ClampedSeconds(std::max(1, probe.timeout_seconds))),
+      period_(lifecycle::ClampedSeconds(std::max(1, probe.period_seconds))),
+      timeout_(lifecycle::ClampedSeconds(std::max(1, probe.timeout_seconds))),
       state_(kind, probe) {}
 
 MonoTime ProbeSchedule::Due(MonoTime at) {
@@ -38,10 +38,10 @@ ProbeNext ProbeSchedule::RecordOutcome(ProbeOutcome outcome, MonoTime now) {
   next.changed = state_.Record(outcome);
   // S7.4: the startup probe pauses after its result, liveness after a
   // failure, until the next instance (the Lifecycle expects no more).
-  next.paused = next.changed &&
-                (kind_ == ProbeKind::kStartup || (kind_ == ProbeKind::kLiveness && !*next.changed));
+  next.paused = next.changed && (kind_ == lifecycle::ProbeKind::kStartup ||
+                                 (kind_ == lifecycle::ProbeKind::kLiveness && !*next.changed));
   if (!next.paused) next.next_run = Due(std::max(next_run_, now));
   return next;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

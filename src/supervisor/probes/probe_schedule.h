@@ -12,7 +12,7 @@
 #include "supervisor/lifecycle/types.h"
 #include "supervisor/probes/probe_state.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 // S7.6 "probe grid": probe runs are moved up to the next multiple of this
 // on the monotonic clock, so that the runs of different containers falling
@@ -40,7 +40,7 @@ struct ProbeNext {
 
 class ProbeSchedule {
  public:
-  ProbeSchedule(ProbeKind kind, const pod::Probe& probe);
+  ProbeSchedule(lifecycle::ProbeKind kind, const pod::Probe& probe);
 
   // S7.6: the first run, initialDelaySeconds after `container_started`
   // (MonoTime{}: unknown, then after `now`). Liveness and readiness held
@@ -58,7 +58,7 @@ class ProbeSchedule {
   // a failure), and otherwise when it runs next (never before `now`).
   ProbeNext RecordOutcome(ProbeOutcome outcome, MonoTime now);
 
-  ProbeKind kind() const { return kind_; }
+  lifecycle::ProbeKind kind() const { return kind_; }
   // When the next run is due, as last answered.
   MonoTime next_run() const { return next_run_; }
   const ProbeState& state() const { return state_; }
@@ -66,7 +66,7 @@ class ProbeSchedule {
  private:
   MonoTime Due(MonoTime at);  // puts `at` on the grid and remembers it
 
-  ProbeKind kind_;
+  lifecycle::ProbeKind kind_;
   Duration initial_delay_;
   Duration period_;
   Duration timeout_;
@@ -74,4 +74,4 @@ class ProbeSchedule {
   MonoTime next_run_{};
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

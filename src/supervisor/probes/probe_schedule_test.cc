@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 using namespace std::chrono_literals;
@@ -34,7 +34,7 @@ TEST(ProbeTick, S7_6_RoundsUpToTheNextTenthOfASecond) {
 }
 
 TEST_F(ProbeScheduleTest, S7_6_FirstRunAfterInitialDelay) {
-  ProbeSchedule s(ProbeKind::kReadiness, MakeProbe(5, 10));
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(5, 10));
   MonoTime started = clock.Now();
   clock.Advance(30ms);  // the probes start a moment after the container
   EXPECT_EQ(s.FirstRun(clock.Now(), started), At(6s + 300ms));  // 1.234 + 5 on the grid
@@ -42,31 +42,31 @@ TEST_F(ProbeScheduleTest, S7_6_FirstRunAfterInitialDelay) {
 }
 
 TEST_F(ProbeScheduleTest, S7_6_FirstRunWithoutInitialDelayIsAtOnceNotAtAPeriodBoundary) {
-  ProbeSchedule s(ProbeKind::kLiveness, MakeProbe(0, 10));
+  ProbeSchedule s(lifecycle::ProbeKind::kLiveness, MakeProbe(0, 10));
   EXPECT_EQ(s.FirstRun(clock.Now(), clock.Now()), At(1s + 300ms));
 }
 
 TEST_F(ProbeScheduleTest, S7_6_FirstRunCountsFromNowWhenTheStartIsUnknown) {
-  ProbeSchedule s(ProbeKind::kReadiness, MakeProbe(3, 10));
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(3, 10));
   EXPECT_EQ(s.FirstRun(clock.Now(), MonoTime{}), At(4s + 300ms));
 }
 
 TEST_F(ProbeScheduleTest, S7_6_HeldBackProbeRunsAtOnceWhenItsDelayHasPassed) {
-  ProbeSchedule s(ProbeKind::kReadiness, MakeProbe(5, 10));
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(5, 10));
   MonoTime started = clock.Now();
   clock.Advance(20s);  // the startup probe succeeded only now
   EXPECT_EQ(s.FirstRun(clock.Now(), started), At(21s + 300ms));
 }
 
 TEST_F(ProbeScheduleTest, S7_6_HeldBackProbeWaitsForTheRestOfItsDelay) {
-  ProbeSchedule s(ProbeKind::kLiveness, MakeProbe(30, 10));
+  ProbeSchedule s(lifecycle::ProbeKind::kLiveness, MakeProbe(30, 10));
   MonoTime started = clock.Now();
   clock.Advance(20s);
   EXPECT_EQ(s.FirstRun(clock.Now(), started), At(31s + 300ms));
 }
 
 TEST_F(ProbeScheduleTest, S7_6_LaterRunsFollowThePeriodFromWhenTheRunWasDue) {
-  ProbeSchedule s(ProbeKind::kReadiness, MakeProbe(0, 10));
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(0, 10));
   MonoTime due = s.FirstRun(clock.Now(), clock.Now());
   clock.Set(due + 40ms);  // the loop came round a little late
   EXPECT_EQ(s.BeginRun(), 1s);
@@ -83,7 +83,7 @@ TEST_F(ProbeScheduleTest, S7_6_LaterRunsFollowThePeriodFromWhenTheRunWasDue) {
 TEST_F(ProbeScheduleTest, S7_6_AnOutcomeAfterTheNextDueTimeRunsAgainAtOnceOnTheGrid) {
   pod::Probe p = MakeProbe(0, 1);
   p.timeout_seconds = 5;
-  ProbeSchedule s(ProbeKind::kReadiness, p);
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, p);
   MonoTime due = s.FirstRun(clock.Now(), clock.Now());
   clock.Set(due);
   EXPECT_EQ(s.BeginRun(), 5s);
@@ -97,14 +97,14 @@ TEST_F(ProbeScheduleTest, S7_6_AnOutcomeAfterTheNextDueTimeRunsAgainAtOnceOnTheG
 TEST_F(ProbeScheduleTest, S7_6_PeriodAndTimeoutAreAtLeastOneSecond) {
   pod::Probe p = MakeProbe(0, 0);
   p.timeout_seconds = 0;
-  ProbeSchedule s(ProbeKind::kReadiness, p);
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, p);
   MonoTime due = s.FirstRun(clock.Now(), clock.Now());
   EXPECT_EQ(s.BeginRun(), 1s);
   EXPECT_EQ(s.RecordOutcome(ProbeOutcome::kSuccess, due).next_run, due + 1s);
 }
 
 TEST_F(ProbeScheduleTest, S7_4_StartupProbePausesAfterSucceeding) {
-  ProbeSchedule s(ProbeKind::kStartup, MakeProbe(0, 1));
+  ProbeSchedule s(lifecycle::ProbeKind::kStartup, MakeProbe(0, 1));
   s.FirstRun(clock.Now(), clock.Now());
   s.BeginRun();
   ProbeNext next = s.RecordOutcome(ProbeOutcome::kSuccess, clock.Now());
@@ -113,7 +113,7 @@ TEST_F(ProbeScheduleTest, S7_4_StartupProbePausesAfterSucceeding) {
 }
 
 TEST_F(ProbeScheduleTest, S7_4_StartupProbeRunsUntilItsFailureThresholdThenPauses) {
-  ProbeSchedule s(ProbeKind::kStartup, MakeProbe(0, 1, 3));
+  ProbeSchedule s(lifecycle::ProbeKind::kStartup, MakeProbe(0, 1, 3));
   s.FirstRun(clock.Now(), clock.Now());
   for (int run = 1; run <= 2; ++run) {
     clock.Set(s.next_run());
@@ -130,7 +130,7 @@ TEST_F(ProbeScheduleTest, S7_4_StartupProbeRunsUntilItsFailureThresholdThenPause
 }
 
 TEST_F(ProbeScheduleTest, S7_4_LivenessPausesAfterAFailureOnly) {
-  ProbeSchedule s(ProbeKind::kLiveness, MakeProbe(0, 1, 2));
+  ProbeSchedule s(lifecycle::ProbeKind::kLiveness, MakeProbe(0, 1, 2));
   s.FirstRun(clock.Now(), clock.Now());
   s.BeginRun();
   EXPECT_FALSE(s.RecordOutcome(ProbeOutcome::kSuccess, clock.Now()).paused);
@@ -145,7 +145,7 @@ TEST_F(ProbeScheduleTest, S7_4_LivenessPausesAfterAFailureOnly) {
 }
 
 TEST_F(ProbeScheduleTest, S7_4_ReadinessNeverPauses) {
-  ProbeSchedule s(ProbeKind::kReadiness, MakeProbe(0, 1, 1));
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(0, 1, 1));
   s.FirstRun(clock.Now(), clock.Now());
   s.BeginRun();
   ProbeNext ready = s.RecordOutcome(ProbeOutcome::kSuccess, clock.Now());
@@ -159,4 +159,4 @@ TEST_F(ProbeScheduleTest, S7_4_ReadinessNeverPauses) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -2,20 +2,20 @@
 
 #include <algorithm>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
-ProbeState::ProbeState(ProbeKind kind, const pod::Probe& probe)
+ProbeState::ProbeState(lifecycle::ProbeKind kind, const pod::Probe& probe)
     : success_threshold_(std::max(1, probe.success_threshold)),
       failure_threshold_(std::max(1, probe.failure_threshold)) {
   // S7.3 initial results for a new instance.
   switch (kind) {
-    case ProbeKind::kReadiness:
+    case lifecycle::ProbeKind::kReadiness:
       result_ = false;
       break;
-    case ProbeKind::kLiveness:
+    case lifecycle::ProbeKind::kLiveness:
       result_ = true;
       break;
-    case ProbeKind::kStartup:
+    case lifecycle::ProbeKind::kStartup:
       result_ = std::nullopt;
       break;
   }
@@ -40,4 +40,4 @@ std::optional<bool> ProbeState::Record(ProbeOutcome outcome) {
   return std::nullopt;
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

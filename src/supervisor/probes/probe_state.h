@@ -11,13 +11,13 @@
 #include "pod/model.h"
 #include "supervisor/lifecycle/types.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 
 enum class ProbeOutcome { kSuccess, kFailure };
 
 class ProbeState {
  public:
-  ProbeState(ProbeKind kind, const pod::Probe& probe);
+  ProbeState(lifecycle::ProbeKind kind, const pod::Probe& probe);
 
   // Records one probe run; returns the new stored result when it changed.
   std::optional<bool> Record(ProbeOutcome outcome);
@@ -36,4 +36,4 @@ class ProbeState {
   int failures_ = 0;
 };
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

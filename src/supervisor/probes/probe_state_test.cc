@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::probes {
 namespace {
 
 pod::Probe WithThresholds(int success, int failure) {
@@ -15,13 +15,13 @@ pod::Probe WithThresholds(int success, int failure) {
 
 TEST(ProbeState, S7_3_InitialResults) {
   pod::Probe p;
-  EXPECT_EQ(ProbeState(ProbeKind::kReadiness, p).result(), false);
-  EXPECT_EQ(ProbeState(ProbeKind::kLiveness, p).result(), true);
-  EXPECT_EQ(ProbeState(ProbeKind::kStartup, p).result(), std::nullopt);
+  EXPECT_EQ(ProbeState(lifecycle::ProbeKind::kReadiness, p).result(), false);
+  EXPECT_EQ(ProbeState(lifecycle::ProbeKind::kLiveness, p).result(), true);
+  EXPECT_EQ(ProbeState(lifecycle::ProbeKind::kStartup, p).result(), std::nullopt);
 }
 
 TEST(ProbeState, S7_3_FailureNeedsThresholdConsecutiveFailures) {
-  ProbeState s(ProbeKind::kLiveness, WithThresholds(1, 3));
+  ProbeState s(lifecycle::ProbeKind::kLiveness, WithThresholds(1, 3));
   EXPECT_EQ(s.Record(ProbeOutcome::kFailure), std::nullopt);
   EXPECT_EQ(s.Record(ProbeOutcome::kFailure), std::nullopt);
   EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), std::nullopt);  // resets the count
@@ -33,7 +33,7 @@ TEST(ProbeState, S7_3_FailureNeedsThresholdConsecutiveFailures) {
 }
 
 TEST(ProbeState, S7_3_ReadinessSuccessNeedsSuccessThreshold) {
-  ProbeState s(ProbeKind::kReadiness, WithThresholds(2, 1));
+  ProbeState s(lifecycle::ProbeKind::kReadiness, WithThresholds(2, 1));
   EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), std::nullopt);
   EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), true);
   EXPECT_EQ(s.Record(ProbeOutcome::kFailure), false);
@@ -42,13 +42,13 @@ TEST(ProbeState, S7_3_ReadinessSuccessNeedsSuccessThreshold) {
 }
 
 TEST(ProbeState, S7_3_StartupLeavesUnknownOnFirstDecision) {
-  ProbeState ok(ProbeKind::kStartup, WithThresholds(1, 3));
+  ProbeState ok(lifecycle::ProbeKind::kStartup, WithThresholds(1, 3));
   EXPECT_EQ(ok.Record(ProbeOutcome::kSuccess), true);
-  ProbeState failing(ProbeKind::kStartup, WithThresholds(1, 2));
+  ProbeState failing(lifecycle::ProbeKind::kStartup, WithThresholds(1, 2));
   EXPECT_EQ(failing.Record(ProbeOutcome::kFailure), std::nullopt);
   EXPECT_EQ(failing.result(), std::nullopt);
   EXPECT_EQ(failing.Record(ProbeOutcome::kFailure), false);
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::probes

@@ -17,7 +17,7 @@
 #include "common/fd.h"
 #include "process/spawn.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::sandbox {
 
 constexpr std::string_view kRootDir = "/";
 namespace {
@@ -205,4 +205,4 @@ void Sandbox::Destroy() {
   (void)holder_.KillAndReap();  // empties the handle
 }
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::sandbox

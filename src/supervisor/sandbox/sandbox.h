@@ -23,7 +23,7 @@
 #include "common/result.h"
 #include "process/child_process.h"
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::sandbox {
 
 struct SandboxOptions {
   std::string hostname;
@@ -92,4 +92,4 @@ class Sandbox {
 // main, already inside its new namespaces (the spawner unshares them).
 int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid);
 
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::sandbox

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-namespace podvisor::supervisor {
+namespace podvisor::supervisor::sandbox {
 namespace {
 
 std::string PodvisorExe() {
@@ -130,4 +130,4 @@ TEST(Sandbox, MissingBinaryIsAClearError) {
 }
 
 }  // namespace
-}  // namespace podvisor::supervisor
+}  // namespace podvisor::supervisor::sandbox
