@@ -29,6 +29,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/pod_records.h"
+#include "cli/pod_target.h"
 #include "common/fd.h"
 #include "common/terminal_text.h"
 #include "process/spawn.h"
@@ -39,7 +40,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ExecOptions {
-  std::vector<std::string> words;  // [POD] CONTAINER
+  std::vector<std::string> words;  // [POD] [CONTAINER]
+  std::string container;           // -c
   bool pass_stdin = false, tty = false;
   std::string state_dir = kDefaultStateDir;
 };
@@ -199,16 +201,31 @@ int RunWithTerminal(const ExecOptions& o, int listener, Fd runtime, const fs::pa
 }
 
 int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
-  if (command.empty()) return Fail("exec needs a command after --: exec [POD] CONTAINER -- CMD...");
-  std::string pod_name, container;
-  if (o.words.size() == 2) {
-    pod_name = o.words[0];
-    container = o.words[1];
-  } else {
-    container = o.words.at(0);
-  }
-  auto pod = SelectPod(o.state_dir, pod_name);
+  if (command.empty())
+    return Fail("exec needs a command after --: exec [POD] [-c CONTAINER] -- CMD...");
+  // kubectl's habits (pod_target.h): POD first, -c for the container,
+  // else the pod's default one; a lone word that names no pod is still
+  // the container of the only pod, as `exec CONTAINER -- CMD` was.
+  auto words = ReadTargetWords(o.words, o.container, [&o](const std::string& word) {
+    std::error_code ec;
+    return CheckNameArgument("pod name", word).ok() &&
+           fs::is_directory(fs::path(o.state_dir) / word, ec);
+  });
+  if (!words) return Fail(words.error().message());
+  auto pod = SelectPod(o.state_dir, words->pod);
   if (!pod) return Fail(pod.error().message());
+  std::string container = words->container;
+  if (container.empty()) {
+    auto record = LoadPodRecord(o.state_dir, *pod);
+    if (!record) return Fail(record.error().message());
+    auto chosen = DefaultContainer(*record);
+    if (!chosen) return Fail(chosen.error().message());
+    if (!chosen->notice.empty()) std::fprintf(stderr, "%s\n", chosen->notice.c_str());
+    container = chosen->name;
+  }
+  if (Status s = CheckNameArgument("container name", container); !s) {
+    return Fail(s.error().message());
+  }
 
   // A private directory for the console socket: only the runtime, running
   // as root like us, may connect.
@@ -284,8 +301,10 @@ void AddExecCommand(CLI::App& app, int& exit_code, const std::vector<std::string
   auto o = std::make_shared<ExecOptions>();
   CLI::App* cmd = app.add_subcommand(
       "exec",
-      "Run a command in a running container (kubectl exec): exec [POD] CONTAINER -- CMD...");
-  cmd->add_option("ARGS", o->words, "[POD] CONTAINER")->required()->expected(1, 2);
+      "Run a command in a running container (kubectl exec): exec [POD] [-c CONTAINER] -- CMD...");
+  cmd->add_option("ARGS", o->words, "[POD] [CONTAINER]")->expected(0, 2);
+  cmd->add_option("-c,--container", o->container,
+                  "the container (kubectl exec -c); default: the pod's default container");
   cmd->add_flag("-i,--stdin", o->pass_stdin, "pass stdin to the command");
   cmd->add_flag("-t,--tty", o->tty, "give the command a terminal (the runtime's console socket)");
   cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();

@@ -24,6 +24,7 @@
 #include "cli/log_follow.h"
 #include "cli/pod_loading.h"
 #include "cli/pod_records.h"
+#include "cli/pod_target.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
@@ -209,34 +210,41 @@ std::string StartStream(const LogsOptions& o, const std::string& pod, const std:
 }
 
 int Logs(const LogsOptions& o) {
-  // [POD] CONTAINER, or [POD] with -c / --all-containers, or nothing at
-  // all for the only container of the only pod.
-  std::string pod_name, container = o.container;
-  if (o.args.size() > 2) return Fail("logs takes [POD] [CONTAINER]");
-  if (o.args.size() == 2) {
-    if (!o.container.empty()) return Fail("a container was given both as argument and with -c");
-    pod_name = o.args[0];
-    container = o.args[1];
-  } else if (o.args.size() == 1) {
-    // One word is the container, as before -c existed; with -c or
-    // --all-containers it can only be the pod.
-    (o.container.empty() && !o.all_containers ? container : pod_name) = o.args[0];
-  }
+  // kubectl's habits (pod_target.h): POD first, -c for the container,
+  // else the pod's default one; a lone word that names no pod is still
+  // the container of the only pod.
+  auto words = ReadTargetWords(o.args, o.container, [&o](const std::string& word) {
+    std::error_code ec;
+    return CheckNameArgument("pod name", word).ok() &&
+           (fs::is_directory(fs::path(o.state_dir) / word, ec) ||
+            fs::is_directory(fs::path(o.log_dir) / word, ec));
+  });
+  if (!words) return Fail(words.error().message());
   if (!o.since.empty() && !o.since_time.empty())
     return Fail("--since and --since-time exclude each other");
-  auto pod = SelectLogPod(o, pod_name);
+  auto pod = SelectLogPod(o, words->pod);
   if (!pod) return Fail(pod.error().message());
 
   std::vector<std::string> containers;
   if (o.all_containers) {
-    if (!container.empty()) return Fail("--all-containers names no container");
+    if (!words->container.empty()) return Fail("--all-containers names no container");
     containers = ContainerNames(o, *pod);
-  } else if (!container.empty()) {
-    containers = {container};
+  } else if (!words->container.empty()) {
+    containers = {words->container};
   } else {
     std::vector<std::string> names = ContainerNames(o, *pod);
-    if (names.size() != 1) return Fail(ChooseContainerMessage(o, *pod));
-    containers = names;
+    auto record = LoadPodRecord(o.state_dir, *pod);
+    if (names.size() == 1 || !record) {
+      // No record (a pod whose state dir a reboot emptied): its only
+      // container, or kubectl's question.
+      if (names.size() != 1) return Fail(ChooseContainerMessage(o, *pod));
+      containers = names;
+    } else {
+      auto chosen = DefaultContainer(*record);
+      if (!chosen) return Fail(chosen.error().message());
+      if (!chosen->notice.empty()) std::fprintf(stderr, "%s\n", chosen->notice.c_str());
+      containers = {chosen->name};
+    }
   }
   std::optional<WallTime> since;
   if (!o.since.empty() || !o.since_time.empty()) {

@@ -208,8 +208,13 @@ Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name
   if (running.size() == 1) return running[0]->name;
   if (running.empty() && pods.size() == 1) return pods[0].name;
   if (pods.empty()) return Error("no pod found under " + state_dir.string());
+  // "Several running pods" lists the running ones: an ended pod is not a
+  // candidate then.
   std::string list;
-  for (const auto& p : pods) list += (list.empty() ? "" : ", ") + p.name + " (" + p.phase + ")";
+  for (const auto& p : pods) {
+    if (!running.empty() && !p.running) continue;
+    list += (list.empty() ? "" : ", ") + p.name + " (" + p.phase + ")";
+  }
   return Error(std::string(running.empty() ? "several pods" : "several running pods") + " under " +
                state_dir.string() + ": " + list + "; name one");
 }

@@ -81,5 +81,38 @@ TEST_F(Exec, ExitCodeOutputEnvironmentAndStdin) {
   EXPECT_THAT(ended.err, HasSubstr("is not running"));
 }
 
+// S14.25: kubectl's habits — POD first, -c for the container, else the
+// pod's default-container annotation, else its first container.
+TEST_F(Exec, PodFirstDashCAndTheDefaultContainer) {
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: shell\n  annotations:\n"
+      "    kubectl.kubernetes.io/default-container: side\n"
+      "spec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 5\n  containers:\n"
+      "  - name: app\n    image: img\n    env: [{name: WHO, value: app}]\n"
+      "    command: " +
+      HelperCmd("app", "sleep 100000") +
+      "\n"
+      "  - name: side\n    image: img\n    env: [{name: WHO, value: side}]\n"
+      "    command: " +
+      HelperCmd("side", "sleep 100000") + "\n");
+  StartRun();
+  WaitUntilRunning();
+  auto by_pod = ExecCmd({"shell", "--", "/bin/sh", "-c", "echo $WHO"});
+  EXPECT_EQ(by_pod.exit_code, 0) << by_pod.err;
+  EXPECT_EQ(by_pod.out, "side\n");  // the annotation's, silently
+  EXPECT_EQ(by_pod.err, "");
+  auto dash_c = ExecCmd({"shell", "-c", "app", "--", "/bin/sh", "-c", "echo $WHO"});
+  EXPECT_EQ(dash_c.out, "app\n") << dash_c.err;
+  auto only_pod = ExecCmd({"-c", "app", "--", "/bin/sh", "-c", "echo $WHO"});
+  EXPECT_EQ(only_pod.out, "app\n") << only_pod.err;
+  auto old_form = ExecCmd({"app", "--", "/bin/sh", "-c", "echo $WHO"});
+  EXPECT_EQ(old_form.out, "app\n") << old_form.err;
+  auto twice = ExecCmd({"shell", "app", "-c", "side", "--", "/bin/true"});
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_THAT(twice.err, HasSubstr("both as argument and with -c"));
+  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  WaitRun();
+}
+
 }  // namespace
 }  // namespace podvisor::e2e

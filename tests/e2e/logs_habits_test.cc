@@ -60,11 +60,20 @@ TEST_F(LogsHabits, ContainerFlagAllContainersPrefixAndPrevious) {
   auto tail = Client({"logs", "--all-containers", "--tail", "1"}, true);
   EXPECT_EQ(tail.out, "prepared\nsecond\ndb-2\n") << tail.err;
 
-  // Several containers and none named: kubectl's message.
+  // Several containers and none named: kubectl's default, the first
+  // container, with its notice (S14.25); POD comes first.
   auto which = Client({"logs"}, true);
-  EXPECT_EQ(which.exit_code, 1);
-  EXPECT_THAT(which.err, HasSubstr("a container name must be specified for pod chat, choose one "
-                                   "of: [web db] or one of the init containers: [setup]"));
+  EXPECT_EQ(which.exit_code, 0) << which.err;
+  EXPECT_EQ(which.out, "second\n");
+  EXPECT_THAT(which.err, HasSubstr("Defaulted container \"web\" out of: web, db, setup (init)"));
+  auto by_pod = Client({"logs", "chat"}, true);
+  EXPECT_EQ(by_pod.exit_code, 0) << by_pod.err;
+  EXPECT_EQ(by_pod.out, "second\n");
+  // The older form: a lone word naming no pod is the only pod's container.
+  auto by_container = Client({"logs", "db"}, true);
+  EXPECT_EQ(by_container.out, "db-1\ndb-2\n") << by_container.err;
+  auto both = Client({"logs", "chat", "db"}, true);
+  EXPECT_EQ(both.out, "db-1\ndb-2\n") << both.err;
 }
 
 TEST_F(LogsHabits, SinceAndSinceTimeDropOlderLines) {

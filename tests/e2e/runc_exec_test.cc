@@ -64,7 +64,8 @@ TEST_F(RuncExec, TtyGivesATerminalWithOurWindowSize) {
   ws.ws_row = 33;
   ws.ws_col = 101;
   int master = -1;
-  auto argv = ExecArgv({"-i", "-t", "app", "--", "/bin/sh", "-c", "stty size; tty; exit 5"});
+  auto argv = ExecArgv(
+      {"-i", "-t", "app", "--", "/bin/sh", "-c", "stty size; tty; echo \"term=$TERM\"; exit 5"});
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
@@ -87,6 +88,7 @@ TEST_F(RuncExec, TtyGivesATerminalWithOurWindowSize) {
   EXPECT_THAT(out, HasSubstr("33 101")) << out;
   EXPECT_THAT(out, HasSubstr("/dev/pts/")) << out;
   EXPECT_THAT(out, ::testing::Not(HasSubstr("not a tty"))) << out;
+  EXPECT_THAT(out, HasSubstr("term=xterm")) << out;  // S14.25
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   WaitRun();
 }

@@ -67,6 +67,18 @@ Result<control::ExecPlan> Executor::PodControlPort::PrepareExec(const control::E
   nlohmann::json process = inst->process;
   process["args"] = order.args;
   process["terminal"] = order.tty;
+  if (order.tty) {
+    // A terminal without TERM leaves curses programs, `clear` and shells'
+    // line editing guessing; containerd and Docker give an exec with a tty
+    // TERM=xterm unless the container set its own (S14.25).
+    nlohmann::json& env = process["env"];
+    if (!env.is_array()) env = nlohmann::json::array();
+    bool has_term = false;
+    for (const auto& e : env) {
+      if (e.is_string() && e.get<std::string>().rfind("TERM=", 0) == 0) has_term = true;
+    }
+    if (!has_term) env.push_back("TERM=xterm");
+  }
   if (order.console_size) {
     process["consoleSize"] = {{"height", order.console_size->first},
                               {"width", order.console_size->second}};
