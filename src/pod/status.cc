@@ -254,6 +254,19 @@ PodSummary SummarizePod(const PodSpec& spec, const PodStatus& status) {
     }
   }
 
+  // S9.4: a Failed pod never reads "Completed". kubectl shows its first
+  // container's reason, so a pod whose first container completed and whose
+  // second failed said Completed; the first failed container's reason (or
+  // the phase reason) says why it failed.
+  if (status.phase == PodPhase::kFailed && reason == "Completed") {
+    reason = status.reason.empty() ? "Error" : status.reason;
+    for (const ContainerStatus& c : status.container_statuses) {
+      if (c.state.terminated && c.state.terminated->exit_code != 0) {
+        reason = c.state.terminated->reason.empty() ? "Error" : c.state.terminated->reason;
+        break;
+      }
+    }
+  }
   if (status.reason == "DeadlineExceeded") reason = status.reason;
   if (status.deletion_timestamp && !IsTerminalPhase(status.phase)) reason = "Terminating";
 

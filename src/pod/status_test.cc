@@ -210,6 +210,28 @@ TEST(PodSummary, S9_4_CompletedErrorOomKilled) {
   EXPECT_EQ(SummarizePod(spec, st).status, "Signal:9");
 }
 
+TEST(PodSummary, S9_4_AFailedPodNeverReadsCompleted) {
+  PodSpec spec;
+  spec.containers = {MakeContainer("setup-like"), MakeContainer("app"), MakeContainer("oom")};
+  PodStatus st = Initialized(PodPhase::kFailed);
+  st.container_statuses = {Terminated("setup-like", 0, "Completed"), Terminated("app", 1, "Error"),
+                           Terminated("oom", 137, "OOMKilled", 9)};
+  EXPECT_EQ(SummarizePod(spec, st).status, "Error");  // kubectl: Completed
+  st.container_statuses = {Terminated("setup-like", 0, "Completed"),
+                           Terminated("app", 0, "Completed"),
+                           Terminated("oom", 137, "OOMKilled", 9)};
+  EXPECT_EQ(SummarizePod(spec, st).status, "OOMKilled");
+  // Failed with every container completed (a Job's backoff limit, say):
+  // the phase reason.
+  st.reason = "BackoffLimitExceeded";
+  st.container_statuses = {Terminated("setup-like", 0, "Completed"),
+                           Terminated("app", 0, "Completed"), Terminated("oom", 0, "Completed")};
+  EXPECT_EQ(SummarizePod(spec, st).status, "BackoffLimitExceeded");
+  st.phase = PodPhase::kSucceeded;
+  st.reason.clear();
+  EXPECT_EQ(SummarizePod(spec, st).status, "Completed");
+}
+
 TEST(PodSummary, S9_4_CrashLoopBackOffAndRestartsSum) {
   PodSpec spec = SidecarSpec();
   PodStatus st = Initialized(PodPhase::kRunning);

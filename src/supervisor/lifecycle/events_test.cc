@@ -39,7 +39,9 @@ TEST(LifecycleEvents, FailedRegularUnderNeverIsAWarningPodFailedNotPodCompleted)
   const Publish* exited = Find(events, "Exited", "container/app");
   ASSERT_NE(exited, nullptr);
   EXPECT_EQ(exited->type, EventType::kWarning);
-  EXPECT_EQ(exited->message, "Container app exited with code 3, reason Error: disk full");
+  // The whole message: a log tail's last line is what says why.
+  EXPECT_EQ(exited->message,
+            "Container app exited with code 3, reason Error: disk full\nsecond line");
   const Publish* ok = Find(events, "Exited", "container/ok");
   ASSERT_NE(ok, nullptr);
   EXPECT_EQ(ok->type, EventType::kNormal);
@@ -50,6 +52,26 @@ TEST(LifecycleEvents, FailedRegularUnderNeverIsAWarningPodFailedNotPodCompleted)
   EXPECT_EQ(failed->type, EventType::kWarning);
   EXPECT_EQ(failed->message, "Regular containers failed: app (exit code 3)");
   EXPECT_EQ(h.lc().Phase(), PodPhase::kFailed);
+}
+
+TEST(LifecycleEvents, ExitedKeepsTheEndOfALongMessageWholeCharactersOnly) {
+  Harness h(MakePod({}, {C("app")}, RestartPolicy::kNever));
+  h.Start();
+  h.TakeAll();
+  h.Advance(1s);
+  // 2000 bytes of two-byte characters, then the line that says why.
+  std::string tail;
+  for (int i = 0; i < 1000; ++i) tail += "\xc3\xa9";
+  h.Feed(ContainerExited{"app", 0, 1, 0, false, tail + "\nfatal: config missing\n"});
+  auto events = h.Published();
+  const Publish* exited = Find(events, "Exited", "container/app");
+  ASSERT_NE(exited, nullptr);
+  const std::string prefix = "Container app exited with code 1, reason Error: ...";
+  ASSERT_EQ(exited->message.rfind(prefix, 0), 0u) << exited->message;
+  const std::string kept = exited->message.substr(prefix.size());
+  EXPECT_LE(kept.size(), 1024u);
+  EXPECT_TRUE(kept.ends_with("\nfatal: config missing"));
+  EXPECT_NE(static_cast<unsigned char>(kept[0]) & 0xC0, 0x80);  // starts on a character
 }
 
 TEST(LifecycleEvents, SucceededPodStillGetsNormalPodCompleted) {

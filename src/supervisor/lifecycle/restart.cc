@@ -33,13 +33,20 @@ bool KilledForFailure(KillCause cause) {
          cause == KillCause::kPostStartFailed;
 }
 
-// The first line of a termination message, bounded: an event names what
-// happened, the whole message is in the status.
+// A termination message for an event: the whole of it, bounded. The last
+// bytes are kept when it is longer: a FallbackToLogsOnError message is the
+// log's tail, whose last lines say why the container failed (its first
+// line alone rarely did). Newlines stay: `events` escapes them (S14.21),
+// `events -o json` keeps them.
 std::string MessageExcerpt(const std::string& message) {
-  constexpr std::size_t kMax = 200;
-  std::string line = message.substr(0, message.find('\n'));
-  if (line.size() > kMax) line = line.substr(0, kMax) + "...";
-  return line;
+  constexpr std::size_t kMax = 1024;
+  std::string text = message;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (text.size() <= kMax) return text;
+  std::size_t from = text.size() - kMax;
+  // Never start inside a UTF-8 character.
+  while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
+  return "..." + text.substr(from);
 }
 
 }  // namespace

@@ -60,7 +60,9 @@ TEST(LifecycleStatus, S9_1_FailedUnderNeverWhenARegularContainerFailed) {
   EXPECT_EQ(h.lc().Phase(), PodPhase::kRunning);
   h.Exit("b", 1);
   EXPECT_EQ(h.lc().Phase(), PodPhase::kFailed);
-  EXPECT_EQ(Line(h), "Completed");  // kubectl scans last to first: a's reason wins
+  // S9.4 departs: kubectl's last-to-first scan let a's "Completed" win;
+  // a Failed pod shows the failed container's reason.
+  EXPECT_EQ(Line(h), "Error");
 }
 
 TEST(LifecycleStatus, S9_1_SidecarExitCodesNeverAffectThePhase) {
