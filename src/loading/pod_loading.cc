@@ -123,7 +123,7 @@ LoadedPod Refused(std::string message, bool exists) {
   return result;
 }
 
-LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_run,
+LoadedPod Load(const std::filesystem::path& path, bool check_images,
                const ConfigFiles& config_files) {
   LoadedPod result;
   std::error_code ec;
@@ -168,7 +168,9 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
       CheckContainerConfigs(out.pod, bundle, pod_errors, result.images);
     }
   }
-  if (for_run) CheckRunnable(out.pod, pod_errors, result.messages);
+  // What `run` cannot perform is refused by `validate` and `pack` alike:
+  // validate never passes what run refuses.
+  CheckRunnable(out.pod, pod_errors, result.messages);
   // A workload's errors name the field of its template (workloads.h).
   if (!out.template_path.empty()) pod::PointAtTemplate(out.template_path, pod_errors, env_warnings);
   for (auto& e : pod_errors) errors.push_back(std::move(e));
@@ -197,7 +199,7 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images, bool for_ru
 
 LoadedPod LoadPod(const std::filesystem::path& path, bool check_images,
                   const ConfigFiles& config_files) {
-  return Load(path, check_images, false, config_files);
+  return Load(path, check_images, config_files);
 }
 
 LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest,
@@ -208,13 +210,13 @@ LoadedPod LoadPodForRun(const std::filesystem::path& bundle, bool manifest,
       return Refused("podvisor: -f " + bundle.string() + ": no such manifest file",
                      std::filesystem::exists(bundle, ec));
     }
-    return Load(bundle, true, true, config_files);
+    return Load(bundle, true, config_files);
   }
   if (!std::filesystem::is_directory(bundle, ec)) {
     return Refused("podvisor: " + bundle.string() + " is not a bundle directory",
                    std::filesystem::exists(bundle, ec));
   }
-  return Load(bundle, true, true, config_files);
+  return Load(bundle, true, config_files);
 }
 
 OpenedBundle OpenBundle(const std::filesystem::path& path,

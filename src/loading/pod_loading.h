@@ -49,12 +49,12 @@ struct ConfigFiles {
 // the bundle); `check_images` verifies each image directory exists and
 // that each container's OCI config can be generated from its image (a
 // command to run, its user in the image's passwd, an absolute workingDir).
+// What this build of podvisor cannot perform (a host name in a probe's or
+// hook's httpGet or tcpSocket) is refused here, for `validate` as for `run`.
 LoadedPod LoadPod(const std::filesystem::path& path, bool check_images,
                   const ConfigFiles& config_files = {});
 
-// For `run`: LoadPod with images, plus the checks of what this build of
-// podvisor can run (probe kinds it cannot perform are refused up front
-// rather than failing later).
+// For `run`: LoadPod with images.
 // `manifest` (run -f FILE): `path` is a manifest file whose directory is
 // the bundle (its images/ beside it); otherwise a bundle directory.
 LoadedPod LoadPodForRun(const std::filesystem::path& path, bool manifest = false,

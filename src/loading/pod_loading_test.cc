@@ -99,6 +99,21 @@ TEST_F(PodLoading, ForRunTcpSocketHookIsAWarningAndAHostNameAProblem) {
                                                        HasSubstr("needs an IP address"))));
 }
 
+// validate never passes what run refuses: the same host-name problem
+// comes from LoadPod, with or without the image checks.
+TEST_F(PodLoading, ValidateRefusesAProbeHostNameAsRunDoes) {
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
+      "spec:\n  containers:\n  - name: app\n    image: busybox\n    command: [sleep, '1']\n"
+      "    livenessProbe:\n      httpGet: {host: web.local, port: 80}\n"
+      "    lifecycle:\n      postStart:\n        tcpSocket: {host: db.local, port: 5432}\n");
+  LoadedPod loaded = LoadPod(dir_, /*check_images=*/false);
+  EXPECT_EQ(loaded.failure, LoadFailure::kInvalid);
+  EXPECT_THAT(loaded.problems, testing::Contains(AllOf(HasSubstr("livenessProbe.httpGet.host"),
+                                                       HasSubstr("needs an IP address"))));
+  EXPECT_THAT(loaded.problems, testing::Contains(HasSubstr("lifecycle.postStart.tcpSocket.host")));
+}
+
 TEST_F(PodLoading, ProblemsQuotingPodTextAreEscapedForATerminal) {
   WritePod(
       "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
