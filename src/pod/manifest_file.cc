@@ -185,8 +185,10 @@ Result<ParseOutput> DecodeDocuments(const std::vector<json>& docs, const std::st
   }
   if (IsWorkloadKind(KindOf(*pod_doc))) {
     json template_pod;
-    out.template_path = UnwrapWorkload(*pod_doc, template_pod, out.errors, out.warnings);
+    std::optional<JobLimits> job;
+    out.template_path = UnwrapWorkload(*pod_doc, template_pod, out.errors, out.warnings, job);
     ParseOutput decoded = DecodePod(template_pod);
+    decoded.pod.job = job;
     PointAtTemplate(out.template_path, decoded.errors, decoded.warnings);
     ConfigObjects config = std::move(out.pod.config);
     out.pod = std::move(decoded.pod);

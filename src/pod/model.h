@@ -487,6 +487,13 @@ struct ConfigObjects {
   friend bool operator==(const ConfigObjects&, const ConfigObjects&) = default;
 };
 
+// What a Job's controller would enforce on its pod (S3.6), kept when the
+// manifest is a Job or CronJob (workloads.h); absent for any other pod.
+struct JobLimits {
+  int32_t backoff_limit = 6;  // batch/v1's default
+  friend bool operator==(const JobLimits&, const JobLimits&) = default;
+};
+
 struct Pod {
   std::string api_version = "v1";
   std::string kind = "Pod";
@@ -499,6 +506,7 @@ struct Pod {
   // The bundle's ConfigMaps and Secrets (config_objects.h), carried with
   // the pod to wherever env and volumes are built.
   ConfigObjects config;
+  std::optional<JobLimits> job;  // S3.6: the pod is a Job's
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 

@@ -267,7 +267,9 @@ PodSummary SummarizePod(const PodSpec& spec, const PodStatus& status) {
       }
     }
   }
-  if (status.reason == "DeadlineExceeded") reason = status.reason;
+  if (status.reason == "DeadlineExceeded" || status.reason == "BackoffLimitExceeded") {
+    reason = status.reason;
+  }
   if (status.deletion_timestamp && !IsTerminalPhase(status.phase)) reason = "Terminating";
 
   summary.ready_containers = ready;

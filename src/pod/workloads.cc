@@ -1,6 +1,8 @@
 #include "pod/workloads.h"
 
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +51,43 @@ void WarnAboveOne(const json& spec, const std::string& spec_path, std::string_vi
                       v->dump() + " " + std::string(what) + "; podvisor runs exactly one pod"});
 }
 
+// S3.6: what the Job controller enforces on its pod. backoffLimit
+// (default 6) goes to `job`; activeDeadlineSeconds becomes the pod's when
+// the template has none or a longer one (one pod: the Job's start is the
+// pod's). Values are checked as batch/v1 validation checks them.
+void TakeJobLimits(const json& job_spec, const std::string& spec_path, json& pod_doc,
+                   FieldErrors& errors, FieldWarnings& warnings, std::optional<JobLimits>& job) {
+  job.emplace();
+  if (const json* v = Member(job_spec, "backoffLimit")) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > INT32_MAX) {
+      errors.push_back(
+          Invalid(spec_path + ".backoffLimit", v->dump(), "must be greater than or equal to 0"));
+    } else {
+      job->backoff_limit = static_cast<int32_t>(v->get<int64_t>());
+    }
+  }
+  if (const json* v = Member(job_spec, "activeDeadlineSeconds")) {
+    if (!v->is_number_integer() || v->get<int64_t>() <= 0) {
+      errors.push_back(Invalid(spec_path + ".activeDeadlineSeconds", v->dump(),
+                               "must be greater than or equal to 1"));
+    } else if (pod_doc.contains("spec") && pod_doc["spec"].is_object()) {
+      json& spec = pod_doc["spec"];
+      const json* own = Member(spec, "activeDeadlineSeconds");
+      if (!own || !own->is_number_integer() || own->get<int64_t>() > v->get<int64_t>()) {
+        spec["activeDeadlineSeconds"] = *v;
+      }
+    }
+  }
+  const json* tmpl = Member(job_spec, "template");
+  const json* tspec = tmpl ? Member(*tmpl, "spec") : nullptr;
+  const json* policy = tspec ? Member(*tspec, "restartPolicy") : nullptr;
+  if (policy && policy->is_string() && *policy == "Never" && job->backoff_limit > 0) {
+    warnings.push_back({spec_path + ".backoffLimit",
+                        "a Job's retries under restartPolicy Never are new pods, which podvisor "
+                        "does not make: the pod's failure ends the job"});
+  }
+}
+
 }  // namespace
 
 bool IsWorkloadKind(std::string_view kind) {
@@ -56,7 +95,7 @@ bool IsWorkloadKind(std::string_view kind) {
 }
 
 std::string UnwrapWorkload(const json& doc, json& pod_doc, FieldErrors& errors,
-                           FieldWarnings& warnings) {
+                           FieldWarnings& warnings, std::optional<JobLimits>& job) {
   const WorkloadKind& kind = *FindKind(doc.value("kind", ""));
   std::string api_version;
   if (const json* v = Member(doc, "apiVersion"); v && v->is_string()) api_version = *v;
@@ -75,6 +114,8 @@ std::string UnwrapWorkload(const json& doc, json& pod_doc, FieldErrors& errors,
 
   std::string template_path = "spec.template";
   const json* tmpl = nullptr;
+  const json* job_spec_of_pod = kind.is_job ? spec : nullptr;  // the Job's spec
+  std::string job_spec_path = "spec";
   if (kind.kind == "CronJob") {
     template_path = "spec.jobTemplate.spec.template";
     if (Member(*spec, "schedule")) {
@@ -88,16 +129,13 @@ std::string UnwrapWorkload(const json& doc, json& pod_doc, FieldErrors& errors,
       WarnAboveOne(*job_spec, "spec.jobTemplate.spec", "parallelism", "parallel pods", warnings);
       tmpl = Member(*job_spec, "template");
     }
+    job_spec_of_pod = job_spec;
+    job_spec_path = "spec.jobTemplate.spec";
   } else {
     tmpl = Member(*spec, "template");
     if (kind.is_job) {
       WarnAboveOne(*spec, "spec", "completions", "completions", warnings);
       WarnAboveOne(*spec, "spec", "parallelism", "parallel pods", warnings);
-      if (Member(*spec, "backoffLimit")) {
-        warnings.push_back({"spec.backoffLimit",
-                            "ignored: podvisor does not recreate a failed pod; containers "
-                            "restart as spec.template.spec.restartPolicy says"});
-      }
     } else {
       WarnAboveOne(*spec, "spec", "replicas", "replicas", warnings);
     }
@@ -131,6 +169,10 @@ std::string UnwrapWorkload(const json& doc, json& pod_doc, FieldErrors& errors,
   // Without one, DecodePod reports "spec: Required value", which
   // PointAtTemplate turns into the template's.
   if (pod_spec) pod_doc["spec"] = *pod_spec;
+  if (kind.is_job) {
+    TakeJobLimits(job_spec_of_pod ? *job_spec_of_pod : empty, job_spec_path, pod_doc, errors,
+                  warnings, job);
+  }
 
   // The template's restartPolicy, after the API server's defaulting to
   // Always, as apps/v1 and batch/v1 validation check it.

@@ -85,9 +85,9 @@ spec:
               ElementsAre("spec.template.spec.restartPolicy: Unsupported value: \"Always\": "
                           "supported values: \"OnFailure\", \"Never\""));
   EXPECT_THAT(WarningLines(job),
-              ElementsAre("spec.completions: 5 completions; podvisor runs exactly one pod",
-                          "spec.backoffLimit: ignored: podvisor does not recreate a failed pod; "
-                          "containers restart as spec.template.spec.restartPolicy says"));
+              ElementsAre("spec.completions: 5 completions; podvisor runs exactly one pod"));
+  ASSERT_TRUE(job.pod.job.has_value());
+  EXPECT_EQ(job.pod.job->backoff_limit, 4);
 
   ParseOutput cron = Parse(R"(apiVersion: batch/v1
 kind: CronJob
@@ -110,6 +110,71 @@ spec:
   EXPECT_THAT(WarningLines(cron),
               ElementsAre("spec.schedule: ignored: podvisor runs the job's pod once, now, not "
                           "on a schedule"));
+  ASSERT_TRUE(cron.pod.job.has_value());
+  EXPECT_EQ(cron.pod.job->backoff_limit, 6);  // batch/v1's default
+}
+
+// S3.6: what the Job controller enforces on its pod.
+TEST(Workloads, JobLimitsBackoffAndDeadlineGoToThePod) {
+  ParseOutput job = Parse(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  backoffLimit: 0
+  activeDeadlineSeconds: 600
+  template:
+    spec:
+      restartPolicy: OnFailure
+      activeDeadlineSeconds: 900
+      containers: [{name: m, image: busybox}]
+)");
+  EXPECT_THAT(ErrorLines(job), IsEmpty());
+  ASSERT_TRUE(job.pod.job.has_value());
+  EXPECT_EQ(job.pod.job->backoff_limit, 0);
+  EXPECT_EQ(job.pod.spec.active_deadline_seconds, 600);  // the shorter one
+
+  ParseOutput own = Parse(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  activeDeadlineSeconds: 600
+  template:
+    spec:
+      restartPolicy: Never
+      activeDeadlineSeconds: 60
+      containers: [{name: m, image: busybox}]
+)");
+  EXPECT_EQ(own.pod.spec.active_deadline_seconds, 60);
+  EXPECT_THAT(WarningLines(own),
+              ElementsAre("spec.backoffLimit: a Job's retries under restartPolicy Never are new "
+                          "pods, which podvisor does not make: the pod's failure ends the job"));
+
+  ParseOutput bad = Parse(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  backoffLimit: -1
+  activeDeadlineSeconds: 0
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers: [{name: m, image: busybox}]
+)");
+  EXPECT_THAT(
+      ErrorLines(bad),
+      ElementsAre("spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0",
+                  "spec.activeDeadlineSeconds: Invalid value: 0: must be greater than or "
+                  "equal to 1"));
+
+  ParseOutput deployment = Parse(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers: [{name: w, image: busybox}]
+)");
+  EXPECT_FALSE(deployment.pod.job.has_value());
 }
 
 TEST(Workloads, WrongApiVersionOrMissingTemplate) {

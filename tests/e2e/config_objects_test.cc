@@ -185,7 +185,10 @@ spec:
            ShCmd("echo \"$POD $LABELS\" > {{DIR}}/out") + "\n");
   EXPECT_EQ(Run(), 0) << RunStderr();
   EXPECT_EQ(ReadScratch("out"), "report data");
-  EXPECT_THAT(RunStderr(), HasSubstr("Warning: spec.backoffLimit: ignored"));
+  // S3.6: under Never a higher limit would mean new pods, which podvisor
+  // does not make.
+  EXPECT_THAT(RunStderr(), HasSubstr("Warning: spec.backoffLimit: a Job's retries under "
+                                     "restartPolicy Never are new pods"));
 
   WritePod(
       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
@@ -197,6 +200,34 @@ spec:
                                        "\"Never\": supported values: \"Always\""));
   EXPECT_THAT(validated.err, HasSubstr("spec.template.spec.containers[0].ports[0].containerPort: "
                                        "Invalid value: 70000"));
+}
+
+// S3.6: a failing migration Job under OnFailure stops after backoffLimit
+// restarts, as its controller would stop it, instead of retrying forever.
+TEST_F(ConfigObjects, AJobsBackoffLimitEndsItsFailingPod) {
+  WritePod(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: m
+          image: img
+          command: )" +
+           ShCmd("echo try >> {{DIR}}/tries; exit 3") + "\n");
+  EXPECT_EQ(Run({"--backoff-initial", "10ms"}), 1) << RunStderr();
+  EXPECT_EQ(ReadScratch("tries"), "try\ntry\ntry");  // the run and 2 restarts
+  auto status = Client({"status", "migrate", "-o", "json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  nlohmann::json pod = nlohmann::json::parse(status.out);
+  EXPECT_EQ(pod["status"]["phase"], "Failed");
+  EXPECT_EQ(pod["status"]["reason"], "BackoffLimitExceeded");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["restartCount"], 2);
+  auto events = Client({"events", "migrate"});
+  EXPECT_THAT(events.out, HasSubstr("BackoffLimitExceeded"));
 }
 
 TEST_F(ConfigObjects, ConfigMapVolumeIsWrittenAsTheKubeletWritesIt) {

@@ -48,7 +48,8 @@ enum class TerminationCause {
   kCompleted,
   kDeadlineExceeded,
   kInitFailed,
-  kSidecarExited,  // S12.1: a draft sidecar ended for good before it was ready
+  kSidecarExited,         // S12.1: a draft sidecar ended for good before it was ready
+  kBackoffLimitExceeded,  // S3.6: a Job's pod failed more often than its backoffLimit
 };
 std::string_view TerminationCauseName(TerminationCause cause);
 
@@ -114,6 +115,7 @@ class Lifecycle {
   void OnRuntimeFailed(const RuntimeFailed& e, Now now);
   void InstanceEnded(Container& c, bool failed, Now now);
   void ScheduleRestart(Container& c, Now now);
+  bool EndsJob(Container& c, Now now);  // S3.6
   void OnRestartTimer(Container& c, int instance);
   void CheckCompletion(Now now);
 

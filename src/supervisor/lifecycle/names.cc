@@ -89,6 +89,8 @@ std::string_view TerminationCauseName(TerminationCause cause) {
       return "InitFailed";
     case TerminationCause::kSidecarExited:
       return "SidecarExited";
+    case TerminationCause::kBackoffLimitExceeded:
+      return "BackoffLimitExceeded";
   }
   return "?";
 }

@@ -174,6 +174,10 @@ void Lifecycle::InstanceEnded(Container& c, bool failed, Now now) {
     CheckEnded(now);
     return;
   }
+  if (failed && (c.role == ContainerRole::kInit || c.role == ContainerRole::kRegular) &&
+      EndsJob(c, now)) {
+    return;
+  }
   switch (c.role) {
     case ContainerRole::kInit:
       if (!failed) {
@@ -222,6 +226,39 @@ void Lifecycle::InstanceEnded(Container& c, bool failed, Now now) {
       }
       return;
   }
+}
+
+// S3.6: what a Job's controller does to its pod. Under OnFailure the pod
+// fails once a failed run would need a restart beyond the Job's
+// backoffLimit (the restarts of its init and regular containers, as the
+// controller sums them; sidecars restart by S3.1 and do not count). Under
+// Never the failure itself counts one: it ends the job when the limit is 0
+// (a higher limit would have the controller make a new pod, which podvisor
+// does not; the pod fails the ordinary way).
+bool Lifecycle::EndsJob(Container& c, Now now) {
+  if (!pod_.job) return false;
+  const int32_t limit = pod_.job->backoff_limit;
+  if (pod_.spec.restart_policy == pod::RestartPolicy::kNever) {
+    if (limit > 0) return false;
+  } else {
+    int64_t restarts = 0;
+    for (const Container& other : containers_) {
+      if (other.role == ContainerRole::kInit || other.role == ContainerRole::kRegular) {
+        restarts += other.instance;
+      }
+    }
+    if (restarts < limit) return false;
+  }
+  c.state = RunState::kExited;
+  failed_ = true;
+  reason_ = "BackoffLimitExceeded";
+  message_ = "Job has reached the specified backoff limit";
+  Announce(EventType::kWarning, "BackoffLimitExceeded", "pod",
+           message_ + " (" + std::to_string(limit) + "); container " + c.spec.name +
+               " failed and is not restarted");
+  BeginTermination(TerminationCause::kBackoffLimitExceeded, "BackoffLimitExceeded", std::nullopt,
+                   now);
+  return true;
 }
 
 // S4.1–S4.3.

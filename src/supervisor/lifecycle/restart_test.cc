@@ -155,6 +155,71 @@ TEST(LifecycleRestart, S3_4_OnFailureCompletesWhenAllExitedZero) {
                                     "0s Delete(a#1)", "0s Delete(b#0)", "0s PodEnded(Succeeded)"));
 }
 
+pod::Pod JobPod(int32_t backoff_limit, RestartPolicy policy,
+                std::vector<pod::Container> inits = {}) {
+  pod::Pod p = MakePod(std::move(inits), {C("migrate")}, policy);
+  p.job = pod::JobLimits{backoff_limit};
+  return p;
+}
+
+TEST(LifecycleRestart, S3_6_JobUnderOnFailureFailsWhenARestartWouldExceedBackoffLimit) {
+  Harness h(JobPod(2, RestartPolicy::kOnFailure));
+  h.Start();
+  h.Take();
+  h.Exit("migrate", 1);  // restart 1, at once
+  h.Exit("migrate", 1);  // restart 2, after 10 s
+  h.Advance(10s);
+  EXPECT_THAT(h.Take(),
+              ElementsAre("0s Delete(migrate#0)", "0s Create(migrate#1)", "0s Start(migrate#1)",
+                          "0s Delete(migrate#1)", "10s Create(migrate#2)", "10s Start(migrate#2)"));
+  h.TakeEvents();
+  h.Exit("migrate", 1);  // a third restart would exceed 2
+  EXPECT_THAT(h.Take(), ElementsAre("10s Delete(migrate#2)", "10s PodEnded(Failed)"));
+  EXPECT_THAT(h.TakeEvents(), Contains("10s BackoffLimitExceeded pod"));
+  pod::PodStatus st = h.lc().Status();
+  EXPECT_EQ(st.phase, PodPhase::kFailed);
+  EXPECT_EQ(st.reason, "BackoffLimitExceeded");
+  EXPECT_EQ(st.container_statuses.at(0).restart_count, 2);
+  EXPECT_EQ(pod::SummarizePod(h.lc().pod().spec, st).status, "BackoffLimitExceeded");
+}
+
+TEST(LifecycleRestart, S3_6_InitContainerRestartsCountTowardTheJobsLimit) {
+  Harness h(JobPod(1, RestartPolicy::kOnFailure, {C("setup")}));
+  h.Start();
+  h.Exit("setup", 1);  // restart 1 of the init
+  h.Exit("setup", 0);
+  h.Take();
+  h.Exit("migrate", 1);  // 1 restart already: a second would exceed 1
+  EXPECT_THAT(h.Take(), ElementsAre("0s Delete(migrate#0)", "0s PodEnded(Failed)"));
+  EXPECT_EQ(h.lc().Status().reason, "BackoffLimitExceeded");
+}
+
+TEST(LifecycleRestart, S3_6_JobUnderNeverEndsOnItsOneFailureOnlyWithLimitZero) {
+  Harness zero(JobPod(0, RestartPolicy::kNever));
+  zero.Start();
+  zero.Exit("migrate", 1);
+  EXPECT_EQ(zero.lc().Phase(), PodPhase::kFailed);
+  EXPECT_EQ(zero.lc().Status().reason, "BackoffLimitExceeded");
+  // A higher limit would have the controller make a new pod: this one
+  // fails the ordinary way.
+  Harness six(JobPod(6, RestartPolicy::kNever));
+  six.Start();
+  six.Exit("migrate", 1);
+  EXPECT_EQ(six.lc().Phase(), PodPhase::kFailed);
+  EXPECT_EQ(six.lc().Status().reason, "");
+}
+
+TEST(LifecycleRestart, S3_6_APodThatIsNoJobRestartsWithoutLimit) {
+  Harness h(MakePod({}, {C("migrate")}, RestartPolicy::kOnFailure));
+  h.Start();
+  for (int i = 0; i < 8; ++i) {
+    h.Exit("migrate", 1);
+    h.Advance(300s);
+  }
+  EXPECT_EQ(h.lc().Phase(), PodPhase::kRunning);
+  EXPECT_EQ(h.lc().Status().container_statuses.at(0).restart_count, 8);
+}
+
 TEST(LifecycleRestart, S3_5_ActiveDeadlineCountsFromPodStartAndFailsThePod) {
   pod::Pod p = MakePod({C("init")}, {WithPreStop(C("app"))});
   p.spec.active_deadline_seconds = 60;
