@@ -197,8 +197,19 @@ Refusal LoadImages(const pod::Pod& pod, const std::string& bundle,
 // The supervisor process itself: last pick of the OOM killer (S10.3), and
 // the reaper of what the runtime leaves behind.
 Refusal PrepareSupervisorProcess() {
-  if (std::ofstream adj("/proc/self/oom_score_adj"); adj) {
-    adj << pod::kSupervisorOomScoreAdj;
+  {
+    std::ofstream adj("/proc/self/oom_score_adj");
+    adj << pod::kSupervisorOomScoreAdj << std::flush;
+    if (!adj) {
+      // S10.3: no CAP_SYS_RESOURCE. The pod still runs; its containers'
+      // values are raised to ours where lower (OomScoreAdjClamped).
+      std::ifstream now("/proc/self/oom_score_adj");
+      int own = 0;
+      now >> own;
+      log::Warn(
+          "cannot set the supervisor's oom_score_adj to {} (no CAP_SYS_RESOURCE): it stays {}",
+          pod::kSupervisorOomScoreAdj, own);
+    }
   }
   if (::getpid() != 1) {
     // Container processes are reparented to us when the runtime exits, so

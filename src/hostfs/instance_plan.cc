@@ -11,6 +11,7 @@ Result<HostFacts> ReadHostFacts(const pod::Container& container,
   HostFacts host;
   // "All capabilities" is what we hold ourselves, as with containerd.
   host.available_capabilities = oci::CurrentBoundingCapabilities();
+  host.oom_score_adj_floor = oci::OomScoreAdjFloor();
   if (oci::IsPrivileged(container)) {
     auto devices = oci::ScanHostDevices();
     if (!devices) return devices.take_error();
@@ -65,6 +66,7 @@ oci::ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Co
   in.available_capabilities = host.available_capabilities;
   if (oci::IsPrivileged(container)) in.host_devices = host.devices;
   in.node_memory_bytes = host.node_memory_bytes;
+  in.oom_score_adj_floor = host.oom_score_adj_floor;
   in.node_hostname = host.node_hostname;
   in.host_ips = host.host_ips;
   // status.podIPs: the pod network's addresses (CNI's result, or the

@@ -32,8 +32,9 @@ struct HostFacts {
   // What "all capabilities" means; nullopt: AllCapabilities(), which
   // validate uses to judge the pod rather than this host.
   std::optional<std::vector<std::string>> available_capabilities;
-  std::vector<oci::HostDevice> devices;  // the host's /dev, for privileged containers
-  int64_t node_memory_bytes = 0;         // S10.3, S14.4: run's --node-memory, else the RAM
+  std::vector<oci::HostDevice> devices;    // the host's /dev, for privileged containers
+  int64_t node_memory_bytes = 0;           // S10.3, S14.4: run's --node-memory, else the RAM
+  std::optional<int> oom_score_adj_floor;  // S10.3: oci::OomScoreAdjFloor(); nullopt: none
   std::string node_hostname;
   std::vector<std::string> host_ips;  // status.hostIPs (node_info.h)
   int64_t node_cpu_milli = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <set>
 
 namespace podvisor::oci {
@@ -62,6 +63,19 @@ std::vector<std::string> CurrentBoundingCapabilities() {
   }
   std::sort(caps.begin(), caps.end());
   return caps;
+}
+
+std::optional<int> OomScoreAdjFloor() {
+  cap_t caps = cap_get_proc();
+  if (!caps) return std::nullopt;
+  cap_flag_value_t has = CAP_CLEAR;
+  cap_get_flag(caps, CAP_SYS_RESOURCE, CAP_EFFECTIVE, &has);
+  cap_free(caps);
+  if (has == CAP_SET) return std::nullopt;
+  std::ifstream in("/proc/self/oom_score_adj");
+  int own = 0;
+  if (!(in >> own)) return std::nullopt;
+  return own;
 }
 
 Result<std::string> CanonicalCapabilityName(std::string_view name) {

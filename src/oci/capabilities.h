@@ -6,6 +6,7 @@
 // checked with libcap's cap_from_name.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,14 @@ std::vector<std::string> AllCapabilities();
 // privileged containers get exactly these ("all current capabilities");
 // in a sandbox that dropped some, AllCapabilities() would make runc fail.
 std::vector<std::string> CurrentBoundingCapabilities();
+
+// S10.3: the lowest oom_score_adj this process can give what it starts, or
+// nullopt when there is no floor. Lowering oom_score_adj below one's own
+// needs CAP_SYS_RESOURCE; without it in the effective set, the floor is
+// this process's own value (as containerd's restrict_oom_score_adj clamps
+// to containerd's), and a config asking for less would make the runtime
+// fail to start the container.
+std::optional<int> OomScoreAdjFloor();
 
 // "net_admin" / "CAP_NET_ADMIN" -> "CAP_NET_ADMIN"; error for unknown names.
 Result<std::string> CanonicalCapabilityName(std::string_view name);

@@ -67,7 +67,10 @@ struct ContainerConfigInput {
   std::string cgroups_path;       // linux.cgroupsPath, e.g. "/podvisor/web/app"
   bool memory_oom_group = false;  // resources.unified memory.oom.group=1 (cgroup v2, S10.4)
   int64_t node_memory_bytes = 0;  // S10.3
-  std::string node_hostname;      // what hostNetwork pods see as hostname
+  // S10.3: process.oomScoreAdj is raised to this when lower (capabilities.h
+  // OomScoreAdjFloor); nullopt: no floor (validate judges the pod).
+  std::optional<int> oom_score_adj_floor;
+  std::string node_hostname;  // what hostNetwork pods see as hostname
   // The downward API's status.hostIP(s) and status.podIP(s) (node_info.h).
   // pod_ips is the pod network's addresses: the host's with hostNetwork;
   // a pod network (CNI) fills in its own.

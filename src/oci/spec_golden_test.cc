@@ -257,6 +257,32 @@ TEST(ConfigResources, S10_4_MemoryOomGroupGoesToUnifiedOnlyOnCgroupV2) {
   EXPECT_EQ((*v2)["linux"]["resources"]["unified"], json({{"memory.oom.group", "1"}}));
 }
 
+// S10.3: without CAP_SYS_RESOURCE the runtime cannot lower oom_score_adj
+// below the supervisor's own: the config asks for no less.
+TEST(ConfigResources, S10_3_OomScoreAdjIsRaisedToTheHostsFloor) {
+  pod::Pod p = BasicPod();
+  pod::Container& c = p.spec.containers.at(0);
+  // Guaranteed: -997 wanted, less than an unprivileged supervisor's own.
+  c.resources.limits.cpu = pod::Quantity::Parse("1").value();
+  c.resources.limits.memory = pod::Quantity::Parse("64Mi").value();
+  c.resources.requests = c.resources.limits;
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  auto free = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(free) << free.error().message();
+  const int wanted = (*free)["process"]["oomScoreAdj"].get<int>();
+  EXPECT_EQ(wanted, -997);
+  in.oom_score_adj_floor = 0;
+  auto clamped = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(clamped) << clamped.error().message();
+  EXPECT_EQ((*clamped)["process"]["oomScoreAdj"], 0);
+  in.oom_score_adj_floor = wanted - 1;  // no lower than asked: unchanged
+  auto above = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(above) << above.error().message();
+  EXPECT_EQ((*above)["process"]["oomScoreAdj"], wanted);
+}
+
 // mountPropagation: the bind's option and the root's propagation as
 // containerd's CRI gives them, once the source is on a mount that
 // propagates; a private source is refused with the mount to fix.

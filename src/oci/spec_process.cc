@@ -51,6 +51,9 @@ Result<json> BuildProcess(const SpecContext& ctx) {
     return Error(ctx.field + ": the node's memory size is needed for oom_score_adj (S10.3)");
   }
   int oom = pod::ComputeOomScoreAdj(ctx.pod.spec, ctx.container, ctx.input.node_memory_bytes);
+  if (ctx.input.oom_score_adj_floor && oom < *ctx.input.oom_score_adj_floor) {
+    oom = *ctx.input.oom_score_adj_floor;  // S10.3: the runtime could not set less
+  }
 
   // stdin/tty: the supervisor hands the runtime pipes and owns the output
   // (docs/ARCHITECTURE.md); a terminal or an open stdin cannot be provided.

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -142,6 +144,31 @@ TEST_F(Runc, S9_5_ContainerOverItsMemoryLimitIsOomKilledAndRestartedUnderOnFailu
     oom_event |= e.value("reason", "") == "OOMKilled" && e.value("object", "") == "container/hog";
   }
   EXPECT_TRUE(oom_event) << "no OOMKilled event\n" << RunStderr();
+}
+
+// S10.3 with runc: a Guaranteed pod (-997) runs on a host whose root may
+// lack CAP_SYS_RESOURCE (this one does). Without it runc could not lower
+// the container's oom_score_adj below the supervisor's own and failed every
+// create; now the value is raised to the supervisor's, with one event.
+TEST_F(Runc, S10_3_GuaranteedPodRunsWhateverTheHostsCapSysResource) {
+  WritePod(Header("runc-guaranteed", "Never") + "  containers:\n" +
+           Entry("app", ShCmd("cat /proc/self/oom_score_adj > /shared/oom"),
+                 ", resources: {limits: {cpu: 100m, memory: 64Mi}, "
+                 "requests: {cpu: 100m, memory: 64Mi}}"));
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  std::ifstream in(scratch_ / "oom");
+  int oom = 1;
+  ASSERT_TRUE(in >> oom) << RunStderr();
+  bool clamped_event = false;
+  for (const auto& e : PodEvents()) {
+    clamped_event |= e.value("reason", "") == "OomScoreAdjClamped";
+  }
+  if (oom == -997) {
+    EXPECT_FALSE(clamped_event);  // a host that lets podvisor lower it
+  } else {
+    EXPECT_TRUE(clamped_event) << RunStderr();
+    EXPECT_GT(oom, -997);
+  }
 }
 
 // S12.1, S12.3–S12.6 with runc: a job with a draft sidecar (preStop

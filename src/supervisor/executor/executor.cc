@@ -20,6 +20,8 @@
 #include "hostfs/rootfs.h"
 #include "hostfs/volumes.h"
 #include "image/image_cache.h"
+#include "oci/capabilities.h"
+#include "pod/resources.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/pod_control.h"
 #include "supervisor/executor/internal.h"
@@ -219,7 +221,27 @@ Status Executor::OpenEventsAndControl() {
   control_ = std::move(*control);
   instances_.WarnAboutDescriptorLimit();  // S14.10: once the event can be recorded
   instances_.RefillDescriptorReserve();   // S14.11
+  WarnAboutOomScoreFloor();
   return Ok();
+}
+
+// S10.3: without CAP_SYS_RESOURCE each config's oomScoreAdj is raised to
+// the supervisor's own (hostfs::ReadHostFacts); one event says which.
+void Executor::WarnAboutOomScoreFloor() {
+  const std::optional<int> floor = oci::OomScoreAdjFloor();
+  if (!floor || options_.node_memory_bytes <= 0) return;
+  std::string clamped;
+  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
+    for (const auto& c : *list) {
+      const int wanted = pod::ComputeOomScoreAdj(pod_.spec, c, options_.node_memory_bytes);
+      if (wanted >= *floor) continue;
+      clamped += (clamped.empty() ? "" : ", ") + c.name + " (" + std::to_string(wanted) + ")";
+    }
+  }
+  if (clamped.empty()) return;
+  OnPublish(lifecycle::Publish{lifecycle::EventType::kWarning, "OomScoreAdjClamped", "pod",
+                               "podvisor lacks CAP_SYS_RESOURCE: oom_score_adj raised to its own " +
+                                   std::to_string(*floor) + " for " + clamped + " (S10.3)"});
 }
 
 // The pod's volumes, its /etc files and its /dev/shm.

@@ -73,7 +73,8 @@ class Executor : private InstanceHost {
   Status SetupPodCgroup();  // S10.4
   Status WatchSignals();
   Status OpenEventsAndControl();
-  Status PreparePodFiles();  // volumes, /etc files, /dev/shm
+  void WarnAboutOomScoreFloor();  // S10.3
+  Status PreparePodFiles();       // volumes, /etc files, /dev/shm
 
   // The event pump, signals and the pod's end (executor.cc).
   void Feed(lifecycle::Event event) override;
