@@ -122,7 +122,11 @@ TEST(Layering, IncludesPointOneWay) {
   const fs::path root = SourceRoot();
   ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
   int checked = 0;
-  for (const auto& [folder, allowed] : AllowedIncludes()) {
+  for (const auto& entry : AllowedIncludes()) {
+    // Named copies: a lambda may not capture structured bindings (C++20
+    // as clang 14 reads it).
+    const std::string& folder = entry.first;
+    const std::set<std::string>& allowed = entry.second;
     ForEachLine(root, folder, [&](const std::string& where, const std::string& line) {
       std::string included = IncludedFolder(line);
       if (included.empty() || included == folder) return;
@@ -141,7 +145,8 @@ TEST(Layering, EachFolderIsOneNamespace) {
   const fs::path root = SourceRoot();
   ASSERT_FALSE(root.empty()) << "run through meson (PODVISOR_SOURCE_ROOT)";
   int checked = 0;
-  for (const auto& [folder, allowed] : AllowedIncludes()) {
+  for (const auto& entry : AllowedIncludes()) {
+    const std::string& folder = entry.first;  // captured below: no structured binding
     std::string own = "podvisor";
     if (folder != "common") own += "::" + folder;
     for (auto slash = own.find('/'); slash != std::string::npos; slash = own.find('/')) {
