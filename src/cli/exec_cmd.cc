@@ -218,10 +218,9 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
   if (container.empty()) {
     auto record = LoadPodRecord(o.state_dir, *pod);
     if (!record) return Fail(record.error().message());
-    auto chosen = DefaultContainer(*record);
+    auto chosen = AnnounceDefaultContainer(*record);
     if (!chosen) return Fail(chosen.error().message());
-    if (!chosen->notice.empty()) std::fprintf(stderr, "%s\n", chosen->notice.c_str());
-    container = chosen->name;
+    container = *chosen;
   }
   if (Status s = CheckNameArgument("container name", container); !s) {
     return Fail(s.error().message());

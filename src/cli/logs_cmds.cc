@@ -232,19 +232,13 @@ int Logs(const LogsOptions& o) {
   } else if (!words->container.empty()) {
     containers = {words->container};
   } else {
-    std::vector<std::string> names = ContainerNames(o, *pod);
+    // No record (a pod whose state dir a reboot emptied): kubectl's
+    // question, as nothing says which containers it had.
     auto record = LoadPodRecord(o.state_dir, *pod);
-    if (names.size() == 1 || !record) {
-      // No record (a pod whose state dir a reboot emptied): its only
-      // container, or kubectl's question.
-      if (names.size() != 1) return Fail(ChooseContainerMessage(o, *pod));
-      containers = names;
-    } else {
-      auto chosen = DefaultContainer(*record);
-      if (!chosen) return Fail(chosen.error().message());
-      if (!chosen->notice.empty()) std::fprintf(stderr, "%s\n", chosen->notice.c_str());
-      containers = {chosen->name};
-    }
+    if (!record) return Fail(ChooseContainerMessage(o, *pod));
+    auto chosen = AnnounceDefaultContainer(*record);
+    if (!chosen) return Fail(chosen.error().message());
+    containers = {*chosen};
   }
   std::optional<WallTime> since;
   if (!o.since.empty() || !o.since_time.empty()) {

@@ -1,5 +1,7 @@
 #include "cli/pod_target.h"
 
+#include <cstdio>
+
 namespace podvisor::cli {
 
 Result<TargetWords> ReadTargetWords(const std::vector<std::string>& words,
@@ -41,19 +43,19 @@ Result<DefaultedContainer> DefaultContainer(const nlohmann::json& pod) {
   if (names.empty()) return Error("pod " + pod_name + " has no containers");
   const nlohmann::json annotations = pod.value("metadata", nlohmann::json::object())
                                          .value("annotations", nlohmann::json::object());
+  std::string wanted;
   if (auto it = annotations.find(kDefaultContainerAnnotation);
       it != annotations.end() && it->is_string()) {
-    for (const auto& n : names) {
-      if (n == it->get<std::string>()) return DefaultedContainer{n, ""};
-    }
+    wanted = it->get<std::string>();
+  }
+  for (const auto& n : names) {
+    if (!wanted.empty() && n == wanted) return DefaultedContainer{n, ""};
   }
   DefaultedContainer chosen{names.front(), ""};
-  if (auto it = annotations.find(kDefaultContainerAnnotation);
-      it != annotations.end() && it->is_string() && !it->get<std::string>().empty()) {
-    // As kubectl does: an annotation naming no container is said and
-    // passed over.
-    chosen.notice =
-        "Default container name \"" + it->get<std::string>() + "\" not found in pod " + pod_name;
+  // As kubectl does: an annotation naming no container is said and passed
+  // over.
+  if (!wanted.empty()) {
+    chosen.notice = "Default container name \"" + wanted + "\" not found in pod " + pod_name;
   }
   if (all.size() > 1) {
     std::string list;
@@ -62,6 +64,13 @@ Result<DefaultedContainer> DefaultContainer(const nlohmann::json& pod) {
     chosen.notice += "Defaulted container \"" + chosen.name + "\" out of: " + list;
   }
   return chosen;
+}
+
+Result<std::string> AnnounceDefaultContainer(const nlohmann::json& pod) {
+  auto chosen = DefaultContainer(pod);
+  if (!chosen) return chosen.take_error();
+  if (!chosen->notice.empty()) std::fprintf(stderr, "%s\n", chosen->notice.c_str());
+  return chosen->name;
 }
 
 }  // namespace podvisor::cli

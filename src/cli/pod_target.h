@@ -41,5 +41,7 @@ struct DefaultedContainer {
 // when it names one of the pod's containers, else the first of
 // spec.containers. An error when the pod has no container at all.
 Result<DefaultedContainer> DefaultContainer(const nlohmann::json& pod);
+// DefaultContainer's name, its notice printed on stderr (logs, exec).
+Result<std::string> AnnounceDefaultContainer(const nlohmann::json& pod);
 
 }  // namespace podvisor::cli

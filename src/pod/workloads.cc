@@ -55,8 +55,10 @@ void WarnAboveOne(const json& spec, const std::string& spec_path, std::string_vi
 // (default 6) goes to `job`; activeDeadlineSeconds becomes the pod's when
 // the template has none or a longer one (one pod: the Job's start is the
 // pod's). Values are checked as batch/v1 validation checks them.
-void TakeJobLimits(const json& job_spec, const std::string& spec_path, json& pod_doc,
-                   FieldErrors& errors, FieldWarnings& warnings, std::optional<JobLimits>& job) {
+// `policy` is the template's restartPolicy.
+void TakeJobLimits(const json& job_spec, const std::string& spec_path, const std::string& policy,
+                   json& pod_doc, FieldErrors& errors, FieldWarnings& warnings,
+                   std::optional<JobLimits>& job) {
   job.emplace();
   if (const json* v = Member(job_spec, "backoffLimit")) {
     if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > INT32_MAX) {
@@ -78,10 +80,7 @@ void TakeJobLimits(const json& job_spec, const std::string& spec_path, json& pod
       }
     }
   }
-  const json* tmpl = Member(job_spec, "template");
-  const json* tspec = tmpl ? Member(*tmpl, "spec") : nullptr;
-  const json* policy = tspec ? Member(*tspec, "restartPolicy") : nullptr;
-  if (policy && policy->is_string() && *policy == "Never" && job->backoff_limit > 0) {
+  if (policy == "Never" && job->backoff_limit > 0) {
     warnings.push_back({spec_path + ".backoffLimit",
                         "a Job's retries under restartPolicy Never are new pods, which podvisor "
                         "does not make: the pod's failure ends the job"});
@@ -169,10 +168,6 @@ std::string UnwrapWorkload(const json& doc, json& pod_doc, FieldErrors& errors,
   // Without one, DecodePod reports "spec: Required value", which
   // PointAtTemplate turns into the template's.
   if (pod_spec) pod_doc["spec"] = *pod_spec;
-  if (kind.is_job) {
-    TakeJobLimits(job_spec_of_pod ? *job_spec_of_pod : empty, job_spec_path, pod_doc, errors,
-                  warnings, job);
-  }
 
   // The template's restartPolicy, after the API server's defaulting to
   // Always, as apps/v1 and batch/v1 validation check it.
@@ -181,6 +176,10 @@ std::string UnwrapWorkload(const json& doc, json& pod_doc, FieldErrors& errors,
     if (const json* p = Member(*pod_spec, "restartPolicy"); p && p->is_string() && *p != "") {
       policy = *p;
     }
+  }
+  if (kind.is_job) {
+    TakeJobLimits(job_spec_of_pod ? *job_spec_of_pod : empty, job_spec_path, policy, pod_doc,
+                  errors, warnings, job);
   }
   std::string policy_path = template_path + ".spec.restartPolicy";
   if (kind.is_job && policy != "OnFailure" && policy != "Never") {
