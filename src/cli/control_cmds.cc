@@ -12,6 +12,7 @@
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
 #include "common/pod_dir.h"
+#include "common/pod_lock.h"
 #include "common/terminal_text.h"
 
 namespace podvisor::cli {
@@ -71,6 +72,22 @@ int Stop(const Common& c, const std::string& reason, std::optional<double> grace
     return kExitSucceeded;
   }
   std::string phase = asked->reply["status"].value("phase", "Unknown");
+  // S14.30: the reply comes when the phase is final; the supervisor then
+  // tears the pod down (containers, mounts, network, cgroups) and exits,
+  // which releases the pod's lock. Only then is `stop && run` or
+  // `stop && rm` safe.
+  const std::filesystem::path state_dir = std::filesystem::absolute(c.state_dir);
+  if (auto s = PodLock::WaitReleased(state_dir, asked->pod); !s) return Fail(s.error());
+  if (std::vector<std::string> left = LeftBehind(state_dir, asked->pod); !left.empty()) {
+    std::string list;
+    for (const auto& l : left) list += (list.empty() ? "" : ", ") + l;
+    std::printf("pod/%s stopped: phase %s\n", asked->pod.c_str(), phase.c_str());
+    std::fprintf(stderr,
+                 "podvisor: pod %s's supervisor left %s; `podvisor run` of the pod cleans them "
+                 "up (its log says why they stayed)\n",
+                 asked->pod.c_str(), TerminalSafe(list).c_str());
+    return kExitFailed;
+  }
   std::printf("pod/%s stopped: phase %s\n", asked->pod.c_str(), phase.c_str());
   return kExitSucceeded;
 }

@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/events_table.h"
 #include "common/fd.h"
+#include "common/mounts.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
@@ -164,6 +165,30 @@ std::vector<std::string> PodDirectoryNames(const fs::path& state_dir) {
 }
 
 }  // namespace
+
+std::vector<std::string> LeftBehind(const fs::path& state_dir, const std::string& pod) {
+  const PodDir dir(state_dir, pod);
+  std::vector<std::string> left;
+  std::error_code ec;
+  if (auto mounts = MountPointsUnder(dir.dir()); mounts && !mounts->empty()) {
+    left.push_back(std::to_string(mounts->size()) + " mount(s) under " + dir.dir().string());
+  }
+  int containers = 0;
+  for (const auto& e : fs::directory_iterator(dir.RuntimeRoot(), ec)) {
+    if (e.is_directory(ec)) ++containers;
+  }
+  if (containers > 0) {
+    left.push_back("runtime state of " + std::to_string(containers) + " container(s) in " +
+                   dir.RuntimeRoot().string());
+  }
+  if (fs::exists(dir.NetworkFile(), ec)) {
+    left.push_back("its network attachment (" + dir.NetworkFile().string() + ")");
+  }
+  if (fs::exists(dir.ControlSocket(), ec)) {
+    left.push_back("its control socket (the supervisor did not end cleanly)");
+  }
+  return left;
+}
 
 std::vector<PodEntry> FindPods(const fs::path& state_dir) {
   std::vector<PodEntry> pods;

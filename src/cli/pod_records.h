@@ -33,6 +33,11 @@ struct PodEntry {
 // with an error naming the argument (`what`: "pod name", "container name").
 Status CheckNameArgument(std::string_view what, const std::string& value);
 
+// What a pod's supervisor left behind after it exited (S14.30), each as
+// "2 mounts under /run/podvisor/web": its mounts, its containers' runtime
+// state, its network attachment, its control socket. Empty: all gone.
+std::vector<std::string> LeftBehind(const std::filesystem::path& state_dir, const std::string& pod);
+
 // Every pod under `state_dir`, by name.
 std::vector<PodEntry> FindPods(const std::filesystem::path& state_dir);
 

@@ -14,6 +14,7 @@
 #include "cli/pod_records.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
+#include "common/pod_lock.h"
 #include "image/bundle_image.h"
 #include "image/image_cache.h"
 
@@ -58,6 +59,14 @@ Status RemovePod(const Dirs& d, const PodEntry& pod) {
                  "): `podvisor run` of it recovers what it left, then it can be removed");
   }
   const fs::path state = fs::path(d.state_dir) / pod.name;
+  // S14.30: a `run` of this pod starting now would find it gone or find it
+  // whole, never half-removed.
+  auto lock = PodLock::TryTake(fs::absolute(d.state_dir), pod.name);
+  if (!lock) {
+    if (lock.error().code() == EBUSY)
+      return Error("pod " + pod.name + " is running: stop it first");
+    return lock.take_error();
+  }
   if (HasMountsUnder(state)) {
     return Error("pod " + pod.name + " still has mounts under " + state.string());
   }
@@ -66,6 +75,7 @@ Status RemovePod(const Dirs& d, const PodEntry& pod) {
     fs::remove_all(dir, ec);
     if (ec) return Error("removing " + dir.string() + ": " + ec.message(), ec.value());
   }
+  lock->Unlink();
   return Ok();
 }
 

@@ -61,7 +61,9 @@ oci::ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Co
     in.cgroups_path = facts.pod_cgroup + "/" + facts.runtime_id;
     in.memory_oom_group = true;  // S10.4
   } else if (!facts.cgroup_parent.empty()) {
-    in.cgroups_path = facts.cgroup_parent + "/" + pod.metadata.name + "/" + facts.runtime_id;
+    in.cgroups_path = facts.cgroup_parent + "/" +
+                      (facts.pod_cgroup_name.empty() ? pod.metadata.name : facts.pod_cgroup_name) +
+                      "/" + facts.runtime_id;
   }
   in.available_capabilities = host.available_capabilities;
   if (oci::IsPrivileged(container)) in.host_devices = host.devices;

@@ -69,6 +69,9 @@ struct InstanceFacts {
   // cgroup_parent is empty too.
   std::string pod_cgroup;
   std::string cgroup_parent;
+  // The pod cgroup's name under cgroup_parent (cgroups/cgroup_name.h);
+  // "" = the pod's name (validate, oci-config).
+  std::string pod_cgroup_name;
   std::vector<std::string> pod_ips;  // the pod network's; empty: the hostNetwork rule
   std::optional<int64_t> pids_limit;
 };

@@ -10,7 +10,9 @@
 
 #include "common/log.h"
 
+#include "cgroups/cgroup_name.h"
 #include "cgroups/mode.h"
+#include "common/host_claim.h"
 #include "hostfs/layout.h"
 #include "oci/runtime_cli.h"
 #include "oci/runtime_locator.h"
@@ -90,19 +92,25 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
     oci::RuntimeCliOptions options;
     options.state_root = layout.RuntimeRoot();
     oci::RuntimeCli cli(*runtime, options);
-    supervisor::executor::RecoveryInput input{&layout, &cli, "", std::chrono::seconds(30)};
+    supervisor::executor::RecoveryInput input{&layout, &cli, "", std::chrono::seconds(30),
+                                              HostClaim::kDefaultRoot};
     std::string parent = EffectiveCgroupParent(*record);
     // "self" nests the pod under the supervisor's own cgroup: the task's,
     // when the shim made one; otherwise nothing of it is known here beyond
     // what recovery finds.
+    // The name `run` claimed for it (cgroups/cgroup_name.h), when recorded.
+    const std::string name = cgroups::ReadRecordedCgroupName(layout.dir()).value_or(record->pod);
     if (!record->task_cgroup.empty()) {
-      input.pod_cgroup = record->task_cgroup + "/" + record->pod;
+      input.pod_cgroup = record->task_cgroup + "/" + name;
     } else if (parent != "self") {
-      input.pod_cgroup = parent + "/" + record->pod;
+      input.pod_cgroup = parent + "/" + name;
     }
     auto recovered = supervisor::executor::RecoverLeftovers(input);
     if (!recovered) return recovered.take_error().Wrap("recovering pod " + record->pod);
     if (recovered->Any()) report.recovered = recovered->ToString();
+    // The task is deleted: its pod cgroup's name is free again.
+    HostClaim::ReleaseAllOf(HostClaim::kDefaultRoot, "cgroups",
+                            ClaimOwner{layout.dir().parent_path(), record->pod});
   }
   if (record && record->cgroup_parent.rfind("/podvisor/containerd/", 0) == 0) {
     RemoveCgroupParents(record->cgroup_parent);

@@ -56,7 +56,7 @@ Status Executor::SetupPodCgroup() {
   cgroups::PodCgroup::Options o;
   o.mount = cg.v2_mount;
   o.parent = options_.cgroup_parent;
-  o.pod = pod_.metadata.name;
+  o.pod = pod_cgroup_name_;
   o.limits = cgroups::ComputePodCgroupLimits(pod_.spec, options_.pids_limit);
   o.controllers = cg.controllers;
   auto created = cgroups::PodCgroup::Create(std::move(o));

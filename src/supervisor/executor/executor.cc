@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 
+#include "cgroups/cgroup_name.h"
 #include "cgroups/cleanup.h"
 #include "common/mounts.h"
 #include "common/pod_dir.h"
@@ -79,8 +80,11 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     std::error_code ec;
     std::filesystem::remove(PodDir::At(ex->options_.state_dir).EventsFile(), ec);
     std::filesystem::remove(PodDir::At(ex->options_.state_dir).RecordFile(), ec);
+    std::filesystem::remove(ex->options_.state_dir / cgroups::kCgroupNameFile, ec);
     std::filesystem::remove(ex->options_.state_dir, ec);
     std::filesystem::remove(ex->options_.log_dir, ec);
+    // No pod left, no lock file beside it either.
+    if (!std::filesystem::exists(ex->options_.state_dir, ec)) ex->pod_lock_->Unlink();
     return s.take_error();
   }
   return ex;
@@ -94,6 +98,12 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 Status Executor::Setup() {
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
   systemd_ = control::SystemdLink::FromEnvironment(pod_.metadata.name);
+  // One supervisor per pod, decided before anything of it is looked at.
+  const std::filesystem::path state_root = options_.state_dir.parent_path();
+  if (auto s = podvisor::MakeDirs(state_root, 0755); !s) return s;
+  auto lock = PodLock::TryTake(state_root, pod_.metadata.name);
+  if (!lock) return lock.take_error();
+  pod_lock_.emplace(std::move(*lock));
   // The API server gives every pod a uid; scripts reading `status -o json`
   // rely on one being there.
   if (pod_.metadata.uid.empty()) pod_.metadata.uid = RandomUuid();  // the downward API's too
@@ -180,14 +190,27 @@ Status Executor::LoadImages() {
 // on the pod's state is ours (owns_pod_): a failure cleans it up.
 Status Executor::ClaimPodState() {
   oci::RuntimeCli runtime = instances_.Runtime();
-  RecoveryInput recovery{&layout_, &runtime, "", options_.runtime_timeout};
+  RecoveryInput recovery{&layout_, &runtime, "", options_.runtime_timeout,
+                         options_.host_claims_dir};
   if (!options_.cgroup_parent.empty()) {
-    recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_.metadata.name;
+    // S14.31: the name a pod of another state directory does not hold; a
+    // previous run's first, so that recovery cleans the cgroup it used.
+    auto name = cgroups::ClaimPodCgroupName(
+        options_.host_claims_dir, options_.cgroup_parent,
+        ClaimOwner{options_.state_dir.parent_path(), pod_.metadata.name},
+        cgroups::ReadRecordedCgroupName(options_.state_dir));
+    if (!name) return name.take_error();
+    pod_cgroup_name_ = std::move(name->name);
+    cgroup_claim_ = std::move(name->claim);
+    recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_cgroup_name_;
   }
   if (auto r = RecoverLeftovers(recovery); !r) return r.take_error();
   owns_pod_ = true;
   if (auto s = podvisor::MakeDirs(options_.state_dir, 0700); !s) return s;
   if (auto s = podvisor::MakeDirs(options_.log_dir, 0755); !s) return s;
+  if (!pod_cgroup_name_.empty()) {
+    if (auto s = cgroups::RecordCgroupName(options_.state_dir, pod_cgroup_name_); !s) return s;
+  }
   return SetupPodCgroup();
 }
 
@@ -278,6 +301,7 @@ void Executor::AddPodFacts(hostfs::InstanceFacts& facts) const {
     facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
   }
   if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
+  facts.pod_cgroup_name = pod_cgroup_name_;
   facts.pod_ips = network_.pod_ips();
 }
 
@@ -446,9 +470,13 @@ void Executor::Cleanup() {
   }
   // The runtime removed each container's cgroup; the pod's directories
   // above them are ours to remove (every hierarchy of a v1/hybrid host).
-  if (!options_.cgroup_parent.empty()) {
-    cgroups::RemoveEmptyCgroupDirs(options_.cgroup_parent + "/" + pod_.metadata.name);
+  if (!options_.cgroup_parent.empty() && !pod_cgroup_name_.empty()) {
+    cgroups::RemoveEmptyCgroupDirs(options_.cgroup_parent + "/" + pod_cgroup_name_);
   }
+  // The name is free for another state directory's pod only now.
+  std::error_code ec;
+  std::filesystem::remove(options_.state_dir / cgroups::kCgroupNameFile, ec);
+  cgroup_claim_.Release();
 }
 
 }  // namespace podvisor::supervisor::executor

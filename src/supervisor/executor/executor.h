@@ -22,6 +22,8 @@
 
 #include "cgroups/pod_cgroup.h"
 #include "common/fd.h"
+#include "common/host_claim.h"
+#include "common/pod_lock.h"
 #include "hostfs/layout.h"
 #include "image/image.h"
 #include "pod/model.h"
@@ -99,6 +101,9 @@ class Executor : private InstanceHost {
   class PodControlPort;
   control::ControlApi& Control();
 
+  // Declared first, so released last: only once everything of the pod is
+  // gone may another `run` of it start (S14.30).
+  std::optional<PodLock> pod_lock_;
   pod::Pod pod_;
   ExecutorOptions options_;
   loop::EventLoop loop_;
@@ -109,6 +114,10 @@ class Executor : private InstanceHost {
   std::optional<sandbox::Sandbox> sandbox_;
   PodNetworking network_;                         // CNI, the pod's addresses, its /etc files
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2
+  // The pod cgroup's name under --cgroup-parent, unique on the host
+  // (cgroups/cgroup_name.h), and its claim; empty without a parent.
+  std::string pod_cgroup_name_;
+  HostClaim cgroup_claim_;
   process::Reaper reaper_;
   std::optional<process::SignalFd> signal_fd_;
   std::unique_ptr<control::ControlServer> control_;

@@ -16,6 +16,7 @@
 
 #include "cgroups/mode.h"
 #include "common/clock.h"
+#include "common/host_claim.h"
 #include "network/plugin.h"
 #include "network/pod_network.h"
 #include "oci/runtime_cli.h"
@@ -60,6 +61,9 @@ struct ExecutorOptions {
   // unbounded.
   Duration runtime_timeout = kDefaultRuntimeTimeout;
   PodNetworkOptions network;
+  // Where names that must be unique on the host are claimed (host_claim.h):
+  // the pod cgroup's name and the hostPorts.
+  std::filesystem::path host_claims_dir = HostClaim::kDefaultRoot;
   // `podvisor status` as text from a v1 Pod (`wide`: -o wide), for the
   // control protocol's {"op":"status","output":...}: lent by the CLI,
   // which owns the format, so a client that asks for text and one that

@@ -14,6 +14,7 @@
 #include "hostfs/etc_files.h"
 #include "network/default_network.h"
 #include "network/dns.h"
+#include "network/host_ports.h"
 #include "network/hosts.h"
 #include "oci/spec.h"
 #include "supervisor/executor/pod_networking.h"
@@ -126,6 +127,11 @@ Status PodNetworking::Attach(const std::optional<std::filesystem::path>& netns,
           network::FindHostPortConflict(state_root, pod_.metadata.name, params.port_mappings)) {
     return Error(*conflict);
   }
+  // S14.32: host-wide, and never over a host service.
+  auto ports = network::ClaimHostPorts(
+      options_.host_claims_dir, ClaimOwner{state_root, pod_.metadata.name}, params.port_mappings);
+  if (!ports) return ports.take_error();
+  port_claims_ = std::move(*ports);
   log::Info("attaching pod {} to CNI network {} ({})", pod_.metadata.name, list->name,
             list->source.string());
   auto attached = network::Attach(*list, params, StateFile());
@@ -140,9 +146,13 @@ Status PodNetworking::Attach(const std::optional<std::filesystem::path>& netns,
 void PodNetworking::Detach() {
   if (!attachment_) return;
   if (auto s = network::Detach(*attachment_, StateFile()); !s) {
-    // The saved attachment stays: the next run of this pod retries (recovery.cc).
+    // The saved attachment stays: the next run of this pod retries
+    // (recovery.cc), and its hostPorts stay claimed until then.
     log::Warn("detaching pod {} from its network: {}", pod_.metadata.name, s.error().message());
+  } else {
+    for (HostClaim& claim : port_claims_) claim.Release();
   }
+  port_claims_.clear();
   if (auto s = podvisor::Unmount(attachment_->params.netns); !s) {
     log::Warn("{}", s.error().message());
   }

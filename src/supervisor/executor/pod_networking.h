@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_claim.h"
 #include "common/result.h"
 #include "hostfs/layout.h"
 #include "network/attachment.h"
@@ -53,6 +54,7 @@ class PodNetworking {
   const hostfs::PodLayout& layout_;
   std::function<void(const lifecycle::Publish&)> publish_;
   std::optional<network::Attachment> attachment_;  // attached through CNI
+  std::vector<HostClaim> port_claims_;             // its hostPorts, host-wide (S14.32)
   std::vector<std::string> pod_ips_;
   std::vector<std::string> host_ips_;
 };

@@ -15,9 +15,11 @@
 
 #include "cgroups/cleanup.h"
 #include "common/fd.h"
+#include "common/host_claim.h"
 #include "common/mounts.h"
 #include "hostfs/volumes.h"
 #include "network/attachment.h"
+#include "network/host_ports.h"
 #include "process/pidfd.h"
 #include "process/spawn.h"
 #include "supervisor/executor/runtime_timeout.h"
@@ -137,6 +139,8 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   std::error_code ec;
   if (!fs::exists(layout.dir(), ec)) return report;  // a first run: nothing to recover
   fs::path socket = layout.ControlSocket();
+  // The pod lock (pod_lock.h) decides between supervisors of this version;
+  // one started by an older podvisor, which took no lock, still answers.
   if (SomeoneListens(socket)) {
     return Error("another supervisor is serving " + socket.string() +
                      " (stop it first: podvisor stop --state-dir " +
@@ -176,6 +180,10 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
       return s.take_error().Wrap("detaching the network left by a previous supervisor");
     }
     report.network_detached = true;
+  }
+  if (!in.host_claims_dir.empty()) {
+    HostClaim::ReleaseAllOf(in.host_claims_dir, network::kHostPortClaims,
+                            ClaimOwner{layout.dir().parent_path(), layout.dir().filename()});
   }
 
   // Processes in the pod's cgroups that no runtime state accounts for.

@@ -60,6 +60,9 @@ struct RecoveryInput {
   const oci::RuntimeCli* runtime = nullptr;  // with the pod's --root
   std::string pod_cgroup;  // "<parent>/<pod>", relative to each cgroup mount; "" = none
   Duration runtime_timeout = std::chrono::minutes(2);
+  // The pod's hostPort claims (host_claim.h) left here are released once
+  // its network is detached; "" = none.
+  std::filesystem::path host_claims_dir;
 };
 
 // The containers the runtime keeps state for under the pod's --root:

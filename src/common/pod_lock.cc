@@ -1,0 +1,85 @@
+#include "common/pod_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+namespace podvisor {
+namespace {
+
+// Opens `path` (creating it unless `create` is false) and takes `op` on it.
+// Retries while the file it locked is no longer the one at `path` (an `rm`
+// unlinked it in between). An invalid Fd with errno ENOENT when `create`
+// is false and there is no file.
+Result<Fd> LockCurrentFile(const std::filesystem::path& path, int op, bool create) {
+  for (;;) {
+    Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600));
+    if (!fd) {
+      if (!create && errno == ENOENT) return Fd();
+      return Error::FromErrno("opening " + path.string());
+    }
+    while (::flock(fd.get(), op) != 0) {
+      if (errno != EINTR) return Error::FromErrno("locking " + path.string());
+    }
+    struct stat held {
+    }, named{};
+    if (::fstat(fd.get(), &held) != 0) return Error::FromErrno("stat " + path.string());
+    if (::stat(path.c_str(), &named) == 0 && named.st_ino == held.st_ino &&
+        named.st_dev == held.st_dev) {
+      return fd;
+    }
+    if (!create) return Fd();  // unlinked while we waited: nobody holds it now
+  }
+}
+
+}  // namespace
+
+std::filesystem::path PodLock::PathFor(const std::filesystem::path& state_root,
+                                       std::string_view pod) {
+  return state_root / (std::string(pod) + ".lock");
+}
+
+Result<PodLock> PodLock::TryTake(const std::filesystem::path& state_root, std::string_view pod) {
+  const std::filesystem::path path = PathFor(state_root, pod);
+  auto fd = LockCurrentFile(path, LOCK_EX | LOCK_NB, true);
+  if (!fd) {
+    if (fd.error().code() != EWOULDBLOCK) return fd.take_error();
+    const pid_t holder = RecordedHolder(state_root, pod);
+    return Error("another supervisor" +
+                     (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
+                     " holds pod " + std::string(pod) + " (" + path.string() + ")",
+                 EBUSY);
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  // The pid is only for the message above: a failure to write it is not
+  // a failure to hold the pod.
+  if (::ftruncate(fd->get(), 0) == 0) (void)!::pwrite(fd->get(), pid.data(), pid.size(), 0);
+  return PodLock(std::move(*fd), path);
+}
+
+Status PodLock::WaitReleased(const std::filesystem::path& state_root, std::string_view pod) {
+  auto fd = LockCurrentFile(PathFor(state_root, pod), LOCK_SH, false);
+  if (!fd) return fd.take_error();
+  return Ok();  // released on return: a `run` may take it now
+}
+
+pid_t PodLock::RecordedHolder(const std::filesystem::path& state_root, std::string_view pod) {
+  Fd fd(::open(PathFor(state_root, pod).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return 0;
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd.get(), buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  return static_cast<pid_t>(std::strtol(buf, nullptr, 10));
+}
+
+void PodLock::Unlink() {
+  if (fd_) ::unlink(path_.c_str());
+}
+
+}  // namespace podvisor

@@ -1,0 +1,106 @@
+// Tier 2 (fake runtime): a pod's life on a host over time (docs/SEMANTICS.md
+// S14.30): one supervisor per pod, `stop` that returns once
+// the pod is gone so `stop && run` and `stop && rm` always work, each run
+// its own record, and a log directory the client commands remember.
+#include <sys/wait.h>
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace podvisor::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class PodOverTime : public E2eTest {
+ protected:
+  TierConfig Tier() const override {
+    TierConfig t;
+    t.runtime = RequiredEnv("PODVISOR_FAKE_RUNTIME");
+    t.extra_run_args = {"--sandbox", "none"};
+    t.helper_in_container = RequiredEnv("PODVISOR_TEST_HELPER");
+    return t;
+  }
+
+  static std::string Pod(const std::string& name, const std::string& containers) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           "}\nspec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 2\n"
+           "  containers:\n" +
+           containers;
+  }
+
+  // `run` as StartRun makes it, to completion.
+  testing::CommandResult RunAgain(const fs::path& state_dir) {
+    return testing::RunCommand({RequiredEnv("PODVISOR"), "run", "--state-dir", state_dir.string(),
+                                "--log-dir", log_dir_.string(), "--runtime",
+                                RequiredEnv("PODVISOR_FAKE_RUNTIME"), "--sandbox", "none",
+                                "--network", "none", bundle_.string()});
+  }
+};
+
+TEST_F(PodOverTime, ASecondRunRightBehindTheFirstTouchesNothing) {
+  WritePod(Pod("twice",
+               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 300") + "}\n"));
+  StartRun();
+  // Well inside the window in which the first has not made its socket yet.
+  std::this_thread::sleep_for(milliseconds(50));
+  auto second = RunAgain(state_dir_);
+  EXPECT_EQ(second.exit_code, 3) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("another supervisor (pid " + std::to_string(run_pid()) +
+                                    ") holds pod twice"));
+  // The first pod is whole: its app started once and runs.
+  auto pod = WaitUntilRunning();
+  EXPECT_EQ(StateOf(pod, "app"), "running");
+  EXPECT_EQ(CountOf(HelperEvents(), "app Started"), 1) << Describe(HelperEvents());
+  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  EXPECT_EQ(WaitRun(), 1) << RunStderr();  // sleep dies of SIGTERM: Failed
+}
+
+TEST_F(PodOverTime, StopAndRunAndStopAndRmWorkEveryTime) {
+  WritePod(Pod("again",
+               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 300") + "}\n"));
+  StartRun();
+  WaitUntilRunning();
+  for (int i = 0; i < 5; ++i) {
+    auto stop = Client({"stop"});
+    ASSERT_EQ(stop.exit_code, 0) << "round " << i << ": " << stop.err;
+    // stop returned: nothing of the pod is left.
+    EXPECT_FALSE(fs::exists(state_dir_ / "again" / "control.sock")) << "round " << i;
+    EXPECT_FALSE(fs::exists(state_dir_ / "again" / "runtime")) << "round " << i;
+    // `stop && run`: at once, not after reaping the one that stopped.
+    const pid_t previous = run_pid();
+    StartRun();
+    WaitUntilRunning();
+    int status = 0;
+    ASSERT_EQ(::waitpid(previous, &status, 0), previous);
+    EXPECT_TRUE(WIFEXITED(status)) << "round " << i;
+  }
+  ASSERT_EQ(Client({"stop"}).exit_code, 0);
+  auto rm = Client({"rm", "again"}, /*with_log_dir=*/true);
+  EXPECT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_FALSE(fs::exists(state_dir_ / "again"));
+  EXPECT_FALSE(fs::exists(state_dir_ / "again.lock"));
+  EXPECT_FALSE(fs::exists(log_dir_ / "again"));
+  WaitRun();
+}
+
+TEST_F(PodOverTime, RmRefusesARunningPodByItsLock) {
+  WritePod(
+      Pod("busy", "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 300") + "}\n"));
+  StartRun();
+  WaitUntilRunning();
+  auto rm = Client({"rm", "busy"}, /*with_log_dir=*/true);
+  EXPECT_EQ(rm.exit_code, 1);
+  EXPECT_THAT(rm.err, HasSubstr("pod busy is running"));
+  EXPECT_TRUE(fs::exists(state_dir_ / "busy" / "status.json"));
+  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  WaitRun();
+}
+
+}  // namespace
+}  // namespace podvisor::e2e
