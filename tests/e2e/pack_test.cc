@@ -122,6 +122,43 @@ TEST_F(Pack, PackRefusesAnImageOutsideTheBundle) {
   EXPECT_FALSE(fs::exists(dir_ / "image"));
 }
 
+// The README's skopeo form: `skopeo copy ... oci:BUNDLE/images/tools:1.0`
+// writes the layout images/tools/ with the tag 1.0 in index.json, and
+// `image: tools:1.0` names it. run took it, pack refused it (it looked for
+// images/tools:1.0/rootfs); now the bundle packs, and the packed bundle
+// validates and runs.
+TEST_F(Pack, SkopeoTaggedLayoutPacksAndRuns) {
+  fs::path layer = dir_ / "layer";
+  fs::create_directories(layer);
+  std::ofstream(layer / "file") << "x";
+  fs::path layout = bundle_ / "images" / "tools";
+  auto made = testing::RunCommand(
+      {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+       layout.string(), R"({"Cmd":["/bin/true"]})", layer.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  // skopeo's tag in index.json, where the script writes "latest".
+  nlohmann::json index = nlohmann::json::parse(std::ifstream(layout / "index.json"));
+  index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] = "1.0";
+  std::ofstream(layout / "index.json") << index.dump();
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: tagged}\nspec:\n  restartPolicy: Never\n"
+      "  containers:\n  - name: app\n    image: tools:1.0\n    command: " +
+      ShCmd("echo packed > {{DIR}}/out") + "\n");
+  ASSERT_EQ(Podvisor({"validate", bundle_.string()}).exit_code, 0);
+
+  auto packed = Podvisor({"pack", bundle_.string(), (dir_ / "image").string()});
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  EXPECT_THAT(packed.out, HasSubstr("pod/tagged packed into"));
+
+  fs::rename(bundle_, dir_ / "source");
+  fs::rename(dir_ / "image", bundle_);
+  auto validated = Podvisor({"validate", bundle_.string()});
+  EXPECT_EQ(validated.exit_code, 0) << validated.err;
+  EXPECT_THAT(validated.out, HasSubstr("pod/tagged is valid"));
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  EXPECT_EQ(ReadScratch("out"), "packed");
+}
+
 // A bundle image is registry content (S14.5): a layer holding pod.yaml and
 // a symlink out of the bundle, made with the image script as an attacker
 // would push it. `validate` and `run` refuse it naming the link, nothing
