@@ -70,4 +70,17 @@ std::string DescribeCgroups(const CgroupInfo& info) {
   return out.str();
 }
 
+std::string CrunUnusableOn(const CgroupInfo& info) {
+  switch (info.mode) {
+    case CgroupMode::kUnified:
+    case CgroupMode::kLegacy:
+      return "";
+    case CgroupMode::kHybrid:
+      return "this host's hybrid cgroups (cgroup v1/v2 hybrid)";
+    case CgroupMode::kNone:
+      return "a host without a cgroup filesystem";
+  }
+  return "";
+}
+
 }  // namespace podvisor::cgroups

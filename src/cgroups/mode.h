@@ -35,4 +35,12 @@ CgroupInfo DetectCgroups(const std::filesystem::path& root = "/sys/fs/cgroup");
 // "unified (cgroup2 at /sys/fs/cgroup, controllers: cpu memory pids)".
 std::string DescribeCgroups(const CgroupInfo& info);
 
+// Why crun cannot run on a host with these cgroups, as the end of "crun
+// cannot run on ...", or "" when it can: crun refuses a v1/v2 hybrid
+// hierarchy outright (every container fails to start, so a pod would
+// crash-loop), and needs some cgroup filesystem; runc copes with both. The
+// one answer for run, validate, version and the shim, handed to
+// oci::LocateRuntime, which refuses an explicit crun with it.
+std::string CrunUnusableOn(const CgroupInfo& info);
+
 }  // namespace podvisor::cgroups

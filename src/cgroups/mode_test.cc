@@ -16,6 +16,14 @@ TEST(CgroupMode, DecidedByFilesystemMagic) {
   EXPECT_EQ(ModeFromFilesystemMagic(EXT4_SUPER_MAGIC, 0), CgroupMode::kNone);
 }
 
+TEST(CgroupMode, CrunCannotRunOnHybridCgroupsOrNone) {
+  EXPECT_EQ(CrunUnusableOn({CgroupMode::kUnified, "/sys/fs/cgroup", {}}), "");
+  EXPECT_EQ(CrunUnusableOn({CgroupMode::kLegacy, "", {}}), "");
+  EXPECT_EQ(CrunUnusableOn({CgroupMode::kHybrid, "/sys/fs/cgroup/unified", {}}),
+            "this host's hybrid cgroups (cgroup v1/v2 hybrid)");
+  EXPECT_EQ(CrunUnusableOn({CgroupMode::kNone, "", {}}), "a host without a cgroup filesystem");
+}
+
 TEST(CgroupMode, NamesAreWords) {
   EXPECT_EQ(CgroupModeName(CgroupMode::kUnified), "unified");
   EXPECT_EQ(CgroupModeName(CgroupMode::kHybrid), "hybrid");

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "cli/events_table.h"
 #include "supervisor/logs/log_files.h"
 
@@ -21,12 +23,15 @@ void LogPrinter::Release(int last_n) {
   std::fflush(stdout);
 }
 
+bool LogPrinter::Keeps(const supervisor::logs::LogLine& l) const {
+  if (!since_) return true;
+  auto t = ParseRfc3339(l.time);
+  return !t || *t >= *since_;
+}
+
 void LogPrinter::Print(const supervisor::logs::LogLine& l) {
   // Filtered before holding: --tail counts the lines --since keeps.
-  if (since_) {
-    auto t = ParseRfc3339(l.time);
-    if (t && *t < *since_) return;
-  }
+  if (!Keeps(l)) return;
   if (held_) {
     held_->push_back(l);
     return;
@@ -90,7 +95,7 @@ std::string LogFollower::ReadFd() {
   return out;
 }
 
-Result<std::string> LogFollower::Start() {
+Result<std::string> LogFollower::Start(const supervisor::logs::LogTailRequest* tail) {
   // Open first, list second: a rotation in between shows as our file
   // under a rotated name, and we start over.
   for (int attempt = 0;; ++attempt) {
@@ -100,9 +105,35 @@ Result<std::string> LogFollower::Start() {
     if (::stat(Current().c_str(), &st) == 0 && st.st_ino == ino_) break;
     if (attempt > 100) return Error("log " + Current().string() + " keeps rotating");
   }
+  if (tail) return ReadTail(*tail);
   std::string out;
   for (const auto& stamp : seen_) out += ReadRotated(stamp);
   return out + ReadFd();
+}
+
+Result<std::string> LogFollower::ReadTail(const supervisor::logs::LogTailRequest& tail) {
+  // The current file up to the size seen now, through the descriptor that
+  // follows it, then the descriptor moved there: what is appended
+  // meanwhile is followed, and a rotation meanwhile changes nothing read.
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return Error::FromErrno("stat " + Current().string());
+  auto size = static_cast<uint64_t>(st.st_size);
+  std::vector<std::string> stamps(seen_.begin(), seen_.end());
+  auto open = [&](std::size_t index) -> Result<std::unique_ptr<supervisor::logs::LogFileBytes>> {
+    if (index == stamps.size()) return supervisor::logs::BorrowLogFileBytes(fd_.get(), size);
+    // Plain, or gzip when the compressor got there first (ReadRotated).
+    fs::path plain = dir_ / (std::to_string(instance_) + ".log." + stamps[index]);
+    auto bytes = supervisor::logs::OpenLogFileBytes(plain);
+    if (!bytes && bytes.error().code() == ENOENT) {
+      bytes = supervisor::logs::OpenLogFileBytes(plain.string() + ".gz");
+    }
+    return bytes;
+  };
+  auto out = supervisor::logs::ReadLogTail(stamps.size() + 1, open, tail);
+  if (::lseek(fd_.get(), static_cast<off_t>(size), SEEK_SET) < 0) {
+    return Error::FromErrno("seeking in " + Current().string());
+  }
+  return out;
 }
 
 std::string LogFollower::ReadRotated(const std::string& stamp) const {

@@ -23,6 +23,7 @@
 #include "common/fd.h"
 #include "common/result.h"
 #include "supervisor/logs/cri_log.h"
+#include "supervisor/logs/log_tail.h"
 
 namespace podvisor::cli {
 
@@ -34,6 +35,8 @@ class LogPrinter {
   void SetPrefix(std::string prefix) { prefix_ = std::move(prefix); }
   // --since, --since-time: lines logged before `since` are dropped.
   void SetSince(WallTime since) { since_ = since; }
+  // Whether Print shows `line` (--since); --tail counts only these.
+  bool Keeps(const supervisor::logs::LogLine& line) const;
   void Print(const supervisor::logs::LogLine& line);
   // Until Release, lines are kept instead of printed; Release prints the
   // last `last_n` of them (all when negative) and prints directly after.
@@ -61,7 +64,10 @@ class LogFollower {
   // Opens the instance's current file and returns everything logged so far
   // (rotated files first) as raw CRI bytes, leaving the descriptor at the
   // end; following continues from there.
-  Result<std::string> Start();
+  // With `tail`, only the end of it that holds the last tail->lines kept
+  // lines, read backwards (log_tail.h): --tail on months of logs reads
+  // kilobytes, not every rotated file.
+  Result<std::string> Start(const supervisor::logs::LogTailRequest* tail = nullptr);
 
   // Prints what was appended since, following a rotation or a new
   // instance. Returns whether anything moved.
@@ -70,6 +76,7 @@ class LogFollower {
  private:
   Status OpenCurrent();
   std::string ReadFd();
+  Result<std::string> ReadTail(const supervisor::logs::LogTailRequest& tail);
   std::set<std::string> RotatedStamps() const;
   std::string ReadRotated(const std::string& stamp) const;
   std::filesystem::path Current() const { return dir_ / (std::to_string(instance_) + ".log"); }

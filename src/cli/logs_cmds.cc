@@ -193,7 +193,12 @@ std::string StartStream(const LogsOptions& o, const std::string& pod, const std:
   if (since) s.printer->SetSince(*since);
   // S11.2: the instance's rotated files (gzip or not) and its current one.
   s.follower = std::make_unique<LogFollower>(dir, instance, *s.printer);
-  auto so_far = s.follower->Start();
+  // --tail reads backwards from the end only as far as its N lines reach.
+  const LogPrinter& printer = *s.printer;
+  supervisor::logs::LogTailRequest tail{
+      static_cast<std::size_t>(std::max(o.tail, 0)),
+      [&printer](const supervisor::logs::LogLine& line) { return printer.Keeps(line); }};
+  auto so_far = s.follower->Start(o.tail >= 0 ? &tail : nullptr);
   if (!so_far) return so_far.error().message();
   // --tail counts user lines (per container, as kubectl's): hold them
   // back, then print the last N.

@@ -323,6 +323,10 @@ int RunPod(RunOptions opts) {
     return kExitUsage;
   }
   const bool manifest = !opts.file.empty();
+  // Before anything is made under the state directory (validate says it too).
+  cgroups::CgroupInfo cg = cgroups::DetectCgroups();
+  auto runtime = oci::LocateRuntime(opts.runtime, cgroups::CrunUnusableOn(cg));
+  if (!runtime) return *Refuse(kExitHost, runtime.error().message());
   // A bundle image (`podvisor pack`'s OCI layout) is unpacked into the
   // state directory, out of any pod's way (".bundles" is no DNS label),
   // and removed when run returns, however it returns.
@@ -354,11 +358,6 @@ int RunPod(RunOptions opts) {
     return *refused;
   }
 
-  cgroups::CgroupInfo cg = cgroups::DetectCgroups();
-  bool crun_usable =
-      cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
-  auto runtime = oci::LocateRuntime(opts.runtime, crun_usable);
-  if (!runtime) return *Refuse(kExitHost, runtime.error().message());
   bool root = ::geteuid() == 0;
   bool sandbox = false;
   supervisor::executor::PodNetworkOptions network;

@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <string>
 
+#include "cgroups/mode.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
+#include "oci/runtime_locator.h"
 
 namespace podvisor::cli {
 namespace {
@@ -18,6 +20,7 @@ struct ValidateOptions {
   bool skip_images = false;
   bool quiet = false;
   std::string network;  // "": run's default on this host
+  std::string runtime;  // "": not checked (a CI host that validates may have none)
   ConfigFiles config_files;
 };
 
@@ -41,13 +44,26 @@ struct ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 };
 
+// What `run --runtime` would refuse, in run's words (oci::LocateRuntime
+// with the host's cgroups): exit 3, the host cannot run the pod so. Said
+// besides the pod's own problems, which are still checked.
+bool RuntimeRefused(const ValidateOptions& opts) {
+  if (opts.runtime.empty()) return false;
+  auto runtime =
+      oci::LocateRuntime(opts.runtime, cgroups::CrunUnusableOn(cgroups::DetectCgroups()));
+  if (runtime) return false;
+  std::fprintf(stderr, "podvisor: %s\n", runtime.error().message().c_str());
+  return true;
+}
+
 int RunValidate(const ValidateOptions& opts) {
+  const bool runtime_refused = RuntimeRefused(opts);
   // A bundle image is checked as `run` would run it: unpacked first.
   ScratchDir scratch;
   OpenedBundle opened = OpenBundle(opts.path, scratch.path / "bundle");
-  if (opened.exit_code != 0) return opened.exit_code;
+  if (opened.exit_code != 0) return runtime_refused ? kExitHost : opened.exit_code;
   LoadedPod loaded = cli::LoadPod(opened.dir, !opts.skip_images, opts.config_files);
-  if (!loaded.ok()) return loaded.exit_code;
+  if (!loaded.ok()) return runtime_refused ? kExitHost : loaded.exit_code;
   const pod::Pod& pod = loaded.pod;
   // What `run --network` would refuse; its default as `run` computes it
   // (root with the namespaces sandbox, which is --sandbox auto for root).
@@ -59,8 +75,10 @@ int RunValidate(const ValidateOptions& opts) {
   if (auto refused = CheckPodNetwork(pod, mode, /*sandbox=*/true)) {
     std::fprintf(stderr, "%s (with --network %s)\n", refused->c_str(),
                  network::NetworkModeName(mode));
-    return kExitUsage;
+    return runtime_refused ? kExitHost : kExitUsage;
   }
+  // run refuses the runtime first, with exit 3, whatever else is wrong.
+  if (runtime_refused) return kExitHost;
   if (!opts.quiet) {
     std::size_t sidecars = 0;
     for (const auto& c : pod.spec.init_containers) sidecars += pod::IsSidecar(c) ? 1 : 0;
@@ -91,6 +109,9 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--network", opts->network,
                   "check against run --network cni, host or none (default: run's default here)")
       ->check(CLI::IsMember({"cni", "host", "none"}));
+  cmd->add_option("--runtime", opts->runtime,
+                  "check that run --runtime crun, runc or PATH can run here (crun cannot run "
+                  "on hybrid cgroups)");
   cmd->callback([opts, &exit_code] { exit_code = RunValidate(*opts); });
 }
 

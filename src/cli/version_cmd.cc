@@ -13,10 +13,7 @@ namespace {
 int RunVersion(const std::string& runtime_choice) {
   std::printf("podvisor %s\n", PODVISOR_VERSION);
   cgroups::CgroupInfo cg = cgroups::DetectCgroups();
-  // crun refuses hybrid hierarchies (and needs some cgroup filesystem).
-  bool crun_usable =
-      cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
-  auto rt = oci::LocateRuntime(runtime_choice, crun_usable);
+  auto rt = oci::LocateRuntime(runtime_choice, cgroups::CrunUnusableOn(cg));
   if (rt) {
     auto v = oci::RuntimeVersion(rt->path);
     std::printf("runtime: %s (%s)\n", rt->path.c_str(),

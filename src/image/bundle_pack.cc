@@ -20,6 +20,7 @@
 #include "image/blob_writer.h"
 #include "image/bundle_image.h"
 #include "image/tar_writer.h"
+#include "pod/bundle.h"
 
 namespace podvisor::image {
 namespace {
@@ -277,23 +278,33 @@ Result<PackResult> PackBundle(const PackInput& input, const fs::path& out) {
   std::vector<std::string> images = input.images;
   std::sort(images.begin(), images.end());
   images.erase(std::unique(images.begin(), images.end()), images.end());
-  std::map<std::string, fs::path> layouts;  // reference -> the layout directory to copy
+  // Each image is taken from where `run` finds it: pod::ResolveImageDir,
+  // which LoadImage uses too, so pack accepts every layout run accepts. A
+  // tagged reference may name a layout under its untagged name (skopeo's
+  // images/tools/ for `tools:1.0`); that layout travels once, under its own
+  // name, for all its tags, and resolves in the unpacked bundle as here.
+  fs::path images_dir = (input.bundle / "images").lexically_normal();
+  if (!images_dir.has_filename()) images_dir = images_dir.parent_path();
+  std::map<std::string, fs::path> layouts;  // name under images/ -> the layout directory to copy
   for (std::size_t i = 0; i < images.size(); ++i) {
-    fs::path dir = input.bundle / "images" / images[i];
-    if (IsOciLayout(dir)) {
+    auto dir = pod::ResolveImageDir(input.bundle, images[i]);
+    if (!dir) return dir.take_error().Wrap("pack: image \"" + images[i] + "\"");
+    std::string name = dir->lexically_relative(images_dir).string();
+    if (layouts.count(name)) continue;
+    if (IsOciLayout(*dir)) {
       // The image's directory may be a symlink to a layout kept elsewhere:
       // its content travels, not the link.
-      fs::path real = fs::canonical(dir, ec);
-      if (ec) return Error("pack: resolving " + dir.string() + ": " + ec.message(), ec.value());
-      layouts[images[i]] = real;
+      fs::path real = fs::canonical(*dir, ec);
+      if (ec) return Error("pack: resolving " + dir->string() + ": " + ec.message(), ec.value());
+      layouts[name] = real;
       continue;
     }
     fs::path converted = scratch / std::to_string(i);
     std::string tag = TagOf(images[i]);
-    if (auto s = ConvertRootfsImage(dir, converted, tag.empty() ? "latest" : tag); !s) {
+    if (auto s = ConvertRootfsImage(*dir, converted, tag.empty() ? "latest" : tag); !s) {
       return s.take_error().Wrap("image " + images[i]);
     }
-    layouts[images[i]] = converted;
+    layouts[name] = converted;
     result.converted_images.push_back(images[i]);
   }
 
@@ -314,8 +325,8 @@ Result<PackResult> PackBundle(const PackInput& input, const fs::path& out) {
         if (auto s = tree.Tree(f, "config/" + f.filename().string()); !s) return s;
       }
     }
-    for (const auto& [ref, dir] : layouts) {
-      if (auto s = tree.Tree(dir, "images/" + ref); !s) return s;
+    for (const auto& [name, dir] : layouts) {
+      if (auto s = tree.Tree(dir, "images/" + name); !s) return s;
     }
     return tree.Tree(input.bundle / input.manifest_file, input.manifest_file);
   });

@@ -9,12 +9,14 @@
 #include <gtest/gtest.h>
 
 #include "image/bundle_image.h"
+#include "image/image.h"
 #include "image/image_cache.h"
 #include "image/layout_builder_test_util.h"
 
 namespace podvisor::image {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using testing::LayoutBuilder;
 using testing::ReadFile;
@@ -164,6 +166,38 @@ TEST_F(BundlePack, UnpacksToTheBundle) {
   // Gone with the object, and the emptied parent with it.
   EXPECT_FALSE(fs::exists(dir));
   EXPECT_FALSE(fs::exists(parent));
+}
+
+// skopeo's form (README "Bundle layout"): `skopeo copy ... oci:images/tools:1.0`
+// writes the layout images/tools/ with the tag in index.json, and `run`
+// resolves `image: tools:1.0` there (pod::ResolveImageDir). pack takes
+// every image the way run finds it: the layout travels once, under its
+// own name, and the packed bundle resolves each tag to its manifest.
+TEST_F(BundlePack, ATaggedLayoutAsSkopeoWritesItPacksOnce) {
+  LayoutBuilder lb(bundle_ / "images" / "tools");
+  json one = lb.ManifestWith(json::object(), {lb.Layer({testing::File("v", "1")})});
+  json two = lb.ManifestWith(json::object(), {lb.Layer({testing::File("v", "2")})});
+  lb.WriteIndex({LayoutBuilder::WithTag(one, "1.0"), LayoutBuilder::WithTag(two, "2.0")});
+  std::string digest = one["digest"];
+  PackInput in = Input();
+  in.images = {"app", "tools:1.0", "tools:2.0", "tools@" + digest};
+  fs::path out = tmp_.path() / "out";
+  auto packed = PackBundle(in, out);
+  ASSERT_TRUE(packed) << packed.error().message();
+  EXPECT_THAT(packed->converted_images, ::testing::ElementsAre("app"));
+
+  auto unpacked = UnpackBundleImage(out, tmp_.path() / "state" / ".bundles");
+  ASSERT_TRUE(unpacked) << unpacked.error().message();
+  fs::path dir = unpacked->dir();
+  EXPECT_TRUE(fs::is_regular_file(dir / "images" / "tools" / "oci-layout"));
+  EXPECT_FALSE(fs::exists(dir / "images" / "tools:1.0"));
+  ImageLoadOptions options{tmp_.path() / "cache"};
+  for (auto [ref, content] :
+       {std::pair{std::string("tools:1.0"), "1"}, {"tools:2.0", "2"}, {"tools@" + digest, "1"}}) {
+    auto image = LoadImage(dir, ref, options);
+    ASSERT_TRUE(image) << ref << ": " << image.error().message();
+    EXPECT_EQ(ReadFile(image->rootfs / "v"), content) << ref;
+  }
 }
 
 TEST_F(BundlePack, AnOrdinaryImageIsNoBundle) {

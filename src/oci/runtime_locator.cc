@@ -20,6 +20,20 @@ bool IsExecutableFile(const std::filesystem::path& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
+// A path names crun by its file name, or through a symbolic link to it
+// (/usr/local/bin/oci-runtime -> /usr/bin/crun).
+bool IsCrun(const std::filesystem::path& p) {
+  if (p.filename() == "crun") return true;
+  std::error_code ec;
+  auto real = std::filesystem::canonical(p, ec);
+  return !ec && real.filename() == "crun";
+}
+
+Error CrunRefused(std::string_view choice, std::string_view crun_unusable) {
+  return Error("--runtime " + std::string(choice) + ": crun cannot run on " +
+               std::string(crun_unusable) + "; use runc");
+}
+
 }  // namespace
 
 Result<std::filesystem::path> FindInPath(std::string_view program, std::string_view search_path) {
@@ -42,17 +56,21 @@ Result<std::filesystem::path> FindInPath(std::string_view program, std::string_v
   return Error(std::string(program) + " not found in PATH", ENOENT);
 }
 
-Result<RuntimeBinary> LocateRuntime(std::string_view choice, bool crun_usable) {
+Result<RuntimeBinary> LocateRuntime(std::string_view choice, std::string_view crun_unusable) {
+  const bool crun_usable = crun_unusable.empty();
   if (choice.find('/') != std::string_view::npos) {
     std::filesystem::path p(choice);
     if (!IsExecutableFile(p)) {
       return Error("runtime " + p.string() + " is not an executable file", ENOENT);
     }
+    if (!crun_usable && IsCrun(p)) return CrunRefused(choice, crun_unusable);
     return RuntimeBinary{p.filename().string(), p};
   }
   if (choice == "crun" || choice == "runc") {
     auto found = FindInPath(choice);
     if (!found) return found.take_error().Wrap("--runtime " + std::string(choice));
+    // Found first: "not in PATH" is the plainer answer where crun is absent.
+    if (!crun_usable && choice == "crun") return CrunRefused(choice, crun_unusable);
     return RuntimeBinary{std::string(choice), *found};
   }
   if (!choice.empty()) {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -39,19 +40,56 @@ TEST_F(RuntimeLocatorTest, FindsExecutablesInASearchPath) {
 
 TEST_F(RuntimeLocatorTest, AnExplicitPathMustBeExecutable) {
   auto script = MakeScript(dir_, "my-runtime", "exit 0");
-  auto rt = LocateRuntime(script.string(), true);
+  auto rt = LocateRuntime(script.string(), "");
   ASSERT_TRUE(rt.ok());
   EXPECT_EQ(rt->name, "my-runtime");
-  auto missing = LocateRuntime((dir_ / "nope").string(), true);
+  auto missing = LocateRuntime((dir_ / "nope").string(), "");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message().find("is not an executable file"), std::string::npos);
 }
 
 TEST_F(RuntimeLocatorTest, UnknownNamesAreRejected) {
-  auto rt = LocateRuntime("docker", true);
+  auto rt = LocateRuntime("docker", "");
   ASSERT_FALSE(rt.ok());
   EXPECT_EQ(rt.error().message(),
             "--runtime: unknown runtime \"docker\": use crun, runc or a path to an OCI runtime");
+}
+
+// crun refuses a v1/v2 hybrid hierarchy; run crash-looped when told
+// --runtime crun there. An explicit crun, by name or by a path that is
+// crun, is refused up front with the host's reason; runc is not.
+TEST_F(RuntimeLocatorTest, AnExplicitCrunIsRefusedWhereCrunCannotRun) {
+  const std::string hybrid = "this host's hybrid cgroups (cgroup v1/v2 hybrid)";
+  auto crun = MakeScript(dir_ / "bin", "crun", "exit 0");
+  MakeScript(dir_ / "bin", "runc", "exit 0");
+  std::filesystem::create_symlink(crun, dir_ / "oci-runtime");
+
+  auto by_path = LocateRuntime(crun.string(), hybrid);
+  ASSERT_FALSE(by_path.ok());
+  EXPECT_EQ(by_path.error().message(), "--runtime " + crun.string() +
+                                           ": crun cannot run on this host's hybrid cgroups "
+                                           "(cgroup v1/v2 hybrid); use runc");
+  EXPECT_FALSE(LocateRuntime((dir_ / "oci-runtime").string(), hybrid).ok());
+  EXPECT_TRUE(LocateRuntime(crun.string(), "").ok());
+
+  const char* old_path = std::getenv("PATH");
+  std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", (dir_ / "bin").c_str(), 1);
+  auto by_name = LocateRuntime("crun", hybrid);
+  auto runc = LocateRuntime("runc", hybrid);
+  auto automatic = LocateRuntime("", hybrid);
+  auto usable = LocateRuntime("crun", "");
+  ::setenv("PATH", saved.c_str(), 1);
+  ASSERT_FALSE(by_name.ok());
+  EXPECT_EQ(by_name.error().message(),
+            "--runtime crun: crun cannot run on this host's hybrid cgroups (cgroup v1/v2 "
+            "hybrid); use runc");
+  ASSERT_TRUE(runc.ok());
+  EXPECT_EQ(runc->name, "runc");
+  ASSERT_TRUE(automatic.ok());
+  EXPECT_EQ(automatic->name, "runc");
+  ASSERT_TRUE(usable.ok());
+  EXPECT_EQ(usable->name, "crun");
 }
 
 TEST_F(RuntimeLocatorTest, ReadsTheFirstVersionLine) {

@@ -84,9 +84,7 @@ Result<CleanupReport> CleanupTask(const ShimPaths& paths) {
   if (record && !record->pod.empty() &&
       std::filesystem::exists(paths.StateDir() / record->pod, ec)) {
     cgroups::CgroupInfo cg = cgroups::DetectCgroups();
-    bool crun_usable =
-        cg.mode == cgroups::CgroupMode::kUnified || cg.mode == cgroups::CgroupMode::kLegacy;
-    auto runtime = oci::LocateRuntime("", crun_usable);
+    auto runtime = oci::LocateRuntime("", cgroups::CrunUnusableOn(cg));
     if (!runtime) return runtime.take_error().Wrap("recovering pod " + record->pod);
     hostfs::PodLayout layout(paths.StateDir(), record->pod);
     oci::RuntimeCliOptions options;

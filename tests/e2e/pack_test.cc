@@ -3,7 +3,11 @@
 // digest, and `run` and `validate` take the layout as BUNDLE: unpacked
 // into STATE/.bundles, run from there, gone when the pod ends. An ordinary
 // image layout is refused as a bundle (exit 2). Also `--cgroup-parent=self`
-// on a host without cgroup v2: refused before anything starts.
+// on a host without cgroup v2, and `--runtime crun` on hybrid cgroups:
+// refused before anything starts, and said by `validate --runtime`.
+#include <linux/magic.h>
+#include <sys/statfs.h>
+
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -118,6 +122,43 @@ TEST_F(Pack, PackRefusesAnImageOutsideTheBundle) {
   EXPECT_FALSE(fs::exists(dir_ / "image"));
 }
 
+// The README's skopeo form: `skopeo copy ... oci:BUNDLE/images/tools:1.0`
+// writes the layout images/tools/ with the tag 1.0 in index.json, and
+// `image: tools:1.0` names it. run took it, pack refused it (it looked for
+// images/tools:1.0/rootfs); now the bundle packs, and the packed bundle
+// validates and runs.
+TEST_F(Pack, SkopeoTaggedLayoutPacksAndRuns) {
+  fs::path layer = dir_ / "layer";
+  fs::create_directories(layer);
+  std::ofstream(layer / "file") << "x";
+  fs::path layout = bundle_ / "images" / "tools";
+  auto made = testing::RunCommand(
+      {"/bin/bash", RequiredEnv("PODVISOR_SOURCE_ROOT") + "/scripts/make-oci-layout.sh",
+       layout.string(), R"({"Cmd":["/bin/true"]})", layer.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  // skopeo's tag in index.json, where the script writes "latest".
+  nlohmann::json index = nlohmann::json::parse(std::ifstream(layout / "index.json"));
+  index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] = "1.0";
+  std::ofstream(layout / "index.json") << index.dump();
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: tagged}\nspec:\n  restartPolicy: Never\n"
+      "  containers:\n  - name: app\n    image: tools:1.0\n    command: " +
+      ShCmd("echo packed > {{DIR}}/out") + "\n");
+  ASSERT_EQ(Podvisor({"validate", bundle_.string()}).exit_code, 0);
+
+  auto packed = Podvisor({"pack", bundle_.string(), (dir_ / "image").string()});
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  EXPECT_THAT(packed.out, HasSubstr("pod/tagged packed into"));
+
+  fs::rename(bundle_, dir_ / "source");
+  fs::rename(dir_ / "image", bundle_);
+  auto validated = Podvisor({"validate", bundle_.string()});
+  EXPECT_EQ(validated.exit_code, 0) << validated.err;
+  EXPECT_THAT(validated.out, HasSubstr("pod/tagged is valid"));
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  EXPECT_EQ(ReadScratch("out"), "packed");
+}
+
 // A bundle image is registry content (S14.5): a layer holding pod.yaml and
 // a symlink out of the bundle, made with the image script as an attacker
 // would push it. `validate` and `run` refuse it naming the link, nothing
@@ -188,6 +229,45 @@ TEST_F(Pack, CgroupParentSelfNeedsCgroupV2) {
   EXPECT_EQ(Run({"--cgroup-parent=self"}), 3);
   EXPECT_THAT(RunStderr(), HasSubstr("--cgroup-parent=self needs cgroup v2"));
   EXPECT_FALSE(fs::exists(scratch_ / "out")) << "the pod ran";
+}
+
+bool HybridCgroups() {
+  struct statfs root {
+  }, unified{};
+  return ::statfs("/sys/fs/cgroup", &root) == 0 && root.f_type == TMPFS_MAGIC &&
+         ::statfs("/sys/fs/cgroup/unified", &unified) == 0 && unified.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+// crun refuses a v1/v2 hybrid hierarchy: `run --runtime crun` there used
+// to start the pod and crash-loop. It is refused up front (exit 3, the
+// host cannot run the pod), by name or by path, leaving nothing in the
+// state directory; `validate --runtime crun` says the same.
+TEST_F(Pack, ExplicitCrunIsRefusedOnHybridCgroups) {
+  if (!HybridCgroups()) GTEST_SKIP() << "this host's cgroups are not hybrid: crun can run here";
+  std::string crun = FindInPath("crun");
+  if (crun.empty()) GTEST_SKIP() << "crun not installed (scripts/install-deps.sh installs it)";
+  WriteSimplePod();
+  const std::string refusal =
+      "crun cannot run on this host's hybrid cgroups (cgroup v1/v2 hybrid); use runc";
+  for (const std::string& choice : {std::string("crun"), crun}) {
+    SCOPED_TRACE(choice);
+    auto ran = Podvisor({"run", "--state-dir", state_dir_.string(), "--log-dir", log_dir_.string(),
+                         "--sandbox", "none", "--runtime", choice, bundle_.string()});
+    EXPECT_EQ(ran.exit_code, 3) << ran.err;
+    EXPECT_THAT(ran.err, HasSubstr("--runtime " + choice + ": " + refusal));
+    EXPECT_FALSE(fs::exists(scratch_ / "out")) << "the pod ran";
+    std::error_code ec;
+    EXPECT_TRUE(!fs::exists(state_dir_, ec) || fs::is_empty(state_dir_, ec))
+        << "run left something under " << state_dir_;
+
+    auto validated = Podvisor({"validate", "--runtime", choice, bundle_.string()});
+    EXPECT_EQ(validated.exit_code, 3) << validated.err;
+    EXPECT_THAT(validated.err, HasSubstr("--runtime " + choice + ": " + refusal));
+  }
+  // runc can: validate passes with it.
+  auto with_runc = Podvisor({"validate", "--runtime", "runc", bundle_.string()});
+  EXPECT_EQ(with_runc.exit_code, 0) << with_runc.err;
+  EXPECT_THAT(with_runc.out, HasSubstr("pod/packed is valid"));
 }
 
 }  // namespace
