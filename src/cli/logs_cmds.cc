@@ -24,6 +24,7 @@
 #include "cli/log_follow.h"
 #include "cli/pod_loading.h"
 #include "cli/pod_records.h"
+#include "cli/pod_runs.h"
 #include "cli/pod_target.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
@@ -92,7 +93,10 @@ struct LogsOptions {
   std::string since, since_time;
   bool follow = false, previous = false, timestamps = false;
   int tail = -1;
-  std::string log_dir = kDefaultLogDir, state_dir = kDefaultStateDir;
+  // --log-dir as given; "" (not given): where the pod's run put its logs.
+  std::string log_dir, state_dir = kDefaultStateDir;
+  std::string run;    // --run: an earlier run (S14.33); "" the current one
+  PodRunFiles files;  // the chosen pod's, once chosen
 };
 
 // The pod is chosen among those under the state dir (pod_records.h); a
@@ -104,12 +108,12 @@ Result<std::string> SelectLogPod(const LogsOptions& o, const std::string& name) 
   if (!name.empty()) {
     // S14.23: never a path outside the log directory.
     if (Status s = CheckNameArgument("pod name", name); !s) return s.take_error();
-    if (fs::is_directory(fs::path(o.log_dir) / name, ec)) return name;
+    if (fs::is_directory(LogRoot(o.log_dir) / name, ec)) return name;
     return pod;
   }
   if (!FindPods(o.state_dir).empty()) return pod;  // several: that error
   std::vector<std::string> dirs;
-  for (const auto& entry : fs::directory_iterator(o.log_dir, ec)) {
+  for (const auto& entry : fs::directory_iterator(LogRoot(o.log_dir), ec)) {
     std::string n = entry.path().filename().string();
     if (entry.is_directory(ec) && !n.starts_with('.')) dirs.push_back(n);
   }
@@ -121,7 +125,7 @@ Result<std::string> SelectLogPod(const LogsOptions& o, const std::string& name) 
 // when there is none (only logs are left).
 std::vector<std::string> ContainerNames(const LogsOptions& o, const std::string& pod) {
   std::vector<std::string> names;
-  auto record = LoadPodRecord(o.state_dir, pod);
+  auto record = LoadRunRecord(o.state_dir, pod, o.files);
   if (!record) return names;
   pod::PodSpec spec = SpecShapeFromPodJson(*record);
   for (const auto* list : {&spec.init_containers, &spec.containers}) {
@@ -132,7 +136,7 @@ std::vector<std::string> ContainerNames(const LogsOptions& o, const std::string&
 
 // kubectl's answer when a pod has several containers and none was named.
 std::string ChooseContainerMessage(const LogsOptions& o, const std::string& pod) {
-  auto record = LoadPodRecord(o.state_dir, pod);
+  auto record = LoadRunRecord(o.state_dir, pod, o.files);
   pod::PodSpec spec = record ? SpecShapeFromPodJson(*record) : pod::PodSpec{};
   auto join = [](const std::vector<pod::Container>& list) {
     std::string out;
@@ -174,7 +178,7 @@ std::string StartStream(const LogsOptions& o, const std::string& pod, const std:
   // S14.23: the argument, or a name in the pod's record, becomes a
   // directory under the pod's logs: "../../x" must not.
   if (Status s = CheckNameArgument("container name", name); !s) return s.error().message();
-  fs::path dir = fs::path(o.log_dir) / pod / name;
+  fs::path dir = o.files.logs / name;
   auto instances = supervisor::logs::LogInstances(dir);
   if (instances.empty()) {
     if (o.all_containers) return "";  // not started yet: nothing to show
@@ -214,7 +218,7 @@ std::string StartStream(const LogsOptions& o, const std::string& pod, const std:
   return "";
 }
 
-int Logs(const LogsOptions& o) {
+int Logs(LogsOptions o) {
   // kubectl's habits (pod_target.h): POD first, -c for the container,
   // else the pod's default one; a lone word that names no pod is still
   // the container of the only pod.
@@ -222,13 +226,19 @@ int Logs(const LogsOptions& o) {
     std::error_code ec;
     return CheckNameArgument("pod name", word).ok() &&
            (fs::is_directory(fs::path(o.state_dir) / word, ec) ||
-            fs::is_directory(fs::path(o.log_dir) / word, ec));
+            fs::is_directory(LogRoot(o.log_dir) / word, ec));
   });
   if (!words) return Fail(words.error().message());
   if (!o.since.empty() && !o.since_time.empty())
     return Fail("--since and --since-time exclude each other");
   auto pod = SelectLogPod(o, words->pod);
   if (!pod) return Fail(pod.error().message());
+  // S14.34: the logs are where the pod's run put them, unless --log-dir
+  // says otherwise; S14.33: an earlier run's with --run.
+  auto files = FindPodRunFiles(o.state_dir, o.log_dir, *pod, o.run);
+  if (!files) return Fail(files.error().message());
+  o.files = std::move(*files);
+  if (!o.files.run.empty()) o.follow = false;  // an earlier run has ended
 
   std::vector<std::string> containers;
   if (o.all_containers) {
@@ -239,7 +249,7 @@ int Logs(const LogsOptions& o) {
   } else {
     // No record (a pod whose state dir a reboot emptied): kubectl's
     // question, as nothing says which containers it had.
-    auto record = LoadPodRecord(o.state_dir, *pod);
+    auto record = LoadRunRecord(o.state_dir, *pod, o.files);
     if (!record) return Fail(ChooseContainerMessage(o, *pod));
     auto chosen = AnnounceDefaultContainer(*record);
     if (!chosen) return Fail(chosen.error().message());
@@ -280,6 +290,7 @@ int Logs(const LogsOptions& o) {
 struct EventsOptions {
   std::string pod;
   std::string state_dir = kDefaultStateDir;
+  std::string run;  // --run: an earlier run (S14.33)
   bool follow = false;
   std::string output = "table";
 };
@@ -287,7 +298,9 @@ struct EventsOptions {
 int Events(const EventsOptions& o) {
   auto pod = SelectPod(o.state_dir, o.pod);
   if (!pod) return Fail(pod.error().message());
-  fs::path file = PodDir(o.state_dir, *pod).EventsFile();
+  auto files = FindPodRunFiles(o.state_dir, "", *pod, o.run);
+  if (!files) return Fail(files.error().message());
+  fs::path file = files->state / PodDir::kEventsFile;
   std::error_code ec;
   if (!fs::exists(file, ec)) return Fail("no events for pod " + *pod + " (" + file.string() + ")");
   const bool wide = o.output == "wide";
@@ -318,7 +331,7 @@ int Events(const EventsOptions& o) {
     std::printf("%s", FormatTable(EventTable(records, *pod, now, wide)).c_str());
   }
   std::fflush(stdout);
-  if (!o.follow) return kExitSucceeded;
+  if (!o.follow || !files->run.empty()) return kExitSucceeded;
   Follower follower;
   if (!follower.Init(PodDir::At(file.parent_path()).ControlSocket())) return Fail("inotify failed");
   bool more = true;
@@ -356,7 +369,12 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
     cmd->add_flag("-p,--previous", o->previous, "the previous instance of the container");
     cmd->add_flag("--timestamps", o->timestamps, "prefix each line with its RFC 3339 time");
     cmd->add_option("--tail", o->tail, "only the last N lines")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--log-dir", o->log_dir, "as given to run")->capture_default_str();
+    cmd->add_option("--run", o->run,
+                    "an earlier run of the pod: 1 the one before the last, 2 the one before "
+                    "that, or its uid");
+    cmd->add_option("--log-dir", o->log_dir,
+                    "as given to run (default: where the pod's run put them, else " +
+                        std::string(kDefaultLogDir) + ")");
     cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = Logs(*o); });
   }
@@ -369,6 +387,9 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
                     "table, wide (adds FIRST SEEN, COUNT) or json (one object a line)")
         ->check(CLI::IsMember({"table", "wide", "json"}))
         ->capture_default_str();
+    cmd->add_option("--run", o->run,
+                    "an earlier run of the pod: 1 the one before the last, 2 the one before "
+                    "that, or its uid");
     cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = Events(*o); });
   }

@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/pod_records.h"
+#include "cli/pod_runs.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/pod_lock.h"
@@ -25,12 +26,15 @@ namespace fs = std::filesystem;
 
 struct Dirs {
   std::string state_dir = kDefaultStateDir;
-  std::string log_dir = kDefaultLogDir;
+  std::string log_dir;  // "" (not given): wherever each run put its logs (S14.34)
 };
 
 void AddDirs(CLI::App* cmd, Dirs& d, bool log_dir = true) {
   cmd->add_option("--state-dir", d.state_dir, "as given to run")->capture_default_str();
-  if (log_dir) cmd->add_option("--log-dir", d.log_dir, "as given to run")->capture_default_str();
+  if (log_dir) {
+    cmd->add_option("--log-dir", d.log_dir,
+                    "also remove the pod's logs here (its runs' own log directories always go)");
+  }
 }
 
 // Mount points under `dir`, from /proc/self/mountinfo: a pod whose
@@ -71,7 +75,10 @@ Status RemovePod(const Dirs& d, const PodEntry& pod) {
     return Error("pod " + pod.name + " still has mounts under " + state.string());
   }
   std::error_code ec;
-  for (const fs::path& dir : {state, fs::path(d.log_dir) / pod.name}) {
+  // S14.34: the logs of every run, wherever each went, then the record.
+  std::vector<fs::path> dirs = PodLogDirs(d.state_dir, d.log_dir, pod.name);
+  dirs.push_back(state);
+  for (const fs::path& dir : dirs) {
     fs::remove_all(dir, ec);
     if (ec) return Error("removing " + dir.string() + ": " + ec.message(), ec.value());
   }

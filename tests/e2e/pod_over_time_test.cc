@@ -1,9 +1,10 @@
 // Tier 2 (fake runtime): a pod's life on a host over time (docs/SEMANTICS.md
-// S14.30): one supervisor per pod, `stop` that returns once
+// S14.30, S14.33, S14.34): one supervisor per pod, `stop` that returns once
 // the pod is gone so `stop && run` and `stop && rm` always work, each run
 // its own record, and a log directory the client commands remember.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -100,6 +101,50 @@ TEST_F(PodOverTime, RmRefusesARunningPodByItsLock) {
   EXPECT_TRUE(fs::exists(state_dir_ / "busy" / "status.json"));
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   WaitRun();
+}
+
+TEST_F(PodOverTime, EachRunIsItsOwnRecordAndTheLogDirectoryIsRemembered) {
+  WritePod(Pod("runs", "  - {name: app, image: img, command: " +
+                           ShCmd("echo line-$(cat /proc/sys/kernel/random/uuid)") + "}\n"));
+  ASSERT_EQ(Run(), 0) << RunStderr();
+  // Without --log-dir: the run remembered where its logs went.
+  auto first = Client({"logs", "runs"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_THAT(first.out, HasSubstr("line-"));
+  const std::string first_uid = Status().value()["metadata"].value("uid", "");
+  ASSERT_EQ(Run(), 0) << RunStderr();
+
+  auto second = Client({"logs", "runs"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, Not(HasSubstr(first.out))) << "the previous run's lines";
+  EXPECT_EQ(std::count(second.out.begin(), second.out.end(), '\n'), 1) << second.out;
+  int started = 0;
+  for (const auto& e : PodEvents()) {
+    started += e.value("reason", "") == "Started";
+    EXPECT_EQ(e.value("count", 1), 1) << e.dump();  // nothing folds across runs
+  }
+  EXPECT_EQ(started, 1);
+  EXPECT_THAT(Client({"events", "runs"}).out, Not(HasSubstr("x2")));
+
+  // The earlier run is reachable: by number and by its uid.
+  auto earlier = Client({"logs", "runs", "--run", "1"});
+  EXPECT_EQ(earlier.exit_code, 0) << earlier.err;
+  EXPECT_EQ(earlier.out, first.out);
+  EXPECT_EQ(Client({"logs", "runs", "--run", first_uid}).out, first.out);
+  auto earlier_events = Client({"events", "runs", "--run", "1", "-o", "json"});
+  EXPECT_EQ(earlier_events.exit_code, 0) << earlier_events.err;
+  EXPECT_THAT(earlier_events.out, HasSubstr("\"Started\""));
+  auto none = Client({"logs", "runs", "--run", "2"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(
+      none.err,
+      HasSubstr("--run 2: pod runs has no such earlier run (newest first: " + first_uid + ")"));
+
+  // rm without --log-dir removes every run's logs.
+  auto rm = Client({"rm", "runs"});
+  EXPECT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_FALSE(fs::exists(log_dir_ / "runs"));
+  EXPECT_FALSE(fs::exists(state_dir_ / "runs"));
 }
 
 }  // namespace

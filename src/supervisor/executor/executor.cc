@@ -16,6 +16,7 @@
 #include "common/pod_dir.h"
 #include "common/signal_names.h"
 #include "common/uuid.h"
+#include "hostfs/earlier_runs.h"
 #include "hostfs/etc_files.h"
 #include "hostfs/instance_plan.h"
 #include "hostfs/rootfs.h"
@@ -81,6 +82,9 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     std::filesystem::remove(PodDir::At(ex->options_.state_dir).EventsFile(), ec);
     std::filesystem::remove(PodDir::At(ex->options_.state_dir).RecordFile(), ec);
     std::filesystem::remove(ex->options_.state_dir / cgroups::kCgroupNameFile, ec);
+    std::filesystem::remove(ex->options_.state_dir / hostfs::kLogDirFile, ec);
+    // The previous run's record stays the pod's record (S14.33).
+    if (ex->earlier_run_) hostfs::PutEarlierRunBack(*ex->earlier_run_, ex->options_.state_dir);
     std::filesystem::remove(ex->options_.state_dir, ec);
     std::filesystem::remove(ex->options_.log_dir, ec);
     // No pod left, no lock file beside it either.
@@ -208,6 +212,11 @@ Status Executor::ClaimPodState() {
   owns_pod_ = true;
   if (auto s = podvisor::MakeDirs(options_.state_dir, 0700); !s) return s;
   if (auto s = podvisor::MakeDirs(options_.log_dir, 0755); !s) return s;
+  // S14.33: this run is a new record; the previous one's files move aside.
+  auto earlier = hostfs::SetEarlierRunAside(options_.state_dir, options_.log_dir);
+  if (!earlier) return earlier.take_error();
+  earlier_run_ = std::move(*earlier);
+  if (auto s = hostfs::RememberLogDir(options_.state_dir, options_.log_dir); !s) return s;
   if (!pod_cgroup_name_.empty()) {
     if (auto s = cgroups::RecordCgroupName(options_.state_dir, pod_cgroup_name_); !s) return s;
   }

@@ -24,6 +24,7 @@
 #include "common/fd.h"
 #include "common/host_claim.h"
 #include "common/pod_lock.h"
+#include "hostfs/earlier_runs.h"
 #include "hostfs/layout.h"
 #include "image/image.h"
 #include "pod/model.h"
@@ -118,6 +119,7 @@ class Executor : private InstanceHost {
   // (cgroups/cgroup_name.h), and its claim; empty without a parent.
   std::string pod_cgroup_name_;
   HostClaim cgroup_claim_;
+  std::optional<hostfs::EarlierRun> earlier_run_;  // the previous run, set aside (S14.33)
   process::Reaper reaper_;
   std::optional<process::SignalFd> signal_fd_;
   std::unique_ptr<control::ControlServer> control_;
