@@ -13,6 +13,10 @@
 //   DIR/<pod>/containers/<container>/<id>/   one runtime bundle per create attempt:
 //       config.json, termination-log, init.pid, runtime.log,
 //       upper/ work/ (overlay), rootfs/ (its merged root), subpaths/
+//   DIR/<pod>/log-dir            the pod's log directory of its current run (S14.34)
+//   DIR/<pod>/cgroup-name        the pod cgroup's claimed name (S14.31)
+//   DIR/<pod>/.runs/<uid>/       an earlier run's record, events, log-dir (S14.33)
+//   DIR/<pod>.lock               held by the pod's supervisor (common/pod_lock.h)
 //   DIR/network.lock             held across the hostPort check and ADD of every pod
 //   DIR/.images/                 unpacked OCI image layouts, shared by pods
 //   DIR/.bundles/                bundle images `run` unpacked

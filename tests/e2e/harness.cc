@@ -253,6 +253,15 @@ void E2eTest::CheckNothingLeftBehind() {
     ::kill(std::stoi(p), SIGKILL);
   }
 
+  // Host-wide claims (S14.31, S14.32) of this test's state directories.
+  for (const char* kind : {"cgroups", "host-ports"}) {
+    std::error_code ec;
+    for (const auto& claim : fs::directory_iterator(fs::path("/run/lock/podvisor") / kind, ec)) {
+      if (ReadFile(claim.path()).find(dir_.string() + "/") != std::string::npos)
+        ADD_FAILURE() << "host claim left behind: " << claim.path();
+    }
+  }
+
   // Mounts under the temp dir (overlay roots, volumes, namespace pins).
   std::istringstream mountinfo(ReadFile("/proc/self/mountinfo"));
   for (std::string line; std::getline(mountinfo, line);) {
