@@ -13,9 +13,8 @@ namespace {
 namespace fs = std::filesystem;
 
 bool AllDigits(const std::string& s) {
-  return !s.empty() && s.size() < 6 && std::all_of(s.begin(), s.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
+  return !s.empty() && s.size() < 6 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -46,7 +45,8 @@ Result<PodRunFiles> FindPodRunFiles(const fs::path& state_dir, const std::string
   }
   if (found == nullptr) {
     std::string ids;
-    for (auto it = runs.rbegin(); it != runs.rend(); ++it) ids += (ids.empty() ? "" : ", ") + it->id;
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+      ids += (ids.empty() ? "" : ", ") + it->id;
     return Error("--run " + run + ": pod " + pod + " has no such earlier run (" +
                  (ids.empty() ? std::string("it has none") : "newest first: " + ids) + ")");
   }

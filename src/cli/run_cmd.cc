@@ -272,8 +272,9 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
 // naming why, rather than in every create, retried forever (S2.3).
 // pivot_root(2) cannot move an initramfs, whichever way podvisor was
 // started there (init mode or a shell's `podvisor run`): --no-pivot.
-Refusal CheckHost(RunOptions& opts, bool root, bool sandbox) {
+Refusal CheckHost(RunOptions& opts, const pod::Pod& pod, bool root, bool sandbox) {
   supervisor::executor::HostCheckOptions checks;
+  checks.pod = &pod.spec;
   checks.privileged = root;
   checks.overlay = sandbox;
   checks.scratch_dir = std::filesystem::absolute(opts.state_dir);
@@ -362,7 +363,7 @@ int RunPod(RunOptions opts) {
   bool sandbox = false;
   supervisor::executor::PodNetworkOptions network;
   if (auto refused = ChooseNetwork(opts, pod, root, sandbox, network)) return *refused;
-  if (auto refused = CheckHost(opts, root, sandbox)) return *refused;
+  if (auto refused = CheckHost(opts, pod, root, sandbox)) return *refused;
   // --network host is hostNetwork: true for every pod (the host's network
   // and UTS namespaces, the host's /etc/hosts, podIP = hostIP).
   if (network.mode == network::NetworkMode::kHost) pod.spec.host_network = true;

@@ -10,6 +10,7 @@
 #include "cgroups/mode.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
+#include "oci/capabilities.h"
 #include "oci/runtime_locator.h"
 
 namespace podvisor::cli {
@@ -79,6 +80,12 @@ int RunValidate(const ValidateOptions& opts) {
   }
   // run refuses the runtime first, with exit 3, whatever else is wrong.
   if (runtime_refused) return kExitHost;
+  // What no container could be given on this host (S14.35), as run says it.
+  if (auto s = oci::CheckCapabilitiesAvailable(pod.spec, oci::CurrentBoundingCapabilities()); !s) {
+    std::fprintf(stderr, "podvisor: this host cannot run the pod: %s (S14.35)\n",
+                 s.error().message().c_str());
+    return kExitHost;
+  }
   if (!opts.quiet) {
     std::size_t sidecars = 0;
     for (const auto& c : pod.spec.init_containers) sidecars += pod::IsSidecar(c) ? 1 : 0;

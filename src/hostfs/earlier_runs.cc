@@ -91,7 +91,8 @@ Result<std::optional<EarlierRun>> SetEarlierRunAside(const fs::path& pod_dir,
   fs::create_directory(run.state, ec);
   if (ec) return Error("creating " + run.state.string() + ": " + ec.message(), ec.value());
   run.logs_from = RememberedLogDir(pod_dir).value_or(log_dir);
-  for (const fs::path& file : {pod.RecordFile(), pod.EventsFile(), pod_dir / fs::path(kLogDirFile)}) {
+  for (const fs::path& file :
+       {pod.RecordFile(), pod.EventsFile(), pod_dir / fs::path(kLogDirFile)}) {
     if (!fs::exists(file, ec)) continue;
     fs::rename(file, run.state / file.filename(), ec);
     if (ec) return Error("moving " + file.string() + " aside: " + ec.message(), ec.value());

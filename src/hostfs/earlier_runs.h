@@ -37,10 +37,10 @@ std::optional<std::filesystem::path> RememberedLogDir(const std::filesystem::pat
 Status RememberLogDir(const std::filesystem::path& pod_dir, const std::filesystem::path& log_dir);
 
 struct EarlierRun {
-  std::string id;                      // the run's pod uid (made unique)
-  std::filesystem::path state;         // DIR/<pod>/.runs/<id>
-  std::filesystem::path logs;          // its logs, or empty
-  std::filesystem::path logs_from;     // where the logs were before the move
+  std::string id;                   // the run's pod uid (made unique)
+  std::filesystem::path state;      // DIR/<pod>/.runs/<id>
+  std::filesystem::path logs;       // its logs, or empty
+  std::filesystem::path logs_from;  // where the logs were before the move
 };
 
 // Moves the previous run's record, events and logs (found by its log-dir

@@ -88,7 +88,8 @@ TEST_F(EarlierRunsTest, OnlyTheNewestAreKeptAndASameUidGetsItsOwnPlace) {
   }
   std::vector<EarlierRun> runs = EarlierRuns(pod_);
   ASSERT_EQ(runs.size(), static_cast<std::size_t>(kEarlierRunsKept));
-  EXPECT_EQ(Read(runs.back().logs / "app" / "0.log"), "run " + std::to_string(runs_made - 1) + "\n");
+  EXPECT_EQ(Read(runs.back().logs / "app" / "0.log"),
+            "run " + std::to_string(runs_made - 1) + "\n");
   EXPECT_EQ(Read(runs.front().logs / "app" / "0.log"), "run 2\n");
   std::size_t log_archives = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(logs_ / ".runs")) ++log_archives;

@@ -145,4 +145,21 @@ Result<std::vector<std::string>> ComputeCapabilities(const pod::SecurityContext*
   return std::vector<std::string>(caps.begin(), caps.end());
 }
 
+Status CheckCapabilitiesAvailable(const pod::PodSpec& spec,
+                                  const std::vector<std::string>& available) {
+  for (const auto& [list, name] :
+       {std::pair{&spec.init_containers, "initContainers"}, {&spec.containers, "containers"}}) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const pod::Container& c = (*list)[i];
+      if (!c.security_context) continue;
+      const std::string field =
+          std::string("spec.") + name + "[" + std::to_string(i) + "].securityContext.capabilities";
+      if (auto caps = ComputeCapabilities(&*c.security_context, field, &available); !caps) {
+        return caps.take_error();
+      }
+    }
+  }
+  return Ok();
+}
+
 }  // namespace podvisor::oci

@@ -48,4 +48,11 @@ Result<std::vector<std::string>> ComputeCapabilities(
     const pod::SecurityContext* security, std::string_view field,
     const std::vector<std::string>* available = nullptr);
 
+// S14.35: every capability a container of `spec` adds is in `available`
+// (this process's bounding set): otherwise the runtime could not grant it
+// and every create would fail, so `run` refuses before any container. The
+// error names the container's field and the capability.
+Status CheckCapabilitiesAvailable(const pod::PodSpec& spec,
+                                  const std::vector<std::string>& available);
+
 }  // namespace podvisor::oci

@@ -49,6 +49,24 @@ TEST(Capabilities, AddAndDropAcceptAnySpelling) {
   EXPECT_TRUE(std::is_sorted(caps->begin(), caps->end()));
 }
 
+TEST(Capabilities, S14_35_AnAddedCapabilityOutsideTheBoundingSetIsNamedUpFront) {
+  pod::PodSpec spec;
+  spec.init_containers.push_back(pod::Container{});
+  spec.init_containers[0].name = "setup";
+  spec.containers.push_back(pod::Container{});
+  spec.containers[0].name = "app";
+  spec.containers.push_back(pod::Container{});
+  spec.containers[1].name = "tuner";
+  spec.containers[1].security_context = Caps({"NET_ADMIN", "sys_resource"}, {});
+  const std::vector<std::string> lacking = {"CAP_CHOWN", "CAP_NET_ADMIN"};
+  Status s = CheckCapabilitiesAvailable(spec, lacking);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message(),
+            "spec.containers[1].securityContext.capabilities.add[1]: CAP_SYS_RESOURCE is not in "
+            "podvisor's own bounding set on this host, so no container can have it");
+  EXPECT_TRUE(CheckCapabilitiesAvailable(spec, AllCapabilities()));
+}
+
 TEST(Capabilities, DropAllThenAddKeepsOnlyTheAdded) {
   auto sc = Caps({"NET_BIND_SERVICE"}, {"ALL"});
   EXPECT_EQ(*ComputeCapabilities(&sc, "f"), std::vector<std::string>{"CAP_NET_BIND_SERVICE"});

@@ -147,5 +147,37 @@ TEST_F(PodOverTime, EachRunIsItsOwnRecordAndTheLogDirectoryIsRemembered) {
   EXPECT_FALSE(fs::exists(state_dir_ / "runs"));
 }
 
+TEST_F(PodOverTime, S14_35_ACapabilityTheHostCannotGrantIsRefusedBeforeAnyContainer) {
+  if (::geteuid() != 0) GTEST_SKIP() << "dropping from the bounding set needs root";
+  if (FindInPath("setpriv").empty()) GTEST_SKIP() << "setpriv (util-linux) not installed";
+  WritePod(Pod("caps", "  - {name: app, image: img, command: " + HelperCmd("app", "exit 0") +
+                           ", securityContext: {capabilities: {add: [SYS_TIME]}}}\n"));
+  // podvisor started by a parent that dropped CAP_SYS_TIME from its
+  // bounding set, as a container engine or a unit's CapabilityBoundingSet= does.
+  const std::vector<std::string> lacking = {FindInPath("setpriv"), "--bounding-set", "-sys_time"};
+  std::vector<std::string> run = lacking;
+  for (const std::string& a :
+       {RequiredEnv("PODVISOR"), std::string("run"), std::string("--state-dir"),
+        state_dir_.string(), std::string("--log-dir"), log_dir_.string(), std::string("--runtime"),
+        RequiredEnv("PODVISOR_FAKE_RUNTIME"), std::string("--sandbox"), std::string("none"),
+        std::string("--network"), std::string("none"), bundle_.string()}) {
+    run.push_back(a);
+  }
+  auto refused = testing::RunCommand(run);
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("spec.containers[0].securityContext.capabilities.add[0]: "
+                                     "CAP_SYS_TIME is not in podvisor's own bounding set"));
+  EXPECT_FALSE(fs::exists(state_dir_ / "caps"));
+  EXPECT_TRUE(HelperEvents().empty());
+  std::vector<std::string> validate = lacking;
+  for (const std::string& a : {RequiredEnv("PODVISOR"), std::string("validate"), bundle_.string()})
+    validate.push_back(a);
+  auto told = testing::RunCommand(validate);
+  EXPECT_EQ(told.exit_code, 3) << told.err;
+  EXPECT_THAT(told.err, HasSubstr("CAP_SYS_TIME is not in podvisor's own bounding set"));
+  // With the capability, the same pod runs.
+  EXPECT_EQ(Run(), 0) << RunStderr();
+}
+
 }  // namespace
 }  // namespace podvisor::e2e

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "oci/capabilities.h"
+
 namespace podvisor::supervisor::executor {
 namespace {
 
@@ -202,6 +204,12 @@ Status CheckHostForPod(const HostCheckOptions& options) {
   }
   if (options.overlay) {
     if (auto s = CheckOverlay(options.scratch_dir); !s) causes.push_back(s.error().message());
+  }
+  if (options.pod != nullptr) {
+    if (auto s = oci::CheckCapabilitiesAvailable(*options.pod, oci::CurrentBoundingCapabilities());
+        !s) {
+      causes.push_back(s.error().message() + " (S14.35)");
+    }
   }
   if (causes.empty()) return Ok();
   std::string message = "this host cannot run the pod: ";

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "pod/model.h"
 
 namespace podvisor::supervisor::executor {
 
@@ -49,6 +50,8 @@ struct HostCheckOptions {
   // Where a trial overlay mount may be made (made if missing; the trial's
   // own directory is removed again).
   std::filesystem::path scratch_dir;
+  // The pod: what its containers ask of the host (capabilities, S14.35).
+  const pod::PodSpec* pod = nullptr;
 };
 
 // Every check that applies, one error naming every cause found and what
