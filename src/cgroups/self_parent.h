@@ -31,6 +31,12 @@
 namespace podvisor::cgroups {
 
 inline constexpr const char* kSelfCgroupParent = "self";
+// `run --cgroup-parent=auto` (the systemd unit's): `self` where it can
+// work (cgroup v2, root), the default /podvisor elsewhere, so one unit
+// file serves v2 hosts, where the pod then lies inside the unit's cgroup,
+// and v1 or hybrid ones, where it cannot.
+inline constexpr const char* kAutoCgroupParent = "auto";
+inline constexpr const char* kDefaultCgroupParent = "/podvisor";
 inline constexpr const char* kSupervisorLeaf = "_supervisor";
 
 // The cgroup v2 path of `self_cgroup_file`'s "0::/a/b" line ("/a/b").

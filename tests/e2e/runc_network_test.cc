@@ -262,7 +262,7 @@ class RuncNetwork : public RuncE2eTest {
   void StopPod() {
     auto stop = Client({"stop"});
     EXPECT_EQ(stop.exit_code, 0) << stop.err;
-    EXPECT_THAT(WaitRun(), ::testing::AnyOf(0, 1)) << RunStderr();
+    EXPECT_THAT(WaitRun(), ::testing::AnyOf(0, 4)) << RunStderr();
   }
 
   fs::path conf_dir_, ipam_dir_;
