@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cgroups/mode.h"
 #include "common/result.h"
 
 namespace podvisor::cgroups {
@@ -43,6 +44,11 @@ inline constexpr const char* kSupervisorLeaf = "_supervisor";
 // An error when there is none (no cgroup v2) or the process's cgroup is
 // not visible ("(deleted)", outside its cgroup namespace's root).
 Result<std::string> ReadSelfCgroup(const std::filesystem::path& self_cgroup_file);
+
+// `auto`'s choice for a process on a host with `cg`: kSelfCgroupParent
+// on cgroup v2 as root, else kDefaultCgroupParent, with the reason self
+// was not chosen in `why_not_self` ("" when it was).
+std::string ResolveAutoCgroupParent(const CgroupInfo& cg, bool root, std::string& why_not_self);
 
 class SupervisorLeaf {
  public:

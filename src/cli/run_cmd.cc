@@ -313,8 +313,7 @@ int Supervise(const pod::Pod& pod, const supervisor::executor::ExecutorOptions& 
   log::Info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
   ExplainEnd(pod, final_status);
   if (*phase == pod::PodPhase::kSucceeded) return kExitSucceeded;
-  // S14.40: the phase stays Failed in the record; only the exit status
-  // says the user asked for the end.
+  // S14.40: the record keeps Failed; the status says the stop was asked.
   return stop_requested ? kExitStopped : kExitFailed;
 }
 
@@ -376,15 +375,13 @@ int RunPod(RunOptions opts) {
   std::optional<cgroups::SupervisorLeaf> supervisor_leaf;
   std::string cgroup_parent = opts.cgroup_parent;
   if (opts.cgroup_parent == cgroups::kAutoCgroupParent) {
-    // README "systemd": where self cannot be, the pod's cgroups lie
-    // outside podvisor's own, and the log says so.
-    const bool self = cg.mode == cgroups::CgroupMode::kUnified && root;
-    if (!self) {
+    std::string why_not;
+    cgroup_parent = cgroups::ResolveAutoCgroupParent(cg, root, why_not);
+    // README "systemd": outside podvisor's own cgroup, and the log says so.
+    if (!why_not.empty()) {
       log::Info("--cgroup-parent=auto: {}; the pod cgroups go under {}, outside podvisor's own",
-                root ? "cgroups are " + cgroups::DescribeCgroups(cg) : std::string("not root"),
-                cgroups::kDefaultCgroupParent);
+                why_not, cgroup_parent);
     }
-    cgroup_parent = self ? cgroups::kSelfCgroupParent : cgroups::kDefaultCgroupParent;
   }
   if (cgroup_parent == cgroups::kSelfCgroupParent) {
     if (auto refused = EnterSelfCgroupParent(root, cg, supervisor_leaf, cgroup_parent)) {
