@@ -42,6 +42,17 @@ Result<std::string> ReadSelfCgroup(const fs::path& self_cgroup_file) {
   return Error(self_cgroup_file.string() + " has no cgroup v2 line (0::PATH)", ENOENT);
 }
 
+std::string ResolveAutoCgroupParent(const CgroupInfo& cg, bool root, std::string& why_not_self) {
+  if (cg.mode != CgroupMode::kUnified) {
+    why_not_self = "cgroups are " + DescribeCgroups(cg);
+  } else if (!root) {
+    why_not_self = "not root";
+  } else {
+    why_not_self.clear();
+  }
+  return why_not_self.empty() ? kSelfCgroupParent : kDefaultCgroupParent;
+}
+
 Result<SupervisorLeaf> SupervisorLeaf::Enter(const fs::path& mount,
                                              const fs::path& self_cgroup_file, pid_t pid) {
   auto self = ReadSelfCgroup(self_cgroup_file);

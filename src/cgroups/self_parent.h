@@ -26,17 +26,29 @@
 #include <string>
 #include <vector>
 
+#include "cgroups/mode.h"
 #include "common/result.h"
 
 namespace podvisor::cgroups {
 
 inline constexpr const char* kSelfCgroupParent = "self";
+// `run --cgroup-parent=auto` (the systemd unit's): `self` where it can
+// work (cgroup v2, root), the default /podvisor elsewhere, so one unit
+// file serves v2 hosts, where the pod then lies inside the unit's cgroup,
+// and v1 or hybrid ones, where it cannot.
+inline constexpr const char* kAutoCgroupParent = "auto";
+inline constexpr const char* kDefaultCgroupParent = "/podvisor";
 inline constexpr const char* kSupervisorLeaf = "_supervisor";
 
 // The cgroup v2 path of `self_cgroup_file`'s "0::/a/b" line ("/a/b").
 // An error when there is none (no cgroup v2) or the process's cgroup is
 // not visible ("(deleted)", outside its cgroup namespace's root).
 Result<std::string> ReadSelfCgroup(const std::filesystem::path& self_cgroup_file);
+
+// `auto`'s choice for a process on a host with `cg`: kSelfCgroupParent
+// on cgroup v2 as root, else kDefaultCgroupParent, with the reason self
+// was not chosen in `why_not_self` ("" when it was).
+std::string ResolveAutoCgroupParent(const CgroupInfo& cg, bool root, std::string& why_not_self);
 
 class SupervisorLeaf {
  public:

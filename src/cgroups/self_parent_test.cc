@@ -126,5 +126,19 @@ TEST_F(SelfParent, RefusesWhatCannotBeNestedUnder) {
   EXPECT_FALSE(ReadSelfCgroup(root_ / "absent"));
 }
 
+TEST(AutoCgroupParent, SelfOnlyOnCgroupV2AsRoot) {
+  std::string why;
+  CgroupInfo v2;
+  v2.mode = CgroupMode::kUnified;
+  EXPECT_EQ(ResolveAutoCgroupParent(v2, true, why), kSelfCgroupParent);
+  EXPECT_EQ(why, "");
+  EXPECT_EQ(ResolveAutoCgroupParent(v2, false, why), kDefaultCgroupParent);
+  EXPECT_EQ(why, "not root");
+  CgroupInfo hybrid;
+  hybrid.mode = CgroupMode::kHybrid;
+  EXPECT_EQ(ResolveAutoCgroupParent(hybrid, true, why), kDefaultCgroupParent);
+  EXPECT_THAT(why, ::testing::StartsWith("cgroups are "));
+}
+
 }  // namespace
 }  // namespace podvisor::cgroups

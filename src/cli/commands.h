@@ -15,6 +15,12 @@ constexpr int kExitSucceeded = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitHost = 3;
+// S14.40: the pod was stopped on request (SIGTERM, SIGINT, `podvisor stop`)
+// and did not end Succeeded. Not 1: an ordinary `systemctl stop` of an app
+// that exits 143 on SIGTERM, or has to be SIGKILLed, is not a failure of
+// the unit (packaging/systemd/podvisor@.service lists it in
+// SuccessExitStatus=), yet the status stays apart from a Succeeded pod's.
+constexpr int kExitStopped = 4;
 
 void AddRunCommand(CLI::App& app, int& exit_code);
 void AddStatusCommand(CLI::App& app, int& exit_code);

@@ -40,7 +40,7 @@ struct RunOptions {
   std::string runtime;
   std::string state_dir = "/run/podvisor";
   std::string log_dir = "/var/log/podvisor";
-  std::string cgroup_parent = "/podvisor";
+  std::string cgroup_parent = cgroups::kDefaultCgroupParent;
   std::optional<double> grace;
   std::string backoff_initial = "10s";
   std::string backoff_max = "300s";
@@ -302,6 +302,7 @@ int Supervise(const pod::Pod& pod, const supervisor::executor::ExecutorOptions& 
   }
   auto phase = (*executor)->Run();
   pod::PodStatus final_status = (*executor)->FinalStatus();
+  const bool stop_requested = (*executor)->StopRequested();
   executor->reset();
   if (supervisor_leaf) {
     if (auto s = supervisor_leaf->Leave(); !s) log::Warn("{}", s.error().message());
@@ -312,7 +313,9 @@ int Supervise(const pod::Pod& pod, const supervisor::executor::ExecutorOptions& 
   }
   log::Info("pod {} ended: phase={}", pod.metadata.name, pod::PodPhaseName(*phase));
   ExplainEnd(pod, final_status);
-  return *phase == pod::PodPhase::kSucceeded ? kExitSucceeded : kExitFailed;
+  if (*phase == pod::PodPhase::kSucceeded) return kExitSucceeded;
+  // S14.40: the record keeps Failed; the status says the stop was asked.
+  return stop_requested ? kExitStopped : kExitFailed;
 }
 
 int RunPod(RunOptions opts) {
@@ -371,7 +374,16 @@ int RunPod(RunOptions opts) {
   if (auto refused = PrepareSupervisorProcess()) return *refused;
   std::optional<cgroups::SupervisorLeaf> supervisor_leaf;
   std::string cgroup_parent = opts.cgroup_parent;
-  if (opts.cgroup_parent == cgroups::kSelfCgroupParent) {
+  if (opts.cgroup_parent == cgroups::kAutoCgroupParent) {
+    std::string why_not;
+    cgroup_parent = cgroups::ResolveAutoCgroupParent(cg, root, why_not);
+    // README "systemd": outside podvisor's own cgroup, and the log says so.
+    if (!why_not.empty()) {
+      log::Info("--cgroup-parent=auto: {}; the pod cgroups go under {}, outside podvisor's own",
+                why_not, cgroup_parent);
+    }
+  }
+  if (cgroup_parent == cgroups::kSelfCgroupParent) {
     if (auto refused = EnterSelfCgroupParent(root, cg, supervisor_leaf, cgroup_parent)) {
       return *refused;
     }
@@ -414,7 +426,8 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cgroup-parent", opts->cgroup_parent,
                   "the pod cgroup is <parent>/<pod>; self: beside podvisor's own cgroup "
-                  "(cgroup v2), which moves into a leaf _supervisor")
+                  "(cgroup v2), which moves into a leaf _supervisor; auto: self on cgroup v2 "
+                  "as root, else /podvisor")
       ->capture_default_str();
   cmd->add_option("--grace", opts->grace, "seconds; overrides terminationGracePeriodSeconds")
       ->check(CLI::NonNegativeNumber);

@@ -256,7 +256,7 @@ spec:
   EXPECT_EQ(fs::status(volume / "conf" / "greeting").permissions(),
             fs::perms::owner_read | fs::perms::owner_write);
   EXPECT_EQ(Client({"stop", "vol"}).exit_code, 0);
-  EXPECT_EQ(WaitRun(), 1);
+  EXPECT_EQ(WaitRun(), 4);
   EXPECT_FALSE(fs::exists(volume)) << "volumes are removed with the pod";
 }
 

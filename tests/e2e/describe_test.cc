@@ -78,7 +78,7 @@ TEST_F(Describe, RunningThenEndedPodInKubectlsLayout) {
       ContainsRegex("\n  Normal +Exited +[0-9]+s +podvisor +Container setup exited with code 0"));
 
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
-  EXPECT_EQ(WaitRun(), 1);
+  EXPECT_EQ(WaitRun(), 4);
   auto ended = Client({"describe", "shop"});
   ASSERT_EQ(ended.exit_code, 0) << ended.err;
   EXPECT_THAT(ended.out, ContainsRegex("\nStatus: +Failed\n"));

@@ -75,7 +75,7 @@ TEST_F(Exec, ExitCodeOutputEnvironmentAndStdin) {
   // The supervisor survived every request.
   EXPECT_TRUE(RunIsAlive());
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
-  EXPECT_EQ(WaitRun(), 1);
+  EXPECT_EQ(WaitRun(), 4);
   auto ended = ExecCmd({"app", "--", "/bin/true"});
   EXPECT_EQ(ended.exit_code, 1);
   EXPECT_THAT(ended.err, HasSubstr("is not running"));

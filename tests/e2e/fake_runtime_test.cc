@@ -283,7 +283,7 @@ TEST_F(FakeRuntime, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGets
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   // SIGKILLed: exit 137, the pod Failed.
-  EXPECT_EQ(WaitRun(), 1) << RunStderr();
+  EXPECT_EQ(WaitRun(), 4) << RunStderr();
   auto ended = Clock::now();
   auto events = HelperEvents();
   EXPECT_EQ(IndexOf(events, "stubborn Exiting"), -1) << Describe(events);
@@ -312,7 +312,7 @@ TEST_F(FakeRuntime, SecondSigintShortensTheGraceToTheTwoSecondFloor) {
                 "the pod terminating");
   ASSERT_EQ(kill(run_pid(), SIGINT), 0);
   // Without the second SIGINT this pod would take 60 s + 2 s to stop.
-  EXPECT_EQ(WaitRun(std::chrono::seconds(20)), 1) << RunStderr();
+  EXPECT_EQ(WaitRun(std::chrono::seconds(20)), 4) << RunStderr();
   long long took = MsBetween(first, Clock::now());
   EXPECT_GE(took, 1900) << "SIGKILL must not come before the 2 s floor";
   EXPECT_LE(took, 2000 + 3000) << RunStderr();
@@ -592,7 +592,7 @@ TEST_F(FakeRuntime, S2_3_CreateFailureIsRetriedWithBackoffAndNeverKillsSuperviso
   EXPECT_EQ(CountOf(HelperEvents(), "app Started"), 0);
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
-  EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+  EXPECT_THAT(WaitRun(), AnyOf(0, 4)) << RunStderr();
 }
 
 TEST_F(FakeRuntime, BadBundleMissingImageExitsTwoAndStartsNothing) {

@@ -168,7 +168,7 @@ TEST_F(Logs, S11_3_FallbackToLogsOnErrorTakesTheLastLinesOfARotatedLog) {
             1);
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
-  EXPECT_EQ(WaitRun(), 1) << RunStderr();
+  EXPECT_EQ(WaitRun(), 4) << RunStderr();
 }
 
 TEST_F(Logs, BadLogOptionsAreUsageErrors) {

@@ -175,7 +175,7 @@ TEST_F(Records, PodSelectionSkipsNonPodsAndNamesCandidatesWithTheirPhase) {
   EXPECT_TRUE(fs::exists(state_dir_ / "third" / "control.sock"));
   EXPECT_TRUE(fs::exists(state_dir_ / ".images"));
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
-  EXPECT_EQ(WaitRun(), 1);
+  EXPECT_EQ(WaitRun(), 4);
 }
 
 TEST_F(Records, ImagesPruneKeepsWhatARunningPodUses) {
@@ -209,7 +209,7 @@ TEST_F(Records, ImagesPruneKeepsWhatARunningPodUses) {
   EXPECT_TRUE(fs::exists(used / "rootfs" / "etc" / "motd"));
 
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
-  EXPECT_EQ(WaitRun(), 1);
+  EXPECT_EQ(WaitRun(), 4);
   // Once the pod has ended nothing holds the entry.
   auto after = Client({"images", "prune"});
   ASSERT_EQ(after.exit_code, 0) << after.err;

@@ -44,8 +44,10 @@ class RuncHostIdentity : public RuncNetwork {
 };
 
 TEST_F(RuncHostIdentity, StopAndRunWithANetworkWorkEveryTimeThenStopAndRm) {
+  const int port = FreeHostPort();
   WritePod(PodYaml("id-again", "",
-                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: 18083}]"),
+                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: " +
+                                           std::to_string(port) + "}]"),
                    "Always"));
   StartRun(NetArgs());
   RunningPodIp();
@@ -69,13 +71,15 @@ TEST_F(RuncHostIdentity, StopAndRunWithANetworkWorkEveryTimeThenStopAndRm) {
 }
 
 TEST_F(RuncHostIdentity, TwoStateDirectoriesShareNoCgroupNorHostPort) {
+  const std::string hp = std::to_string(FreeHostPort());
   const std::string app_a =
       "  - {name: app, image: img, command: " +
       ShCmd(
           "cat /proc/self/cgroup > /shared/cg-a && mkdir -p /tmp/www && "
           "exec httpd -f -p 8080 -h /tmp/www") +
       ", volumeMounts: [{name: shared, mountPath: /shared}], ports: [{containerPort: 8080, "
-      "hostPort: 18084}]}\n";
+      "hostPort: " +
+      hp + "}]}\n";
   WritePod(PodYaml("same", "", "  containers:\n" + app_a, "Always"));
   StartRun(NetArgs());
   RunningPodIp();
@@ -99,11 +103,13 @@ TEST_F(RuncHostIdentity, TwoStateDirectoriesShareNoCgroupNorHostPort) {
   fs::path third = SecondBundle(PodYaml(
       "same", "",
       "  containers:\n  - {name: app, image: img, command: [/bin/true], ports: [{containerPort: "
-      "80, hostPort: 18084}]}\n"));
+      "80, hostPort: " +
+          hp + "}]}\n"));
   auto clash = testing::RunCommand(RunArgvIn(third, state2));
   EXPECT_EQ(clash.exit_code, 3) << clash.err;
-  EXPECT_THAT(clash.err, HasSubstr("hostPort 18084/TCP is held by pod same of state directory " +
-                                   state_dir_.string() + " (running)"));
+  EXPECT_THAT(clash.err,
+              HasSubstr("hostPort " + hp + "/TCP is held by pod same of state directory " +
+                        state_dir_.string() + " (running)"));
   EXPECT_FALSE(fs::exists(state2 / "same" / "status.json"));
 
   // A port a host process listens on.

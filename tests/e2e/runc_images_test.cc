@@ -108,7 +108,7 @@ TEST_F(RuncImages, S11_3_TerminationMessageFilesBecomeTheMessage) {
   }
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
-  EXPECT_EQ(WaitRun(), 1) << RunStderr();
+  EXPECT_EQ(WaitRun(), 4) << RunStderr();
 }
 
 }  // namespace

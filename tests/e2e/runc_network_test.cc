@@ -66,24 +66,28 @@ TEST_F(RuncNetwork, PodReachesAnotherPodByIp) {
 }
 
 TEST_F(RuncNetwork, HostPortFromLoopbackAndTheHostAddressAndASecondClaimFails) {
-  WritePod(PodYaml("net-hp", "",
-                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: 18080}]")));
+  const int port = FreeHostPort();
+  const std::string hp = std::to_string(port);
+  WritePod(
+      PodYaml("net-hp", "",
+              "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: " + hp + "}]")));
   StartRun(NetArgs());
   RunningPodIp();
-  EXPECT_THAT(HttpGetEventually("127.0.0.1", 18080, "hello"), HasSubstr("hello-from-net-hp"));
+  EXPECT_THAT(HttpGetEventually("127.0.0.1", port, "hello"), HasSubstr("hello-from-net-hp"));
   std::string host = HostAddress();
   if (!host.empty()) {
-    EXPECT_THAT(HttpGetEventually(host, 18080, "hello"), HasSubstr("hello-from-net-hp"));
+    EXPECT_THAT(HttpGetEventually(host, port, "hello"), HasSubstr("hello-from-net-hp"));
   }
 
-  fs::path second = SecondBundle(PodYaml(
-      "net-hp2", "", "  containers:\n" + Web(", ports: [{containerPort: 80, hostPort: 18080}]")));
+  fs::path second = SecondBundle(
+      PodYaml("net-hp2", "",
+              "  containers:\n" + Web(", ports: [{containerPort: 80, hostPort: " + hp + "}]")));
   auto r = testing::RunCommand(RunArgv(second));
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("hostPort 18080/TCP is held by pod net-hp"));
+  EXPECT_THAT(r.err, HasSubstr("hostPort " + hp + "/TCP is held by pod net-hp"));
   EXPECT_FALSE(fs::exists(state_dir_ / "net-hp2")) << "a pod that cannot run leaves no state";
   StopPod();
-  EXPECT_EQ(HttpGet("127.0.0.1", 18080), "");  // the mapping went with the pod
+  EXPECT_EQ(HttpGet("127.0.0.1", port), "");  // the mapping went with the pod
 }
 
 TEST_F(RuncNetwork, DnsFilesFollowDnsPolicyAndHostNames) {
@@ -120,8 +124,10 @@ TEST_F(RuncNetwork, DnsFilesFollowDnsPolicyAndHostNames) {
 }
 
 TEST_F(RuncNetwork, SigkilledSupervisorsNetworkIsReleasedByTheNextRun) {
+  const int port = FreeHostPort();
   WritePod(PodYaml("net-kill", "",
-                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: 18081}]"),
+                   "  containers:\n" + Web(", ports: [{containerPort: 8080, hostPort: " +
+                                           std::to_string(port) + "}]"),
                    "Always"));
   StartRun(NetArgs());
   std::string ip = RunningPodIp();
@@ -134,7 +140,7 @@ TEST_F(RuncNetwork, SigkilledSupervisorsNetworkIsReleasedByTheNextRun) {
   std::string again = RunningPodIp();
   EXPECT_THAT(RunStderr(), HasSubstr("network detached"));
   EXPECT_EQ(Reservations().size(), 1u) << "the old reservation was released";
-  EXPECT_THAT(HttpGetEventually("127.0.0.1", 18081, "hello"), HasSubstr("hello-from-net-kill"));
+  EXPECT_THAT(HttpGetEventually("127.0.0.1", port, "hello"), HasSubstr("hello-from-net-kill"));
   StopPod();
 }
 

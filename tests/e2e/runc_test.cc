@@ -77,7 +77,7 @@ TEST_F(Runc, S5_5_GraceExpirySigkillsIgnoringContainerAndSidecarStillGetsItsTurn
   auto stop_at = Clock::now();
   auto stop = Client({"stop"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
-  EXPECT_EQ(WaitRun(), 1) << RunStderr();
+  EXPECT_EQ(WaitRun(), 4) << RunStderr();
   auto ended = Clock::now();
   auto events = HelperEvents();
   EXPECT_EQ(IndexOf(events, "stubborn Exiting"), -1) << Describe(events);

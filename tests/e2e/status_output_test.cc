@@ -60,7 +60,7 @@ TEST_F(StatusOutput, NameAndJsonPathOnARunningAndAnEndedPod) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("unknown format \"xml\""));
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
-  EXPECT_EQ(WaitRun(), 1);
+  EXPECT_EQ(WaitRun(), 4);
   auto ended = Client({"status", "paths", "-o", "jsonpath={.status.phase}"});
   EXPECT_EQ(ended.out, "Failed") << ended.err;
 }

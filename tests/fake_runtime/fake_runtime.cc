@@ -13,7 +13,8 @@
 //
 // Faults for the reliability tests come from the environment:
 // FAKE_RUNTIME_FAIL=create|start|exec makes that step fail (exit 1, message
-// on stderr), FAKE_RUNTIME_HANG=create|start makes it hang until killed.
+// on stderr), FAKE_RUNTIME_HANG=create|start|delete (or a comma-separated list) makes it hang
+// until killed.
 // FAKE_RUNTIME_RUN_AWAIT_EXIT, _LINGER and _ORPHAN_INIT shape `run` (Run).
 // FAKE_RUNTIME_CALLS=FILE appends "COMMAND ID" for each call, for tests
 // of which calls podvisor makes.
@@ -65,8 +66,10 @@ std::string g_log;  // --log: like runc, errors also go there as JSON lines
 void MaybeFault(const char* step) {
   const char* fail = std::getenv("FAKE_RUNTIME_FAIL");
   if (fail && std::strcmp(fail, step) == 0) Die(std::string(step) + ": injected failure");
+  // FAKE_RUNTIME_HANG is one step or a comma-separated list of steps.
   const char* hang = std::getenv("FAKE_RUNTIME_HANG");
-  if (hang && std::strcmp(hang, step) == 0) {
+  if (hang &&
+      ("," + std::string(hang) + ",").find("," + std::string(step) + ",") != std::string::npos) {
     for (;;) pause();
   }
 }
@@ -332,6 +335,7 @@ int Kill(const std::string& id, const std::string& sig) {
 }
 
 int Delete(const std::vector<std::string>& args) {
+  MaybeFault("delete");
   bool force = false;
   std::string id;
   for (const auto& a : args) {

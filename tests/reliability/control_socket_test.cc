@@ -62,7 +62,7 @@ class ControlSocket : public FakeRuntimeTier {
     EXPECT_EQ(FindContainerStatus(*pod, "app")->value("restartCount", -1), 0);
     EXPECT_EQ(CountOf(HelperEvents(), "app Exiting"), 0);
     EXPECT_EQ(Client({"stop"}).exit_code, 0);
-    EXPECT_THAT(WaitRun(), AnyOf(0, 1)) << RunStderr();
+    EXPECT_THAT(WaitRun(), AnyOf(0, 4)) << RunStderr();
   }
 };
 

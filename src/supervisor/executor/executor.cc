@@ -353,6 +353,8 @@ void Executor::Drain() {
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
+  // S14.41: a terminating pod's runtime calls end with its grace.
+  if (lifecycle_.Terminating()) instances_.BoundByTermination(lifecycle_.termination_budget_end());
   WriteRecord();
   // docs/INTERFACE.md "systemd": READY=1, STOPPING=1, the phase.
   systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());

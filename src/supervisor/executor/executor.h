@@ -63,6 +63,13 @@ class Executor : private InstanceHost {
   Result<pod::PodPhase> Run();
   // The pod's status now; after Run, the final one (`run`'s last lines).
   pod::PodStatus FinalStatus() const { return lifecycle_.Status(); }
+  // Whether the pod's termination was asked for (a stop request, SIGTERM,
+  // SIGINT) before the pod began to end on its own: `run`'s exit status
+  // tells the two apart (S14.40). The cause is written once, so a stop
+  // during a termination the pod began itself does not count.
+  bool StopRequested() const {
+    return lifecycle_.termination_cause() == lifecycle::TerminationCause::kStopRequested;
+  }
 
  private:
   using Instance = ContainerInstance;  // internal.h

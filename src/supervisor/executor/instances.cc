@@ -137,22 +137,50 @@ Status Instances::TrackRuntimeCall(process::ChildProcess process, const std::str
       !s) {
     return s;
   }
-  const Duration timeout = pod_.options.runtime_timeout;
-  if (timeout.count() > 0 && BoundedByRuntimeTimeout(step)) {
-    // A hung runtime is killed at its deadline; its exit then fails the
-    // call like any other runtime failure (runtime_timeout.h).
-    call->deadline =
-        pod_.loop.AddTimer(pod_.loop.Now() + timeout, [this, pid, log_file, step, timeout] {
-          auto it = calls_.find(pid);
-          if (it == calls_.end()) return;
-          it->second->deadline = 0;
-          log::Warn("{}", RuntimeTimeoutMessage(step, timeout));
-          RecordRuntimeTimeout(log_file, step, timeout);
-          (void)it->second->process.SendSignal(SIGKILL);
-        });
-  }
+  call->started = pod_.loop.Now();
+  call->log_file = log_file;
   calls_.emplace(pid, std::move(call));
+  if (BoundedByRuntimeTimeout(step)) {
+    // A hung runtime is killed at its deadline; its exit then fails the
+    // call like any other runtime failure (runtime_timeout.h). While the
+    // pod terminates the grace bounds it too (S14.41).
+    if (auto at =
+            RuntimeCallDeadline(pod_.loop.Now(), pod_.options.runtime_timeout, termination_end_)) {
+      ArmCallDeadline(pid, *at);
+    }
+  }
   return Ok();
+}
+
+void Instances::ArmCallDeadline(pid_t pid, MonoTime at) {
+  RuntimeCall& call = *calls_.at(pid);
+  if (call.deadline) pod_.loop.CancelTimer(call.deadline);
+  call.deadline_at = at;
+  call.deadline = pod_.loop.AddTimer(at, [this, pid] {
+    auto it = calls_.find(pid);
+    if (it == calls_.end()) return;
+    RuntimeCall& c = *it->second;
+    c.deadline = 0;
+    // What the call was given: --runtime-timeout, or less when the pod's
+    // termination cut it (S14.41).
+    const Duration allowed = c.deadline_at - c.started;
+    log::Warn("{}", RuntimeTimeoutMessage(c.what, allowed));
+    RecordRuntimeTimeout(c.log_file, c.what, allowed);
+    (void)c.process.SendSignal(SIGKILL);
+  });
+}
+
+void Instances::BoundByTermination(MonoTime budget_end) {
+  // S14.41: the end of the grace, or the 2 s floor from the moment the
+  // termination (or its shortening by a second SIGINT) was seen.
+  const MonoTime end = std::max(budget_end, pod_.loop.Now() + kRuntimeCallFloor);
+  if (termination_end_ && *termination_end_ <= end) return;
+  termination_end_ = end;
+  for (auto& [pid, call] : calls_) {
+    if (!BoundedByRuntimeTimeout(call->what)) continue;
+    if (call->deadline && call->deadline_at <= end) continue;
+    ArmCallDeadline(pid, end);
+  }
 }
 
 void Instances::KillCall(pid_t pid) {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,9 @@ struct RuntimeCall {
   process::ChildProcess process;
   std::string what;  // the runtime step ("create", "exec", ...) or "compress-log"
   loop::EventLoop::TimerId deadline = 0;  // runtime_timeout.h; 0 when unbounded
+  MonoTime started{};
+  MonoTime deadline_at{};          // when `deadline` fires
+  std::filesystem::path log_file;  // the call's --log, for the timeout's line
 };
 
 class Instances {
@@ -119,6 +123,11 @@ class Instances {
   // SIGKILLs the runtime call `pid` if it still runs (an exec's timeout or
   // cancel); its exit then comes as usual.
   void KillCall(pid_t pid);
+  // S14.41: the pod terminates and its grace budget ends at `budget_end`:
+  // every bounded runtime call, running or to come, ends by then (at least
+  // kRuntimeCallFloor after this call). Called after every batch while the
+  // pod terminates; the bound only ever moves earlier.
+  void BoundByTermination(MonoTime budget_end);
 
   // limits.cc.
   // S14.10: warns (log and event) when the pod may need more descriptors
@@ -203,6 +212,8 @@ class Instances {
   Status TrackRuntimeCall(process::ChildProcess process, const std::string& step,
                           const std::filesystem::path& log_file,
                           std::function<void(const process::ExitInfo&)> done);
+  // (Re)arms the call's deadline at `at`: then it is SIGKILLed and fails.
+  void ArmCallDeadline(pid_t pid, MonoTime at);
   RuntimeLauncher& Launcher();
   const pod::Container* ContainerSpec(std::string_view name) const;
 
@@ -211,7 +222,8 @@ class Instances {
   InstanceTable table_;
   std::unique_ptr<RuntimeLauncher> launcher_;
   Calls calls_;
-  std::vector<Fd> fd_reserve_;  // S14.11: /dev/null descriptors held for deletes
+  std::vector<Fd> fd_reserve_;               // S14.11: /dev/null descriptors held for deletes
+  std::optional<MonoTime> termination_end_;  // S14.41: runtime calls end by then
   // Rotated logs waiting for gzip, one child at a time (container_logs.cc).
   std::deque<std::pair<std::filesystem::path, int>> compress_queue_;  // file, instance
   std::filesystem::path compressing_;

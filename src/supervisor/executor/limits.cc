@@ -171,6 +171,11 @@ void Instances::DeleteRuntimeLeftovers() {
   oci::RuntimeCli runtime = Runtime();
   Duration timeout = pod_.options.runtime_timeout.count() > 0 ? pod_.options.runtime_timeout
                                                               : kDefaultRuntimeTimeout;
+  // S14.41: what is left of the termination's budget, at least the floor
+  // (each call is waited for in turn, so each gets that).
+  if (auto at = RuntimeCallDeadline(pod_.loop.Now(), timeout, termination_end_)) {
+    timeout = *at - pod_.loop.Now();
+  }
   for (const auto& id : RuntimeContainerIds(pod_.layout)) {
     log::Warn("container {} still known to the runtime at the pod's end: deleting it", id);
     if (auto s = RunRuntimeCall(runtime.Delete(id), timeout); !s) {

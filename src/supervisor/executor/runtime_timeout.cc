@@ -1,5 +1,6 @@
 #include "supervisor/executor/runtime_timeout.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -9,6 +10,17 @@ namespace podvisor::supervisor::executor {
 
 bool BoundedByRuntimeTimeout(std::string_view step) {
   return step == "create" || step == "start" || step == "delete" || step == "state";
+}
+
+std::optional<MonoTime> RuntimeCallDeadline(MonoTime now, Duration timeout,
+                                            std::optional<MonoTime> termination_end) {
+  std::optional<MonoTime> at;
+  if (timeout.count() > 0) at = now + timeout;
+  if (termination_end) {
+    const MonoTime cut = std::max(*termination_end, now + kRuntimeCallFloor);
+    at = at ? std::min(*at, cut) : cut;
+  }
+  return at;
 }
 
 std::string RuntimeTimeoutMessage(std::string_view step, Duration timeout) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,21 @@
 namespace podvisor::supervisor::executor {
 
 inline constexpr Duration kDefaultRuntimeTimeout = std::chrono::minutes(2);
+
+// S14.41: once the pod terminates, the runtime is bounded by the grace as
+// its containers are: a call still running is killed at termination start
+// + max(grace, kRuntimeCallFloor), and a call started later (a delete of
+// the teardown) gets what is left of that, never less than the floor. The
+// floor is S5.5's 2 s SIGKILL delay: a container SIGKILLed at the end of
+// the grace exits after it, and its delete (tens of milliseconds for runc)
+// must still get to run, or the container would outlive its pod.
+inline constexpr Duration kRuntimeCallFloor = std::chrono::seconds(2);
+
+// The deadline of a bounded call started at `now` with `--runtime-timeout`
+// `timeout` (0: none) while the termination allows calls until
+// `termination_end` (none before the pod terminates); nullopt: unbounded.
+std::optional<MonoTime> RuntimeCallDeadline(MonoTime now, Duration timeout,
+                                            std::optional<MonoTime> termination_end);
 
 // Whether `step` ("create", "start", ...) is bounded by the runtime timeout.
 bool BoundedByRuntimeTimeout(std::string_view step);

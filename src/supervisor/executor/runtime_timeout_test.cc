@@ -44,5 +44,19 @@ TEST(RuntimeTimeout, RecordedAsTheRuntimesLastError) {
   RecordRuntimeTimeout({}, "create", 2min);  // no log file: nothing to do
 }
 
+TEST(RuntimeTimeout, S14_41_TerminationCutsEveryCallToTheGraceWithAFloor) {
+  const MonoTime t0{std::chrono::seconds(100)};
+  // Before the pod terminates: --runtime-timeout alone, or nothing.
+  EXPECT_EQ(RuntimeCallDeadline(t0, 120s, std::nullopt), t0 + 120s);
+  EXPECT_EQ(RuntimeCallDeadline(t0, 0s, std::nullopt), std::nullopt);
+  // While it terminates, the grace's end when sooner, also with no timeout.
+  EXPECT_EQ(RuntimeCallDeadline(t0, 120s, t0 + 5s), t0 + 5s);
+  EXPECT_EQ(RuntimeCallDeadline(t0, 0s, t0 + 5s), t0 + 5s);
+  EXPECT_EQ(RuntimeCallDeadline(t0, 1s, t0 + 5s), t0 + 1s);
+  // A call started when the budget is (nearly) over still gets the floor.
+  EXPECT_EQ(RuntimeCallDeadline(t0, 120s, t0 - 3s), t0 + kRuntimeCallFloor);
+  EXPECT_EQ(RuntimeCallDeadline(t0, 120s, t0 + 1s), t0 + kRuntimeCallFloor);
+}
+
 }  // namespace
 }  // namespace podvisor::supervisor::executor

@@ -69,6 +69,8 @@ class Lifecycle {
   bool Ended() const { return ended_; }
   bool Terminating() const { return termination_.cause != TerminationCause::kNone; }
   TerminationCause termination_cause() const { return termination_.cause; }
+  // When the pod's grace budget ends (S5.1); meaningful once Terminating().
+  MonoTime termination_budget_end() const { return termination_.budget_end; }
   const pod::Pod& pod() const { return pod_; }
 
   // Introspection for the shell's logs and for tests. `name` must exist.
