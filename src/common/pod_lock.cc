@@ -51,9 +51,10 @@ Result<PodLock> PodLock::TryTake(const std::filesystem::path& state_root, std::s
   if (!fd) {
     if (fd.error().code() != EWOULDBLOCK) return fd.take_error();
     const pid_t holder = RecordedHolder(state_root, pod);
-    return Error("another supervisor" +
-                     (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
-                     " holds pod " + std::string(pod) + " (" + path.string() + ")",
+    return Error("another supervisor is serving pod " + std::string(pod) + " (" +
+                     (holder > 0 ? "pid " + std::to_string(holder) + ", " : std::string()) +
+                     "holding " + path.string() + "; stop it first: podvisor stop --state-dir " +
+                     state_root.string() + " " + std::string(pod) + ")",
                  EBUSY);
   }
   const std::string pid = std::to_string(::getpid()) + "\n";

@@ -32,8 +32,10 @@ TEST_F(PodLockTest, ASecondTakerIsRefusedAndToldTheHolder) {
   auto second = PodLock::TryTake(dir_, "web");
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code(), EBUSY);
-  EXPECT_NE(second.error().message().find("pid " + std::to_string(::getpid())), std::string::npos)
-      << second.error().message();
+  EXPECT_EQ(second.error().message(),
+            "another supervisor is serving pod web (pid " + std::to_string(::getpid()) +
+                ", holding " + (dir_ / "web.lock").string() +
+                "; stop it first: podvisor stop --state-dir " + dir_.string() + " web)");
   EXPECT_NE(second.error().message().find("web.lock"), std::string::npos);
   // Another pod of the same state directory is not affected.
   EXPECT_TRUE(PodLock::TryTake(dir_, "db"));

@@ -52,8 +52,8 @@ TEST_F(PodOverTime, ASecondRunRightBehindTheFirstTouchesNothing) {
   std::this_thread::sleep_for(milliseconds(50));
   auto second = RunAgain(state_dir_);
   EXPECT_EQ(second.exit_code, 3) << second.err;
-  EXPECT_THAT(second.err, HasSubstr("another supervisor (pid " + std::to_string(run_pid()) +
-                                    ") holds pod twice"));
+  EXPECT_THAT(second.err, HasSubstr("another supervisor is serving pod twice (pid " +
+                                    std::to_string(run_pid()) + ", holding "));
   // The first pod is whole: its app started once and runs.
   auto pod = WaitUntilRunning();
   EXPECT_EQ(StateOf(pod, "app"), "running");

@@ -105,12 +105,19 @@ TEST_F(RuncHostIdentity, TwoStateDirectoriesShareNoCgroupNorHostPort) {
       "  containers:\n  - {name: app, image: img, command: [/bin/true], ports: [{containerPort: "
       "80, hostPort: " +
           hp + "}]}\n"));
+  auto read = [](const fs::path& f) {
+    std::ifstream in(f);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string b_record = read(state2 / "same" / "status.json");
   auto clash = testing::RunCommand(RunArgvIn(third, state2));
   EXPECT_EQ(clash.exit_code, 3) << clash.err;
   EXPECT_THAT(clash.err,
               HasSubstr("hostPort " + hp + "/TCP is held by pod same of state directory " +
                         state_dir_.string() + " (running)"));
-  EXPECT_FALSE(fs::exists(state2 / "same" / "status.json"));
+  // The refused run left the previous run's record as the pod's (S14.33).
+  EXPECT_EQ(read(state2 / "same" / "status.json"), b_record);
+  EXPECT_FALSE(fs::exists(state2 / "same" / ".runs"));
 
   // A port a host process listens on.
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

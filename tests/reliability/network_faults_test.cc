@@ -163,7 +163,10 @@ TEST_F(NetworkFaults, AFailedDelIsRetriedByTheNextRun) {
   StartRun(NetArgs());
   auto pod = WaitUntilRunning();
   EXPECT_EQ(pod["status"].value("podIP", ""), "10.250.0.5");
-  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  // S14.30: stop says what the supervisor could not remove, and fails.
+  auto stop = Client({"stop"});
+  EXPECT_EQ(stop.exit_code, 1);
+  EXPECT_THAT(stop.err, HasSubstr("left its network attachment"));
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
   EXPECT_THAT(RunStderr(), HasSubstr("iptables is locked (CNI error 11)"));
   EXPECT_TRUE(fs::exists(state_dir_ / "net-del" / "network.json")) << "kept for the next try";
