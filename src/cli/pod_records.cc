@@ -11,6 +11,7 @@
 
 #include "cli/client.h"
 #include "cli/events_table.h"
+#include "cli/pod_target.h"
 #include "common/fd.h"
 #include "common/mounts.h"
 #include "common/pod_dir.h"
@@ -210,7 +211,8 @@ std::vector<PodEntry> FindPods(const fs::path& state_dir) {
   return pods;
 }
 
-Result<std::string> SelectPod(const fs::path& state_dir, const std::string& name) {
+Result<std::string> SelectPod(const fs::path& state_dir, const std::string& given) {
+  const std::string name = PodWord(given);  // kubectl's pod/NAME
   if (!name.empty()) {
     if (Status s = CheckNameArgument("pod name", name); !s) return s.take_error();
     // Only this pod's directory, as FindPods would judge it: the client

@@ -1,8 +1,16 @@
 #include "cli/pod_target.h"
 
 #include <cstdio>
+#include <string_view>
 
 namespace podvisor::cli {
+
+std::string PodWord(const std::string& word) {
+  for (std::string_view type : {"pod/", "pods/", "po/"}) {
+    if (word.starts_with(type)) return word.substr(type.size());
+  }
+  return word;
+}
 
 Result<TargetWords> ReadTargetWords(const std::vector<std::string>& words,
                                     const std::string& container_flag,
@@ -13,13 +21,14 @@ Result<TargetWords> ReadTargetWords(const std::vector<std::string>& words,
     if (!container_flag.empty()) {
       return Error("a container was given both as argument and with -c");
     }
-    target.pod = words[0];
+    target.pod = PodWord(words[0]);
     target.container = words[1];
   } else if (words.size() == 1) {
     // kubectl's reading first: the word is the pod. Only a word that names
     // no pod, with no -c, is taken as the container of the only pod.
-    if (!container_flag.empty() || is_pod(words[0])) {
-      target.pod = words[0];
+    const std::string pod = PodWord(words[0]);
+    if (!container_flag.empty() || pod != words[0] || is_pod(words[0])) {
+      target.pod = pod;
     } else {
       target.container = words[0];
     }

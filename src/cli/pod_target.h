@@ -19,6 +19,11 @@ namespace podvisor::cli {
 inline constexpr const char* kDefaultContainerAnnotation =
     "kubectl.kubernetes.io/default-container";
 
+// kubectl's TYPE/NAME form of a pod argument: "pod/web", "pods/web" and
+// "po/web" name the pod "web" (S14.25); any other word is returned as it
+// is, for the name checks (S14.23) to judge.
+std::string PodWord(const std::string& word);
+
 struct TargetWords {
   std::string pod;        // "": the only pod (pod_records.h SelectPod)
   std::string container;  // "": the default container

@@ -98,5 +98,22 @@ TEST(PodTarget, APodWithoutContainersIsAnError) {
   EXPECT_FALSE(DefaultContainer(Pod({})).ok());
 }
 
+TEST(PodTarget, S14_25_KubectlsTypeSlashNameIsThePod) {
+  EXPECT_EQ(PodWord("pod/web"), "web");
+  EXPECT_EQ(PodWord("pods/web"), "web");
+  EXPECT_EQ(PodWord("po/web"), "web");
+  EXPECT_EQ(PodWord("web"), "web");
+  EXPECT_EQ(PodWord("deploy/web"), "deploy/web");  // left for S14.23 to refuse
+  auto never = [](const std::string&) { return false; };
+  auto one = ReadTargetWords({"pod/web"}, "", never);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->pod, "web");  // a pod, even when no such directory is there
+  EXPECT_EQ(one->container, "");
+  auto two = ReadTargetWords({"pod/web", "app"}, "", never);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->pod, "web");
+  EXPECT_EQ(two->container, "app");
+}
+
 }  // namespace
 }  // namespace podvisor::cli

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "cli/pod_runs.h"
+#include "cli/pod_target.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/pod_lock.h"
@@ -89,7 +90,8 @@ Status RemovePod(const Dirs& d, const PodEntry& pod) {
 int Rm(const Dirs& d, const std::vector<std::string>& names) {
   int code = kExitSucceeded;
   std::vector<PodEntry> pods = FindPods(d.state_dir);
-  for (const std::string& name : names) {
+  for (const std::string& given : names) {
+    const std::string name = PodWord(given);  // kubectl's pod/NAME
     // S14.23: a clear error for "../x", not a search for it.
     if (Status s = CheckNameArgument("pod name", name); !s) {
       std::fprintf(stderr, "podvisor: %s\n", s.error().message().c_str());

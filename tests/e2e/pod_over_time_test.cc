@@ -118,6 +118,9 @@ TEST_F(PodOverTime, EachRunIsItsOwnRecordAndTheLogDirectoryIsRemembered) {
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_THAT(second.out, Not(HasSubstr(first.out))) << "the previous run's lines";
   EXPECT_EQ(std::count(second.out.begin(), second.out.end(), '\n'), 1) << second.out;
+  // kubectl's TYPE/NAME form names the pod too (S14.25).
+  EXPECT_EQ(Client({"logs", "pod/runs"}).out, second.out);
+  EXPECT_EQ(Client({"status", "pod/runs", "-o", "name"}).out, "pod/runs\n");
   int started = 0;
   for (const auto& e : PodEvents()) {
     started += e.value("reason", "") == "Started";
