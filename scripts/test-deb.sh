@@ -53,7 +53,7 @@ version=$("$root/usr/bin/podvisor" version) || fail "the installed podvisor does
 grep -q "^podvisor $(dpkg-deb --field "$deb" Version)\$" <<<"$version" ||
   fail "installed podvisor says: $version"
 echo "package: installed into a scratch root; $(head -1 <<<"$version")"
-grep -q '^ExecStart=/usr/bin/podvisor run /etc/podvisor/pods/%i$' \
+grep -q '^ExecStart=/usr/bin/podvisor run --cgroup-parent=auto /etc/podvisor/pods/%i$' \
   "$root/usr/lib/systemd/system/podvisor@.service" || fail "the unit's ExecStart is wrong"
 grep -q '^LimitNOFILE=1024:524288$' "$root/usr/lib/systemd/system/podvisor@.service" ||
   fail "the unit sets no LimitNOFILE (S14.10)"
