@@ -46,7 +46,7 @@ class PodOverTime : public E2eTest {
 
 TEST_F(PodOverTime, ASecondRunRightBehindTheFirstTouchesNothing) {
   WritePod(Pod("twice",
-               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 300") + "}\n"));
+               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"));
   StartRun();
   // Well inside the window in which the first has not made its socket yet.
   std::this_thread::sleep_for(milliseconds(50));
@@ -64,7 +64,7 @@ TEST_F(PodOverTime, ASecondRunRightBehindTheFirstTouchesNothing) {
 
 TEST_F(PodOverTime, StopAndRunAndStopAndRmWorkEveryTime) {
   WritePod(Pod("again",
-               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 300") + "}\n"));
+               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"));
   StartRun();
   WaitUntilRunning();
   for (int i = 0; i < 5; ++i) {
@@ -92,7 +92,7 @@ TEST_F(PodOverTime, StopAndRunAndStopAndRmWorkEveryTime) {
 
 TEST_F(PodOverTime, RmRefusesARunningPodByItsLock) {
   WritePod(
-      Pod("busy", "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 300") + "}\n"));
+      Pod("busy", "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"));
   StartRun();
   WaitUntilRunning();
   auto rm = Client({"rm", "busy"}, /*with_log_dir=*/true);
