@@ -186,7 +186,7 @@ std::vector<std::string> LeftBehind(const fs::path& state_dir, const std::string
     left.push_back("its network attachment (" + dir.NetworkFile().string() + ")");
   }
   if (fs::exists(dir.ControlSocket(), ec)) {
-    left.push_back("its control socket (the supervisor did not end cleanly)");
+    left.emplace_back("its control socket (the supervisor did not end cleanly)");
   }
   return left;
 }

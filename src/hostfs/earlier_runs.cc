@@ -140,6 +140,7 @@ std::vector<EarlierRun> EarlierRuns(const fs::path& pod_dir) {
     return a.first != b.first ? a.first < b.first : a.second.id < b.second.id;
   });
   std::vector<EarlierRun> runs;
+  runs.reserve(found.size());
   for (auto& [time, run] : found) runs.push_back(std::move(run));
   return runs;
 }
