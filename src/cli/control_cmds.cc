@@ -78,17 +78,16 @@ int Stop(const Common& c, const std::string& reason, std::optional<double> grace
   // `stop && rm` safe.
   const std::filesystem::path state_dir = std::filesystem::absolute(c.state_dir);
   if (auto s = PodLock::WaitReleased(state_dir, asked->pod); !s) return Fail(s.error());
+  std::printf("pod/%s stopped: phase %s\n", asked->pod.c_str(), phase.c_str());
   if (std::vector<std::string> left = LeftBehind(state_dir, asked->pod); !left.empty()) {
     std::string list;
     for (const auto& l : left) list += (list.empty() ? "" : ", ") + l;
-    std::printf("pod/%s stopped: phase %s\n", asked->pod.c_str(), phase.c_str());
     std::fprintf(stderr,
                  "podvisor: pod %s's supervisor left %s; `podvisor run` of the pod cleans them "
                  "up (its log says why they stayed)\n",
                  asked->pod.c_str(), TerminalSafe(list).c_str());
     return kExitFailed;
   }
-  std::printf("pod/%s stopped: phase %s\n", asked->pod.c_str(), phase.c_str());
   return kExitSucceeded;
 }
 

@@ -16,6 +16,7 @@
 #include "common/mounts.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
+#include "supervisor/executor/recovery.h"
 
 namespace podvisor::cli {
 namespace {
@@ -33,16 +34,6 @@ bool IsDnsLabel(const std::string& s) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
   }
   return s.front() != '-' && s.back() != '-';
-}
-
-std::optional<json> ReadRecord(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return std::nullopt;
-  return j;
 }
 
 std::string RecordPhase(const json& pod) {
@@ -124,6 +115,16 @@ std::vector<pod::ContainerStatus> StatusesFromJson(const json& list) {
 
 }  // namespace
 
+std::optional<json> ReadRecord(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  return j;
+}
+
 Status CheckNameArgument(std::string_view what, const std::string& value) {
   if (IsDnsLabel(value)) return Ok();
   return Error(std::string(what) + " " + TerminalSafeQuoted(value) +
@@ -174,12 +175,8 @@ std::vector<std::string> LeftBehind(const fs::path& state_dir, const std::string
   if (auto mounts = MountPointsUnder(dir.dir()); mounts && !mounts->empty()) {
     left.push_back(std::to_string(mounts->size()) + " mount(s) under " + dir.dir().string());
   }
-  int containers = 0;
-  for (const auto& e : fs::directory_iterator(dir.RuntimeRoot(), ec)) {
-    if (e.is_directory(ec)) ++containers;
-  }
-  if (containers > 0) {
-    left.push_back("runtime state of " + std::to_string(containers) + " container(s) in " +
+  if (const auto ids = supervisor::executor::RuntimeContainerIds(dir); !ids.empty()) {
+    left.push_back("runtime state of " + std::to_string(ids.size()) + " container(s) in " +
                    dir.RuntimeRoot().string());
   }
   if (fs::exists(dir.NetworkFile(), ec)) {

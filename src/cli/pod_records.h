@@ -38,6 +38,10 @@ Status CheckNameArgument(std::string_view what, const std::string& value);
 // state, its network attachment, its control socket. Empty: all gone.
 std::vector<std::string> LeftBehind(const std::filesystem::path& state_dir, const std::string& pod);
 
+// A kept record (status.json) as JSON; nullopt when it is missing or no
+// JSON object.
+std::optional<nlohmann::json> ReadRecord(const std::filesystem::path& file);
+
 // Every pod under `state_dir`, by name.
 std::vector<PodEntry> FindPods(const std::filesystem::path& state_dir);
 

@@ -1,10 +1,10 @@
 #include "cli/pod_runs.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include "cli/default_dirs.h"
 #include "cli/pod_records.h"
+#include "common/pod_dir.h"
 #include "hostfs/earlier_runs.h"
 
 namespace podvisor::cli {
@@ -56,10 +56,9 @@ Result<PodRunFiles> FindPodRunFiles(const fs::path& state_dir, const std::string
 Result<nlohmann::json> LoadRunRecord(const fs::path& state_dir, const std::string& pod,
                                      const PodRunFiles& files) {
   if (files.run.empty()) return LoadPodRecord(state_dir, pod);
-  std::ifstream in(files.state / "status.json");
-  auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return Error("run " + files.run + " of pod " + pod + " has no record");
-  return doc;
+  auto record = ReadRecord(PodDir::At(files.state).RecordFile());
+  if (!record) return Error("run " + files.run + " of pod " + pod + " has no record");
+  return *record;
 }
 
 std::vector<fs::path> PodLogDirs(const fs::path& state_dir, const std::string& log_dir_flag,

@@ -1,6 +1,8 @@
 #include "common/file_io.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -129,6 +131,27 @@ Result<FlatKeyed> ReadFlatKeyed(const std::filesystem::path& file, std::size_t m
   auto text = ReadFileBounded(file, max_bytes);
   if (!text) return text.take_error();
   return FlatKeyed::Parse(*text);
+}
+
+Result<Fd> LockNamedFile(const std::filesystem::path& path, int op, bool create, mode_t mode) {
+  for (;;) {
+    Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), mode));
+    if (!fd) {
+      if (!create && errno == ENOENT) return Fd();
+      return Error::FromErrno("opening " + path.string());
+    }
+    while (::flock(fd.get(), op) != 0) {
+      if (errno != EINTR) return Error::FromErrno("locking " + path.string());
+    }
+    struct stat held {};
+    struct stat named {};
+    if (::fstat(fd.get(), &held) != 0) return Error::FromErrno("stat " + path.string());
+    if (::stat(path.c_str(), &named) == 0 && named.st_ino == held.st_ino &&
+        named.st_dev == held.st_dev) {
+      return fd;
+    }
+    if (!create) return Fd();  // unlinked while we waited: nobody holds it now
+  }
 }
 
 }  // namespace podvisor

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
 
 namespace podvisor {
@@ -53,6 +54,16 @@ enum class Durability {
 // does: each file has one owner).
 Status WriteFileAtomic(const std::filesystem::path& file, std::string_view text, mode_t mode,
                        Durability durability = Durability::kSynced);
+
+// flock(2) `op` on the file `path` names: opened O_RDWR, O_NOFOLLOW, and
+// O_CREAT with `mode` when `create`. A lock file its holder removes while
+// holding it (`rm` of a pod, a released host claim) must not stay locked
+// by one who opened it before the unlink: once locked, `path` must still
+// name the locked file, else it is opened again. Without `create`, no file
+// (or one unlinked meanwhile) is an invalid Fd. With LOCK_NB, a held lock
+// is an error with EWOULDBLOCK.
+Result<Fd> LockNamedFile(const std::filesystem::path& path, int op, bool create,
+                         mode_t mode = 0600);
 
 // A parsed flat-keyed kernel file: one "key value" per line (memory.events,
 // cgroup.events, memory.stat, memory.oom_control) or "Key:<tab>value"

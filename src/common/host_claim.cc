@@ -2,13 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <optional>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "common/mounts.h"
 
 namespace podvisor {
@@ -51,38 +51,29 @@ Result<HostClaim> HostClaim::Take(const fs::path& root, std::string_view kind, s
   const fs::path dir = root / std::string(kind);
   if (auto s = MakeDirs(dir, 0755); !s) return s.take_error();
   const fs::path path = dir / std::string(key);
-  for (;;) {
-    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (!fd) return Error::FromErrno("opening " + path.string());
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK) return Error::FromErrno("locking " + path.string());
-      std::optional<ClaimOwner> holder = ReadOwner(fd.get());
-      if (holder && *holder == owner) {
-        return Error(std::string(key) + " is held by another supervisor of this pod", EBUSY);
-      }
-      return Error(std::string(key) + " is held by " +
-                       (holder ? Describe(*holder, true) : std::string("a starting pod")),
-                   EBUSY);
+  auto fd = LockNamedFile(path, LOCK_EX | LOCK_NB, /*create=*/true, 0644);
+  if (!fd) {
+    if (fd.error().code() != EWOULDBLOCK) return fd.take_error();
+    Fd peek(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    std::optional<ClaimOwner> holder = peek ? ReadOwner(peek.get()) : std::nullopt;
+    if (holder && *holder == owner) {
+      return Error(std::string(key) + " is held by another supervisor of this pod", EBUSY);
     }
-    struct stat held {
-    }, named{};
-    if (::fstat(fd.get(), &held) != 0) return Error::FromErrno("stat " + path.string());
-    if (::stat(path.c_str(), &named) != 0 || named.st_ino != held.st_ino ||
-        named.st_dev != held.st_dev) {
-      continue;  // released (unlinked) between our open and our lock
-    }
-    std::optional<ClaimOwner> left = ReadOwner(fd.get());
-    std::error_code ec;
-    if (left && !(*left == owner) && fs::is_directory(left->state_root / left->pod, ec)) {
-      return Error(std::string(key) + " is held by " + Describe(*left, false), EBUSY);
-    }
-    const std::string text = Serialize(owner);
-    if (::ftruncate(fd.get(), 0) != 0 ||
-        ::pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-      return Error::FromErrno("writing " + path.string());
-    }
-    return HostClaim(std::move(fd), path);
+    return Error(std::string(key) + " is held by " +
+                     (holder ? Describe(*holder, true) : std::string("a starting pod")),
+                 EBUSY);
   }
+  std::optional<ClaimOwner> left = ReadOwner(fd->get());
+  std::error_code ec;
+  if (left && !(*left == owner) && fs::is_directory(left->state_root / left->pod, ec)) {
+    return Error(std::string(key) + " is held by " + Describe(*left, false), EBUSY);
+  }
+  const std::string text = Serialize(owner);
+  if (::ftruncate(fd->get(), 0) != 0 ||
+      ::pwrite(fd->get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    return Error::FromErrno("writing " + path.string());
+  }
+  return HostClaim(std::move(*fd), path);
 }
 
 int HostClaim::ReleaseAllOf(const fs::path& root, std::string_view kind, const ClaimOwner& owner) {

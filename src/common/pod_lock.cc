@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 
 #include <unistd.h>
 
@@ -10,35 +9,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/file_io.h"
+
 namespace podvisor {
-namespace {
-
-// Opens `path` (creating it unless `create` is false) and takes `op` on it.
-// Retries while the file it locked is no longer the one at `path` (an `rm`
-// unlinked it in between). An invalid Fd with errno ENOENT when `create`
-// is false and there is no file.
-Result<Fd> LockCurrentFile(const std::filesystem::path& path, int op, bool create) {
-  for (;;) {
-    Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600));
-    if (!fd) {
-      if (!create && errno == ENOENT) return Fd();
-      return Error::FromErrno("opening " + path.string());
-    }
-    while (::flock(fd.get(), op) != 0) {
-      if (errno != EINTR) return Error::FromErrno("locking " + path.string());
-    }
-    struct stat held {
-    }, named{};
-    if (::fstat(fd.get(), &held) != 0) return Error::FromErrno("stat " + path.string());
-    if (::stat(path.c_str(), &named) == 0 && named.st_ino == held.st_ino &&
-        named.st_dev == held.st_dev) {
-      return fd;
-    }
-    if (!create) return Fd();  // unlinked while we waited: nobody holds it now
-  }
-}
-
-}  // namespace
 
 std::filesystem::path PodLock::PathFor(const std::filesystem::path& state_root,
                                        std::string_view pod) {
@@ -47,7 +20,7 @@ std::filesystem::path PodLock::PathFor(const std::filesystem::path& state_root,
 
 Result<PodLock> PodLock::TryTake(const std::filesystem::path& state_root, std::string_view pod) {
   const std::filesystem::path path = PathFor(state_root, pod);
-  auto fd = LockCurrentFile(path, LOCK_EX | LOCK_NB, true);
+  auto fd = LockNamedFile(path, LOCK_EX | LOCK_NB, /*create=*/true);
   if (!fd) {
     if (fd.error().code() != EWOULDBLOCK) return fd.take_error();
     const pid_t holder = RecordedHolder(state_root, pod);
@@ -65,7 +38,7 @@ Result<PodLock> PodLock::TryTake(const std::filesystem::path& state_root, std::s
 }
 
 Status PodLock::WaitReleased(const std::filesystem::path& state_root, std::string_view pod) {
-  auto fd = LockCurrentFile(PathFor(state_root, pod), LOCK_SH, false);
+  auto fd = LockNamedFile(PathFor(state_root, pod), LOCK_SH, /*create=*/false);
   if (!fd) return fd.take_error();
   return Ok();  // released on return: a `run` may take it now
 }

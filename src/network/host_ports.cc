@@ -4,8 +4,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "common/fd.h"
@@ -13,20 +15,12 @@
 namespace podvisor::network {
 namespace {
 
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  return s;
-}
-
-bool Wildcard(const std::string& ip) {
-  return ip.empty() || ip == "0.0.0.0" || ip == "::";
-}
-
 // Binds a probe socket of `family` to `ip` (wildcard when empty) and the
-// port; true when the kernel answers EADDRINUSE.
-bool BindClashes(int family, int type, const std::string& ip, int port) {
+// port; true when the kernel answers EADDRINUSE, nullopt when the host has
+// no such family (IPv6 disabled).
+std::optional<bool> BindClashes(int family, int type, const std::string& ip, int port) {
   Fd fd(::socket(family, type | SOCK_CLOEXEC, 0));
-  if (!fd) return false;  // no such family here (IPv6 disabled): nothing listens on it
+  if (!fd) return std::nullopt;
   int one = 1;
   // TCP: SO_REUSEADDR lets the probe bind beside connections in TIME_WAIT,
   // and Linux still refuses it beside a listening socket. UDP: without it,
@@ -41,14 +35,14 @@ bool BindClashes(int family, int type, const std::string& ip, int port) {
     a->sin6_family = AF_INET6;
     a->sin6_port = htons(static_cast<uint16_t>(port));
     a->sin6_addr = in6addr_any;
-    if (!Wildcard(ip) && ::inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) != 1) return false;
+    if (!WildcardHostIp(ip) && ::inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) != 1) return false;
     len = sizeof *a;
   } else {
     auto* a = reinterpret_cast<sockaddr_in*>(&addr);
     a->sin_family = AF_INET;
     a->sin_port = htons(static_cast<uint16_t>(port));
     a->sin_addr.s_addr = htonl(INADDR_ANY);
-    if (!Wildcard(ip) && ::inet_pton(AF_INET, ip.c_str(), &a->sin_addr) != 1) return false;
+    if (!WildcardHostIp(ip) && ::inet_pton(AF_INET, ip.c_str(), &a->sin_addr) != 1) return false;
     len = sizeof *a;
   }
   return ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno == EADDRINUSE;
@@ -57,8 +51,14 @@ bool BindClashes(int family, int type, const std::string& ip, int port) {
 }  // namespace
 
 std::string HostPortName(const PortMapping& m) {
-  return std::to_string(m.host_port) + "/" + Upper(m.protocol) +
-         (Wildcard(m.host_ip) ? "" : " on " + m.host_ip);
+  std::string protocol = m.protocol;
+  for (char& c : protocol) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return std::to_string(m.host_port) + "/" + protocol +
+         (m.host_ip.empty() ? "" : " on " + m.host_ip);
+}
+
+bool WildcardHostIp(const std::string& ip) {
+  return ip.empty() || ip == "0.0.0.0" || ip == "::";
 }
 
 bool HostProcessListens(const PortMapping& m) {
@@ -70,15 +70,14 @@ bool HostProcessListens(const PortMapping& m) {
   } else {
     return false;
   }
-  if (!Wildcard(m.host_ip)) {
+  if (!WildcardHostIp(m.host_ip)) {
     in6_addr v6{};
     const int family = ::inet_pton(AF_INET6, m.host_ip.c_str(), &v6) == 1 ? AF_INET6 : AF_INET;
-    return BindClashes(family, type, m.host_ip, m.host_port);
+    return BindClashes(family, type, m.host_ip, m.host_port).value_or(false);
   }
   // Dual-stack when the host has IPv6, else IPv4 alone.
-  Fd probe(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (probe) return BindClashes(AF_INET6, type, "", m.host_port);
-  return BindClashes(AF_INET, type, "", m.host_port);
+  if (auto clash = BindClashes(AF_INET6, type, "", m.host_port)) return *clash;
+  return BindClashes(AF_INET, type, "", m.host_port).value_or(false);
 }
 
 Result<std::vector<HostClaim>> ClaimHostPorts(const std::filesystem::path& claims_root,

@@ -30,6 +30,9 @@ inline constexpr const char* kHostPortClaims = "host-ports";
 // "8080/TCP" or "8080/TCP on 10.0.0.1".
 std::string HostPortName(const PortMapping& m);
 
+// A hostIP that means every host address: "", "0.0.0.0" or "::".
+bool WildcardHostIp(const std::string& ip);
+
 // Whether a socket of the host's network namespace listens on (TCP) or is
 // bound to (UDP) `m`'s host address and port, found by binding a probe
 // socket there the way the service's own bind would clash. SCTP is not

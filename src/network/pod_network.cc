@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "common/pod_dir.h"
+#include "network/host_ports.h"
 
 namespace podvisor::network {
 namespace {
@@ -29,15 +30,6 @@ std::string DefaultRouteInterface() {
     if (dest == "00000000" && mask == "00000000") return iface;
   }
   return {};
-}
-
-bool Wildcard(const std::string& ip) {
-  return ip.empty() || ip == "0.0.0.0" || ip == "::";
-}
-
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
 }
 
 }  // namespace
@@ -115,12 +107,12 @@ std::optional<std::string> FindHostPortConflict(const std::filesystem::path& sta
     for (const auto& held : (*saved)->params.port_mappings) {
       for (const auto& want : wanted) {
         if (held.host_port != want.host_port || held.protocol != want.protocol) continue;
-        if (!Wildcard(held.host_ip) && !Wildcard(want.host_ip) && held.host_ip != want.host_ip) {
+        if (!WildcardHostIp(held.host_ip) && !WildcardHostIp(want.host_ip) &&
+            held.host_ip != want.host_ip) {
           continue;
         }
-        std::string where = want.host_ip.empty() ? "" : " on " + want.host_ip;
-        return "hostPort " + std::to_string(want.host_port) + "/" + Upper(want.protocol) + where +
-               " is held by pod " + entry.path().filename().string();
+        return "hostPort " + HostPortName(want) + " is held by pod " +
+               entry.path().filename().string();
       }
     }
   }

@@ -91,8 +91,8 @@ TEST_F(PodOverTime, StopAndRunAndStopAndRmWorkEveryTime) {
 }
 
 TEST_F(PodOverTime, RmRefusesARunningPodByItsLock) {
-  WritePod(
-      Pod("busy", "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"));
+  WritePod(Pod("busy",
+               "  - {name: app, image: img, command: " + HelperCmd("app", "sleep 100000") + "}\n"));
   StartRun();
   WaitUntilRunning();
   auto rm = Client({"rm", "busy"}, /*with_log_dir=*/true);

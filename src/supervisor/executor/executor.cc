@@ -481,7 +481,7 @@ void Executor::Cleanup() {
   }
   // The runtime removed each container's cgroup; the pod's directories
   // above them are ours to remove (every hierarchy of a v1/hybrid host).
-  if (!options_.cgroup_parent.empty() && !pod_cgroup_name_.empty()) {
+  if (!pod_cgroup_name_.empty()) {  // claimed exactly when there is a --cgroup-parent
     cgroups::RemoveEmptyCgroupDirs(options_.cgroup_parent + "/" + pod_cgroup_name_);
   }
   // The name is free for another state directory's pod only now.
