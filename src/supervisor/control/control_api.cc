@@ -106,6 +106,29 @@ std::variant<ExecOrder, nlohmann::json> ReadExecOrder(const nlohmann::json& requ
   return order;
 }
 
+// upgrade's "binary" and "timeout_ms" (S15.2); the error reply when one is
+// bad. The binary itself (there, executable, able to read the handover)
+// is the supervisor's to check: only it knows what it runs.
+std::variant<UpgradeOrder, nlohmann::json> ReadUpgradeOrder(const nlohmann::json& request) {
+  UpgradeOrder order{std::nullopt, std::chrono::milliseconds(kDefaultUpgradeTimeoutMs)};
+  if (auto b = request.find("binary"); b != request.end() && !b->is_null()) {
+    if (!b->is_string() || b->get<std::string>().empty() || b->get<std::string>().front() != '/' ||
+        b->get<std::string>().find('\0') != std::string::npos) {
+      return BadRequest("\"binary\" must be an absolute path");
+    }
+    order.binary = b->get<std::string>();
+  }
+  if (auto t = request.find("timeout_ms"); t != request.end() && !t->is_null()) {
+    if (!t->is_number_integer() || t->get<int64_t>() < 1 ||
+        t->get<int64_t>() > kMaxUpgradeTimeoutMs) {
+      return BadRequest("\"timeout_ms\" must be an integer from 1 to " +
+                        std::to_string(kMaxUpgradeTimeoutMs));
+    }
+    order.timeout = std::chrono::milliseconds(t->get<int64_t>());
+  }
+  return order;
+}
+
 }  // namespace
 
 void ControlApi::Handle(const nlohmann::json& request, ControlServer::Responder respond) {
@@ -120,6 +143,7 @@ void ControlApi::Handle(const nlohmann::json& request, ControlServer::Responder 
   if (op == "stop") return Stop(request, std::move(respond));
   if (op == "kill") return Kill(request, respond);
   if (op == "exec") return respond(Exec(request));
+  if (op == "upgrade") return Upgrade(request, std::move(respond));
   if (op == "netns") {
     // port-forward connects from inside the pod's network namespace; ""
     // is the host's (hostNetwork, or no sandbox).
@@ -185,6 +209,16 @@ void ControlApi::Kill(const nlohmann::json& request, const ControlServer::Respon
   // log line is not.
   respond(nlohmann::json{{"container", name}, {"signal", SignalName(signo)}});
   log::Info("delivered {} to container {} on request", SignalName(signo), name);
+}
+
+void ControlApi::Upgrade(const nlohmann::json& request, ControlServer::Responder respond) {
+  auto read = ReadUpgradeOrder(request);
+  if (auto* bad = std::get_if<nlohmann::json>(&read)) return respond(*bad);
+  UpgradeOrder order = std::get<UpgradeOrder>(std::move(read));
+  log::Info("upgrade requested ({}, timeout {} ms)",
+            order.binary ? "binary " + *order.binary : "the binary at the original path",
+            std::chrono::duration_cast<std::chrono::milliseconds>(order.timeout).count());
+  pod_.RequestUpgrade(std::move(order), std::move(respond));
 }
 
 // `podvisor exec` (docs/INTERFACE.md): the runtime command line that runs

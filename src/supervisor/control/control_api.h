@@ -6,6 +6,8 @@
 // the interface's, unchanged.
 #pragma once
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "supervisor/control/control_server.h"
@@ -13,12 +15,17 @@
 
 namespace podvisor::supervisor::control {
 
+// S15.2: `upgrade`'s "timeout_ms" when absent, and its largest value.
+inline constexpr int64_t kDefaultUpgradeTimeoutMs = 30000;
+inline constexpr int64_t kMaxUpgradeTimeoutMs = 600000;
+
 class ControlApi {
  public:
   explicit ControlApi(PodControl& pod) : pod_(pod) {}
 
   // A ControlServer::Handler: answers `request` through `respond`, at once
-  // or (stop) when the pod has ended.
+  // or later (stop: when the pod has ended; upgrade: when the handover is
+  // refused, or just before the re-execution).
   void Handle(const nlohmann::json& request, ControlServer::Responder respond);
 
  private:
@@ -26,6 +33,7 @@ class ControlApi {
   void Stop(const nlohmann::json& request, ControlServer::Responder respond);
   void Kill(const nlohmann::json& request, const ControlServer::Responder& respond);
   nlohmann::json Exec(const nlohmann::json& request);
+  void Upgrade(const nlohmann::json& request, ControlServer::Responder respond);
 
   PodControl& pod_;
 };

@@ -50,6 +50,11 @@ class FakePod final : public PodControl {
     return ExecPlan{{"runc", "exec", "--process", "/p.json", "id"}, "/p.json"};
   }
   std::string NetnsPath() override { return "/proc/7/ns/net"; }
+  void RequestUpgrade(UpgradeOrder order, ControlServer::Responder respond) override {
+    actions.push_back("upgrade");
+    upgrades.push_back(std::move(order));
+    upgrade_waiter = std::move(respond);
+  }
 
   bool renders_text = true;
   bool ended = false;
@@ -62,6 +67,8 @@ class FakePod final : public PodControl {
   std::vector<StopOrder> stops;
   std::vector<ExecOrder> execs;
   ControlServer::Responder stop_waiter;
+  std::vector<UpgradeOrder> upgrades;
+  ControlServer::Responder upgrade_waiter;
 };
 
 class ControlApiTest : public ::testing::Test {
@@ -276,6 +283,57 @@ TEST_F(ControlApiTest, ExecWhoseProcessFileCannotBeWrittenIsInternal) {
   json reply = Ask({{"op", "exec"}, {"container", "app"}, {"args", {"sh"}}});
   ASSERT_TRUE(ControlErrorOf(reply));
   EXPECT_EQ(ControlErrorOf(reply)->code, ControlCode::kInternal);
+}
+
+TEST_F(ControlApiTest, S15_2_UpgradeReachesThePodWithItsBinaryAndTimeout) {
+  EXPECT_THAT(Replies({{"op", "upgrade"}, {"binary", "/usr/bin/podvisor"}, {"timeout_ms", 5000}}),
+              IsEmpty())
+      << "the executor answers, not the API";
+  ASSERT_EQ(pod_.upgrades.size(), 1u);
+  EXPECT_EQ(pod_.upgrades[0].binary, "/usr/bin/podvisor");
+  EXPECT_EQ(pod_.upgrades[0].timeout, 5000ms);
+  ASSERT_TRUE(pod_.upgrade_waiter);
+  // The executor's reply goes to the client as it is.
+  std::vector<json> replies;
+  api_.Handle({{"op", "upgrade"}}, [&replies](const ControlReply& reply) {
+    replies.push_back(json::parse(reply.line()));
+  });
+  pod_.upgrade_waiter(json{{"upgrading", true}, {"pid", 7}});
+  EXPECT_THAT(replies, ElementsAre(json{{"upgrading", true}, {"pid", 7}}));
+}
+
+TEST_F(ControlApiTest, S15_2_UpgradeWithoutFieldsTakesTheOriginalBinaryAnd30Seconds) {
+  (void)Replies({{"op", "upgrade"}});
+  (void)Replies({{"op", "upgrade"}, {"binary", nullptr}, {"timeout_ms", nullptr}});
+  ASSERT_EQ(pod_.upgrades.size(), 2u);
+  for (const UpgradeOrder& order : pod_.upgrades) {
+    EXPECT_EQ(order.binary, std::nullopt);
+    EXPECT_EQ(order.timeout, 30s);
+  }
+}
+
+TEST_F(ControlApiTest, S15_2_UpgradeTakesTheLongestTimeout) {
+  (void)Replies({{"op", "upgrade"}, {"timeout_ms", 600000}});
+  ASSERT_EQ(pod_.upgrades.size(), 1u);
+  EXPECT_EQ(pod_.upgrades[0].timeout, 600s);
+}
+
+TEST_F(ControlApiTest, S15_2_UpgradeWithABadBinaryOrTimeoutIsInvalidArgumentNamingIt) {
+  for (const json& binary : {json("podvisor"), json("./podvisor"), json(""), json(7),
+                             json::array({"/usr/bin/podvisor"}), json(std::string("/a\0b", 4))}) {
+    const json request = {{"op", "upgrade"}, {"binary", binary}};
+    ExpectRefused(request, ControlCode::kInvalidArgument);
+    EXPECT_EQ(ControlErrorOf(Ask(request))->message, "\"binary\" must be an absolute path")
+        << binary.dump();
+  }
+  for (const json& timeout :
+       {json(0), json(-1), json(600001), json(1.5), json("30s"), json(true), json::object()}) {
+    const json request = {{"op", "upgrade"}, {"timeout_ms", timeout}};
+    ExpectRefused(request, ControlCode::kInvalidArgument);
+    EXPECT_EQ(ControlErrorOf(Ask(request))->message,
+              "\"timeout_ms\" must be an integer from 1 to 600000")
+        << timeout.dump();
+  }
 }
 
 TEST_F(ControlApiTest, RequestWithoutAStringOpIsInvalidArgument) {

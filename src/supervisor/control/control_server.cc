@@ -8,7 +8,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "common/log.h"
 
@@ -39,6 +41,9 @@ Result<sockaddr_un> SocketAddress(const std::filesystem::path& path) {
 }
 
 constexpr int kAcceptsPerWakeup = 64;
+// Connections the kernel queues while nobody accepts: a burst of clients,
+// or those arriving while a supervisor re-executes (S15.2).
+constexpr int kBacklog = 512;
 constexpr std::chrono::milliseconds kAcceptPause{100};
 
 }  // namespace
@@ -82,7 +87,38 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Listen(loop::EventLoop& lo
   int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof *addr);
   ::umask(old_umask);
   if (rc != 0) return Error::FromErrno("bind " + path.string());
-  if (::listen(fd.get(), 512) != 0) return Error::FromErrno("listen " + path.string());
+  if (::listen(fd.get(), kBacklog) != 0) return Error::FromErrno("listen " + path.string());
+  return Serve(loop, path, std::move(fd), std::move(handler), options);
+}
+
+Result<std::unique_ptr<ControlServer>> ControlServer::Adopt(loop::EventLoop& loop,
+                                                            const std::filesystem::path& path,
+                                                            Fd fd, Handler handler,
+                                                            ControlServerOptions options) {
+  int listening = 0;
+  socklen_t len = sizeof listening;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) {
+    return Error::FromErrno("adopting the control socket " + path.string());
+  }
+  if (listening == 0) {
+    return Error("adopting the control socket " + path.string() + ": not a listening socket",
+                 EINVAL);
+  }
+  // It crossed execve, so its close-on-exec flag was cleared; its O_NONBLOCK
+  // is the open file's and came along, but is set again for a socket handed
+  // over by another program.
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0 ||
+      ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC) != 0) {
+    return Error::FromErrno("adopting the control socket " + path.string());
+  }
+  return Serve(loop, path, std::move(fd), std::move(handler), options);
+}
+
+Result<std::unique_ptr<ControlServer>> ControlServer::Serve(loop::EventLoop& loop,
+                                                            const std::filesystem::path& path,
+                                                            Fd fd, Handler handler,
+                                                            ControlServerOptions options) {
   std::unique_ptr<ControlServer> server(
       new ControlServer(loop, path, std::move(fd), std::move(handler), options));
   ControlServer* raw = server.get();
@@ -292,6 +328,29 @@ void ControlServer::OnWritable(int fd) {
     break;  // EPIPE and friends: the client is gone
   }
   Close(fd);
+}
+
+bool ControlServer::Flush(Duration bound) {
+  // The loop's clock may be a test's; this wait is on the real one.
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  std::vector<pollfd> waiting;
+  for (;;) {
+    waiting.clear();
+    for (const auto& [fd, c] : connections_) {
+      if (!c->out.empty()) waiting.push_back({fd, POLLOUT, 0});
+    }
+    if (waiting.empty()) return true;
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const int ready = ::poll(waiting.data(), waiting.size(), static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return false;
+    for (const pollfd& p : waiting) {
+      // Writes what fits; closes the connection once all of it is written
+      // or the client is gone (POLLERR, POLLHUP: the send fails).
+      if (p.revents != 0) OnWritable(p.fd);
+    }
+  }
 }
 
 void ControlServer::Close(int fd) {

@@ -14,6 +14,14 @@
 // within `request_timeout`. Replies may be deferred (`stop` answers when the
 // pod has ended): the handler gets a Responder it may call later; if the
 // client has gone by then, the reply is dropped.
+//
+// A reply is written at once when the client's socket takes it (a reply of
+// a few hundred bytes always fits); only what does not fit waits for the
+// loop. Flush writes whatever waits, blocking, for a supervisor about to
+// re-execute (S15.2); Adopt serves the listening socket such a supervisor
+// handed to its new binary across execve, which never stopped listening,
+// so a client that connects during the handover waits in its backlog
+// rather than being refused.
 #pragma once
 
 #include <filesystem>
@@ -64,17 +72,40 @@ class ControlServer {
                                                        const std::filesystem::path& socket_path,
                                                        Handler handler,
                                                        ControlServerOptions options = {});
+  // S15.2: serves `listen_fd`, a Unix stream socket already bound to
+  // `socket_path` and listening (inherited across execve from the
+  // supervisor this one replaces): no bind, and the socket file is left as
+  // it is. Connections queued in its backlog are answered. The descriptor
+  // is made non-blocking and close-on-exec again. An error when it is no
+  // listening socket.
+  static Result<std::unique_ptr<ControlServer>> Adopt(loop::EventLoop& loop,
+                                                      const std::filesystem::path& socket_path,
+                                                      Fd listen_fd, Handler handler,
+                                                      ControlServerOptions options = {});
   ~ControlServer();  // closes every connection and unlinks the socket
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
 
   std::size_t open_connections() const { return connections_.size(); }
+  // The listening socket, for a supervisor that hands it to its next
+  // binary across execve (S15.2); still owned by this server.
+  int listen_fd() const { return listen_fd_.get(); }
+  // Writes every reply still waiting for room in its client's socket,
+  // blocking (poll) for at most `bound`, and closes those connections:
+  // what a supervisor calls before execve, so that the reply it just gave
+  // is on the wire. True when nothing is left waiting; a client that does
+  // not read within `bound` loses its reply.
+  bool Flush(Duration bound);
   uint64_t refused_peers() const { return refused_peers_; }
 
  private:
   struct Connection;
   ControlServer(loop::EventLoop& loop, std::filesystem::path path, Fd listen_fd, Handler handler,
                 ControlServerOptions options);
+  static Result<std::unique_ptr<ControlServer>> Serve(loop::EventLoop& loop,
+                                                      const std::filesystem::path& path, Fd fd,
+                                                      Handler handler,
+                                                      ControlServerOptions options);
   void OnAcceptable();
   void OnEvent(int fd, uint32_t events);
   void OnReadable(int fd);

@@ -2,6 +2,7 @@
 // requests get {"error": ...}; peers of another uid are refused.
 #include "supervisor/control/control_server.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -254,6 +255,135 @@ TEST_F(ControlServerTest, ReplacesAStaleSocketButNotALiveOne) {
   close(fd);
   Serve(Echo());
   EXPECT_EQ(Request({{"op", "status"}})["echo"]["op"], "status");
+}
+
+// A listening socket bound to `path`, as a supervisor hands it to its next
+// binary across execve: blocking and without close-on-exec, as an
+// inherited descriptor may be.
+Fd ListeningSocket(const fs::path& path) {
+  Fd fd(socket(AF_UNIX, SOCK_STREAM, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(listen(fd.get(), 16), 0);
+  return fd;
+}
+
+// A client connected to `path` whose request is sent and half-closed.
+int ConnectAndSend(const fs::path& path, const std::string& request) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  shutdown(fd, SHUT_WR);
+  return fd;
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+TEST_F(ControlServerTest, S15_2_ListenFdIsTheListeningSocket) {
+  Serve(Echo());
+  int listening = 0;
+  socklen_t len = sizeof listening;
+  ASSERT_EQ(getsockopt(server_->listen_fd(), SOL_SOCKET, SO_ACCEPTCONN, &listening, &len), 0);
+  EXPECT_EQ(listening, 1);
+}
+
+// S15.2: the socket a new binary inherits never stopped listening: a client
+// that connected while nobody accepted (the execve) is answered by the
+// adopted server, and so is the next one; the socket file stays.
+TEST_F(ControlServerTest, S15_2_AdoptServesAnInheritedSocketAndItsBacklog) {
+  Fd inherited = ListeningSocket(sock_);
+  struct stat before {};
+  ASSERT_EQ(stat(sock_.c_str(), &before), 0);
+  int early = ConnectAndSend(sock_, R"({"op":"summary"})");
+  auto adopted = ControlServer::Adopt(*loop_, sock_, std::move(inherited), Echo());
+  ASSERT_TRUE(adopted.ok()) << adopted.error().message();
+  server_ = std::move(adopted).value();
+  int fd_flags = fcntl(server_->listen_fd(), F_GETFD);
+  int fl_flags = fcntl(server_->listen_fd(), F_GETFL);
+  EXPECT_TRUE(fd_flags & FD_CLOEXEC);
+  EXPECT_TRUE(fl_flags & O_NONBLOCK);
+  std::string early_reply;
+  WithClient([&] { early_reply = ReadAll(early); });
+  close(early);
+  EXPECT_EQ(json::parse(early_reply)["echo"]["op"], "summary");
+  EXPECT_EQ(Request({{"op", "status"}})["echo"]["op"], "status");
+  struct stat st {};
+  ASSERT_EQ(stat(sock_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, before.st_ino) << "no bind, no unlink";
+}
+
+TEST_F(ControlServerTest, S15_2_AdoptRefusesASocketThatDoesNotListen) {
+  Fd plain(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  auto adopted = ControlServer::Adopt(*loop_, sock_, std::move(plain), Echo());
+  ASSERT_FALSE(adopted.ok());
+  EXPECT_EQ(adopted.error().code(), EINVAL);
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+  close(pipe_fds[1]);
+  EXPECT_FALSE(ControlServer::Adopt(*loop_, sock_, Fd(pipe_fds[0]), Echo()).ok());
+}
+
+// A small reply is on the wire when the responder returns, with no turn of
+// the loop: a supervisor may execve right after it (S15.2).
+TEST_F(ControlServerTest, S15_2_ASmallReplyIsWrittenBeforeTheResponderReturns) {
+  ControlServer::Responder pending;
+  Serve([&](const json&, ControlServer::Responder respond) { pending = std::move(respond); });
+  int fd = ConnectAndSend(sock_, R"({"op":"upgrade"})");
+  auto until = std::chrono::steady_clock::now() + 2s;
+  while (!pending && std::chrono::steady_clock::now() < until)
+    ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  ASSERT_TRUE(pending);
+  pending(json{{"upgrading", true}});
+  EXPECT_EQ(server_->open_connections(), 0u);
+  EXPECT_TRUE(server_->Flush(0ms)) << "nothing is left waiting";
+  EXPECT_EQ(json::parse(ReadAll(fd))["upgrading"], true);
+  close(fd);
+}
+
+// A reply larger than the socket takes waits for the loop; Flush writes it
+// without one, for a client that reads, and gives up on one that does not.
+TEST_F(ControlServerTest, S15_2_FlushWritesAWaitingReplyWithinItsBound) {
+  const std::string big(8 << 20, 'x');
+  std::vector<ControlServer::Responder> responders;
+  Serve([&](const json&, ControlServer::Responder respond) {
+    responders.push_back(std::move(respond));
+  });
+  int reader = ConnectAndSend(sock_, R"({"op":"status"})");
+  int idle = ConnectAndSend(sock_, R"({"op":"status"})");
+  auto until = std::chrono::steady_clock::now() + 2s;
+  while (responders.size() < 2 && std::chrono::steady_clock::now() < until) {
+    ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  }
+  ASSERT_EQ(responders.size(), 2u);
+  for (auto& respond : responders) respond(json{{"text", big}});
+  EXPECT_EQ(server_->open_connections(), 2u) << "8 MiB does not fit a socket";
+  EXPECT_FALSE(server_->Flush(50ms)) << "no client reads yet";
+  // Which connection got which responder does not matter: read one.
+  std::string got;
+  std::thread t([&] { got = ReadAll(reader); });
+  // The idle client never reads: Flush gives up on it at its bound, after
+  // the reader's reply is all written.
+  EXPECT_FALSE(server_->Flush(2s));
+  EXPECT_EQ(server_->open_connections(), 1u);
+  shutdown(idle, SHUT_RDWR);
+  EXPECT_TRUE(server_->Flush(2s)) << "a client that is gone is dropped";
+  t.join();
+  EXPECT_EQ(json::parse(got)["text"].get<std::string>().size(), big.size());
+  EXPECT_EQ(server_->open_connections(), 0u);
+  close(reader);
+  close(idle);
 }
 
 TEST_F(ControlServerTest, PeersOfAnotherUidAreRefused) {

@@ -43,6 +43,15 @@ struct ExecOrder {
   std::optional<std::pair<int, int>> console_size;  // height, width
 };
 
+// `upgrade`'s request once checked (docs/INTERFACE.md, S15.2): re-execute
+// in place into `binary` (an absolute path), or into the binary at the
+// path this supervisor was started from when it is absent; `timeout`
+// bounds the wait for runtime calls and hooks to end before the handover.
+struct UpgradeOrder {
+  std::optional<std::string> binary;
+  Duration timeout;
+};
+
 // What the client runs for `exec`: the runtime's command line and the
 // process file it reads.
 struct ExecPlan {
@@ -76,6 +85,12 @@ class PodControl {
   virtual Result<ExecPlan> PrepareExec(const ExecOrder& order) = 0;
   // The pod's network namespace file; "" for the host's.
   virtual std::string NetnsPath() = 0;
+  // S15.2: hands the pod over to the binary of `order`. `respond` gets
+  // either the error reply (nothing changed: this supervisor carries on)
+  // or, immediately before the re-execution, the success reply
+  // {"upgrading": true, "from", "to", "binary", "pid"}; the caller flushes
+  // it (ControlServer::Flush) before execve.
+  virtual void RequestUpgrade(UpgradeOrder order, ControlServer::Responder respond) = 0;
 };
 
 }  // namespace podvisor::supervisor::control

@@ -39,6 +39,12 @@ class Executor::PodControlPort final : public control::PodControl {
   }
   Result<control::ExecPlan> PrepareExec(const control::ExecOrder& order) override;
   std::string NetnsPath() override { return ex_.NetnsPath(); }
+  // Placeholder until the executor's handover lands: keeps the build green.
+  void RequestUpgrade(control::UpgradeOrder /*order*/,
+                      control::ControlServer::Responder respond) override {
+    respond(
+        control::ControlErrorReply(control::ControlCode::kUnimplemented, "not implemented yet"));
+  }
 
  private:
   Executor& ex_;
