@@ -284,9 +284,10 @@ int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
     }
     keeper.emplace(std::move(*listener));
   }
-  // The one line the supervisor waits for; then stdout is closed so it
-  // sees EOF. The keeper socket listens already, so the supervisor may
-  // connect as soon as it has read the line.
+  // The one line the supervisor waits for; then stdout goes to /dev/null,
+  // which closes the pipe, so it sees EOF. The keeper socket listens
+  // already, so the supervisor may connect as soon as it has read the
+  // line.
   std::printf("ready %d\n", static_cast<int>(reaper));
   std::fflush(stdout);
   StdioToDevNull();

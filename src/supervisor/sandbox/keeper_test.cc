@@ -9,12 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -112,6 +115,15 @@ TEST_F(KeeperTest, KeptPipeAndPidfdComeBackToANewConnection) {
   struct stat st {};
   ASSERT_EQ(::stat(Options().keeper_socket.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600U);
+  // A pod of many containers hands over three descriptors each.
+  std::ifstream limits("/proc/" + std::to_string(sb->holder_pid()) + "/limits");
+  std::string line;
+  while (std::getline(limits, line) && line.rfind("Max open files", 0) != 0) {
+  }
+  std::istringstream words(line.substr(std::strlen("Max open files")));
+  std::string soft, hard;
+  words >> soft >> hard;
+  EXPECT_EQ(soft, hard) << line;
 
   pid_t child = ::fork();  // before the pipe, which it must not hold
   if (child == 0) {
