@@ -488,6 +488,7 @@ void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
     std::string hostname;
     bool loopback = false;
     bool pid = false;
+    std::string keeper;
   };
   auto opts = std::make_shared<Options>();
   // Internal: the pod sandbox's holder process (supervisor/sandbox/sandbox.h).
@@ -496,8 +497,10 @@ void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--hostname", opts->hostname);
   cmd->add_flag("--loopback", opts->loopback);
   cmd->add_flag("--pid", opts->pid);
+  cmd->add_option("--keeper", opts->keeper);
   cmd->callback([opts, &exit_code] {
-    exit_code = supervisor::sandbox::SandboxInitMain(opts->hostname, opts->loopback, opts->pid);
+    exit_code = supervisor::sandbox::SandboxInitMain(opts->hostname, opts->loopback, opts->pid,
+                                                     opts->keeper);
   });
 }
 

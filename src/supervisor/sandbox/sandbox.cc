@@ -1,20 +1,23 @@
+// The supervisor's side of the sandbox: starting the holder, finding it
+// again, ending it. The holder's own code is in holder.cc, the keeper's
+// client in keeper_client.cc.
 #include "supervisor/sandbox/sandbox.h"
 
 #include <fcntl.h>
-#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
 
 #include "common/fd.h"
+#include "common/file_io.h"
+#include "process/pidfd.h"
+#include "process/proc_stat.h"
 #include "process/spawn.h"
 
 namespace podvisor::supervisor::sandbox {
@@ -23,94 +26,48 @@ constexpr std::string_view kRootDir = "/";
 namespace {
 
 constexpr int kReadyTimeoutMs = 10'000;
+// How long Destroy waits for a holder it cannot reap: SIGKILL takes
+// effect at once unless the process is stuck in the kernel, and a stop
+// must not hang on that.
+constexpr int kUnreapedKillWaitMs = 2'000;
 
-// Brings the loopback interface of the current network namespace up.
-Status LoopbackUp() {
-  Fd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!sock) return Error::FromErrno("socket");
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  if (::ioctl(sock.get(), SIOCGIFFLAGS, &ifr) != 0) return Error::FromErrno("SIOCGIFFLAGS lo");
-  ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
-  if (::ioctl(sock.get(), SIOCSIFFLAGS, &ifr) != 0) return Error::FromErrno("SIOCSIFFLAGS lo");
-  return Ok();
+// The parent pid from /proc/<pid>/status; -1 if unreadable.
+pid_t ParentOf(pid_t pid) {
+  auto status = ReadFlatKeyed("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return -1;
+  auto ppid = status->FindUnsigned("PPid");
+  return ppid ? static_cast<pid_t>(*ppid) : -1;
 }
 
-// PID 1 of the pod's pid namespace: reaps every process that ends there,
-// woken by SIGCHLD (no polling), until the holder kills it.
-[[noreturn]] void PidNamespaceReaper() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
+// Whether /proc/<pid>/cmdline has `word` as one of its arguments.
+bool CommandLineHas(pid_t pid, std::string_view word) {
+  auto cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!cmdline) return false;
+  std::string_view rest = *cmdline;
+  while (!rest.empty()) {
+    auto end = rest.find('\0');
+    if (rest.substr(0, end) == word) return true;
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+// Polls `pidfd` until it is readable (the process has exited), at most
+// `timeout_ms`; false if it did not.
+bool WaitForExit(int pidfd, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    siginfo_t info;
-    ::sigwaitinfo(&set, &info);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{pidfd, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (r > 0) return true;
+    if (r == 0 || errno != EINTR) return false;
   }
 }
 
 }  // namespace
-
-int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (!hostname.empty() && ::sethostname(hostname.data(), hostname.size()) != 0) {
-    std::fprintf(stderr, "sandbox-init: sethostname %s: %s\n", hostname.c_str(), strerror(errno));
-    return 1;
-  }
-  if (loopback) {
-    if (auto s = LoopbackUp(); !s) {
-      std::fprintf(stderr, "sandbox-init: %s\n", s.error().message().c_str());
-      return 1;
-    }
-  }
-  pid_t reaper = 0;
-  if (new_pid) {
-    if (::unshare(CLONE_NEWPID) != 0) {
-      std::fprintf(stderr, "sandbox-init: unshare(CLONE_NEWPID): %s\n", strerror(errno));
-      return 1;
-    }
-    // The reaper dies with the holder (PDEATHSIG). The holder may die
-    // before the reaper has asked for that, and the reaper, reparented,
-    // would then live on holding the pod's pid namespace (and our stderr):
-    // the holder's end of this pipe closes with it, which the reaper
-    // checks once its PDEATHSIG is set.
-    int holder_alive[2];
-    if (::pipe2(holder_alive, O_CLOEXEC) != 0) return 1;
-    reaper = ::fork();
-    if (reaper < 0) return 1;
-    if (reaper == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      ::close(holder_alive[1]);
-      pollfd p{holder_alive[0], POLLIN, 0};
-      if (::poll(&p, 1, 0) > 0) _exit(0);  // POLLHUP: the holder is gone
-      ::close(holder_alive[0]);
-      // The ready pipe is the holder's to close; keeping it would hide EOF.
-      ::close(STDOUT_FILENO);
-      PidNamespaceReaper();
-    }
-    ::close(holder_alive[0]);  // the write end stays open as long as we live
-  }
-  // The one line the supervisor waits for; then stdout is closed so it
-  // sees EOF.
-  std::printf("ready %d\n", static_cast<int>(reaper));
-  std::fflush(stdout);
-  ::close(STDOUT_FILENO);
-  // Hold the namespaces until killed; exit if the pid-namespace reaper dies
-  // (its namespace would be unusable).
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
-  for (;;) {
-    siginfo_t info;
-    if (::sigwaitinfo(&set, &info) < 0) continue;
-    if (info.si_signo == SIGTERM) return 0;
-    if (reaper && ::waitpid(reaper, nullptr, WNOHANG) == reaper) return 1;
-  }
-}
 
 Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
   auto pending = Start(options);
@@ -130,16 +87,26 @@ Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
   if (options.new_uts) spawn.argv.insert(spawn.argv.end(), {"--hostname", options.hostname});
   if (options.new_network) spawn.argv.emplace_back("--loopback");
   if (options.new_pid) spawn.argv.emplace_back("--pid");
+  if (!options.keeper_socket.empty()) {
+    spawn.argv.insert(spawn.argv.end(), {"--keeper", options.keeper_socket.string()});
+  }
   spawn.stdout_fd = write_end.get();
   spawn.stderr_fd = process::SpawnOptions::kInherit;
   spawn.env = std::vector<std::string>{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   // Copy-assigned from a std::string: assigning the literal trips GCC 12's
   // false -Wrestrict positive (libstdc++ PR 105329) at -O2.
   spawn.cwd = std::string(kRootDir);
-  // Async-signal-safe: three system calls between fork and exec. A
-  // supervisor SIGKILLed between the fork and the prctl has reparented the
-  // holder already, and no death signal will come: it must not live on
-  // holding the pod's namespaces.
+  // A session of its own: the holder may outlive the supervisor, and the
+  // terminal's signals (a Ctrl-C to the foreground group, a SIGHUP when
+  // the session ends) are the supervisor's to act on, not the holder's.
+  spawn.new_session = true;
+  // Async-signal-safe: three system calls between fork and exec. The
+  // holder dies with its supervisor until it is entrusted with a
+  // descriptor (holder.cc drops the death signal then): a supervisor
+  // killed before it could record the holder must not leave one behind
+  // that nobody knows of. A supervisor SIGKILLed between the fork and the
+  // prctl has reparented the holder already, and no death signal will
+  // come, hence the parent check after it.
   const pid_t supervisor = ::getpid();
   spawn.pre_exec = [flags, supervisor]() -> int {
     if (flags && ::unshare(flags) != 0) return errno;
@@ -174,7 +141,59 @@ Result<Sandbox> PendingSandbox::WaitReady() {
     return Error("the pod sandbox failed to start (see its message above)");
   }
   if (options.new_pid && reaper <= 0) return Error("the pod sandbox has no pid namespace reaper");
-  return Sandbox(std::move(options_), std::move(holder_), reaper);
+  // Our child: nobody else can reap it, so its pid names it here.
+  auto start_time = process::ProcessStartTime(holder_.pid());
+  if (!start_time) return start_time.take_error().Wrap("the pod sandbox's holder");
+  Sandbox sandbox(std::move(options_), std::move(holder_), /*holder_is_child=*/true, *start_time,
+                  reaper);
+  if (!sandbox.options_.keeper_socket.empty()) {
+    if (auto s = sandbox.ConnectKeeper(); !s) return s.error();
+  }
+  return sandbox;
+}
+
+Result<Sandbox> Sandbox::Reattach(const SandboxOptions& options, pid_t holder_pid,
+                                  uint64_t holder_start_time, pid_t pid_ns_init) {
+  std::string what =
+      "re-attaching to the pod sandbox's holder (pid " + std::to_string(holder_pid) + ")";
+  if (holder_pid <= 0) return Error(what + ": not a process id", EINVAL);
+  auto pidfd = process::PidfdOpen(holder_pid);
+  if (!pidfd) return pidfd.error().Wrap(what);
+  // The pidfd pins whatever process has the pid now; a start time equal to
+  // the recorded one proves it is the holder, which had the pid all along.
+  auto start_time = process::ProcessStartTime(holder_pid);
+  if (!start_time) return start_time.take_error().Wrap(what);
+  if (*start_time != holder_start_time) {
+    return Error(what + ": it started at " + std::to_string(*start_time) +
+                     ", not at the recorded " + std::to_string(holder_start_time) +
+                     " (the holder is gone and its pid reused)",
+                 ESRCH);
+  }
+  if (!CommandLineHas(holder_pid, "sandbox-init")) {
+    return Error(what + ": its command line has no sandbox-init", ESRCH);
+  }
+  if (options.new_pid) {
+    if (pid_ns_init <= 0 || ParentOf(pid_ns_init) != holder_pid) {
+      return Error(what + ": pid " + std::to_string(pid_ns_init) +
+                       " is not its pid namespace's reaper (not its child)",
+                   ESRCH);
+    }
+  }
+  // After a re-exec this process is still the holder's parent and must
+  // reap it; after a crash it is not, and waiting for it would be ECHILD.
+  bool is_child = ParentOf(holder_pid) == ::getpid();
+  Sandbox sandbox(options, process::ChildProcess(holder_pid, std::move(*pidfd)), is_child,
+                  holder_start_time, options.new_pid ? pid_ns_init : 0);
+  if (!options.keeper_socket.empty()) {
+    if (auto s = sandbox.ConnectKeeper(); !s) {
+      Error error = s.error().Wrap(what);
+      // Not ours to kill: the caller decides what a holder it cannot
+      // reach is worth.
+      (void)sandbox.holder_.Release();
+      return error;
+    }
+  }
+  return sandbox;
 }
 
 std::filesystem::path Sandbox::NsPath(pid_t pid, const char* ns) const {
@@ -198,11 +217,39 @@ std::optional<std::filesystem::path> Sandbox::pid_ns() const {
   return NsPath(pid_ns_init_, "pid");
 }
 
+Sandbox& Sandbox::operator=(Sandbox&& other) noexcept {
+  if (this != &other) {
+    Destroy();
+    options_ = std::move(other.options_);
+    holder_ = std::move(other.holder_);
+    holder_is_child_ = other.holder_is_child_;
+    holder_start_time_ = std::exchange(other.holder_start_time_, 0);
+    pid_ns_init_ = std::exchange(other.pid_ns_init_, 0);
+    keeper_ = std::move(other.keeper_);
+  }
+  return *this;
+}
+
 void Sandbox::Destroy() {
+  keeper_.Reset();
   if (!holder_.valid()) return;
   // The holder's death takes the reaper along (PDEATHSIG), and with the
-  // reaper every process still in the pod's pid namespace.
-  (void)holder_.KillAndReap();  // empties the handle
+  // reaper every process still in the pod's pid namespace; the kept
+  // descriptors close with it.
+  if (holder_is_child_) {
+    (void)holder_.KillAndReap();  // empties the handle
+  } else {
+    // Its parent (PID 1 or a subreaper) reaps it; a pidfd becomes readable
+    // when the process exits, reaped or not.
+    Fd pidfd = holder_.Release();
+    (void)process::PidfdSendSignal(pidfd.get(), SIGKILL);
+    (void)WaitForExit(pidfd.get(), kUnreapedKillWaitMs);
+  }
+  // The holder does not remove its socket (it is SIGKILLed); a later
+  // holder would replace it, but a stopped pod should leave nothing.
+  if (!options_.keeper_socket.empty()) ::unlink(options_.keeper_socket.c_str());
+  holder_start_time_ = 0;
+  pid_ns_init_ = 0;
 }
 
 }  // namespace podvisor::supervisor::sandbox

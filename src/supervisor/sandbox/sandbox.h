@@ -11,17 +11,30 @@
 //            shareProcessNamespace; its PID 1 is a tiny reaper (the holder's
 //            child), so orphans inside the pod are reaped there
 //
-// The holder dies with the supervisor (PR_SET_PDEATHSIG), so a SIGKILLed
-// supervisor never leaves a sandbox behind.
+// With a keeper socket the holder also keeps descriptors for its
+// supervisor (keeper_wire.h: the containers' log pipes and init pidfds),
+// and from the first one kept it outlives the supervisor, so a later one
+// (after a crash or a re-exec) re-attaches to it (Reattach) and fetches
+// them back. Until then, and always without a keeper socket, it dies with
+// the supervisor that started it (PR_SET_PDEATHSIG): a holder nobody
+// recorded must not live on. Destroy ends it in every case.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/fd.h"
 #include "common/result.h"
 #include "process/child_process.h"
+#include "supervisor/sandbox/keeper_wire.h"
 
 namespace podvisor::supervisor::sandbox {
 
@@ -32,6 +45,9 @@ struct SandboxOptions {
   bool new_uts = true;
   bool new_pid = false;  // shareProcessNamespace
   std::filesystem::path podvisor_exe = "/proc/self/exe";
+  // Where the holder listens for keep/drop/fetch (mode 0600); empty: it
+  // keeps nothing and dies with its supervisor.
+  std::filesystem::path keeper_socket;
 };
 
 class Sandbox;
@@ -62,34 +78,82 @@ class Sandbox {
   // the holder (a fresh podvisor process) starts: it was a wait of tens
   // of milliseconds before the pod's first container on a loaded host.
   static Result<PendingSandbox> Start(const SandboxOptions& options);
+  // The holder another supervisor started (or this process before it
+  // re-executed), by what that one recorded: pinned by a pidfd, checked
+  // to be the same process (its start time, and `sandbox-init` in its
+  // command line) and, with new_pid, that `pid_ns_init` is its child;
+  // then connected to options.keeper_socket, whose listener must be the
+  // holder (SO_PEERCRED). `options` must be the ones it was started with.
+  static Result<Sandbox> Reattach(const SandboxOptions& options, pid_t holder_pid,
+                                  uint64_t holder_start_time, pid_t pid_ns_init);
 
   // Namespace paths for the OCI config; nullopt = the host's.
   std::optional<std::filesystem::path> network_ns() const;
   std::optional<std::filesystem::path> ipc_ns() const;
   std::optional<std::filesystem::path> uts_ns() const;
   std::optional<std::filesystem::path> pid_ns() const;
+  // What a later supervisor needs to Reattach: with the pid, the start
+  // time names the holder even after the pid was reused.
   pid_t holder_pid() const { return holder_.pid(); }
+  uint64_t holder_start_time() const { return holder_start_time_; }
+  pid_t pid_ns_init() const { return pid_ns_init_; }
+  // Whether this process is the holder's parent (it started it, or
+  // re-executed since): then Destroy reaps it, else it only waits for it.
+  bool holder_is_child() const { return holder_is_child_; }
 
-  // Kills the holder (and with it the pid namespace's reaper) and reaps it.
+  // The keeper (keeper_wire.h), over one connection made at the start and
+  // made again when the holder has served a newer one or gone quiet. Each
+  // call waits (bounded: 1 s to send, 2 s for the answer) until the
+  // holder has answered, so after Keep returns Ok the descriptors are in
+  // the holder, and the holder outlives this process.
+  //
+  // Keeps 1 to 8 descriptors (duplicates; the caller's stay open) under
+  // `key` (1 to 255 printable bytes, no spaces), closing what was kept
+  // under it before.
+  Status Keep(std::string_view key, std::span<const int> fds);
+  // Closes what is kept under `key`; nothing kept under it is no error.
+  Status Drop(std::string_view key);
+  // Duplicates of everything kept, by key, close-on-exec; the holder
+  // keeps its own.
+  Result<std::map<std::string, std::vector<Fd>>> FetchKept();
+
+  // Kills the holder (and with it the pid namespace's reaper, and every
+  // descriptor kept), and removes the keeper socket. Our child is reaped;
+  // a holder that is not (re-attached after a crash) is waited for through
+  // its pidfd, at most 2 s.
   void Destroy();
 
-  Sandbox(Sandbox&&) = default;
-  Sandbox& operator=(Sandbox&&) = default;
+  Sandbox(Sandbox&&) noexcept = default;
+  Sandbox& operator=(Sandbox&& other) noexcept;
   ~Sandbox() { Destroy(); }
 
  private:
   friend class PendingSandbox;
-  Sandbox(SandboxOptions options, process::ChildProcess holder, pid_t pid_ns_init)
-      : options_(std::move(options)), holder_(std::move(holder)), pid_ns_init_(pid_ns_init) {}
+  Sandbox(SandboxOptions options, process::ChildProcess holder, bool holder_is_child,
+          uint64_t holder_start_time, pid_t pid_ns_init)
+      : options_(std::move(options)),
+        holder_(std::move(holder)),
+        holder_is_child_(holder_is_child),
+        holder_start_time_(holder_start_time),
+        pid_ns_init_(pid_ns_init) {}
   std::filesystem::path NsPath(pid_t pid, const char* ns) const;
+  // keeper_client.cc
+  Status ConnectKeeper();
+  Result<std::vector<keeper::Message>> Ask(std::string_view request, std::span<const int> fds,
+                                           bool until_end);
 
   SandboxOptions options_;
   process::ChildProcess holder_;
+  bool holder_is_child_ = true;
+  uint64_t holder_start_time_ = 0;
   pid_t pid_ns_init_ = 0;
+  Fd keeper_;
 };
 
-// `podvisor sandbox-init --hostname H [--loopback] [--pid]`: the holder's
-// main, already inside its new namespaces (the spawner unshares them).
-int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid);
+// `podvisor sandbox-init --hostname H [--loopback] [--pid] [--keeper PATH]`:
+// the holder's main, already inside its new namespaces (the spawner
+// unshares them).
+int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
+                    const std::string& keeper_socket);
 
 }  // namespace podvisor::supervisor::sandbox
