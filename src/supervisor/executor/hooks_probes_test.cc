@@ -160,8 +160,8 @@ TEST_F(HooksAndProbesTest, CancelHookKillsItsExecAndFeedsNothing) {
 }
 
 TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(4900ms);
   EXPECT_THAT(execs_, IsEmpty());  // S7.6: initialDelaySeconds first
   Pass(100ms);
@@ -190,8 +190,8 @@ TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges
 }
 
 TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(5s);
   ASSERT_EQ(execs_.size(), 1u);
   execs_[0].done(true, "");
@@ -202,8 +202,8 @@ TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
 }
 
 TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(5s);
   ASSERT_EQ(execs_.size(), 1u);
   hooks_probes_->StopProbesAction(
@@ -216,8 +216,8 @@ TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
 
 TEST_F(HooksAndProbesTest, ProbeOfAnInstanceThatIsGoneDoesNotRun) {
   gone_.insert(1);
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(5s);
   Pass(10s);
   EXPECT_THAT(execs_, IsEmpty());
@@ -225,10 +225,10 @@ TEST_F(HooksAndProbesTest, ProbeOfAnInstanceThatIsGoneDoesNotRun) {
 }
 
 TEST_F(HooksAndProbesTest, ContainerWithoutThatProbeStartsNone) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kLiveness, clock_.Now()});
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"ghost", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kLiveness,
+                                                          clock_.Now(), std::nullopt});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "ghost", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(60s);
   EXPECT_THAT(execs_, IsEmpty());
 }
