@@ -201,6 +201,31 @@ TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
   EXPECT_EQ(fed_.size(), 1u);  // S7.3: only changes reach the Lifecycle
 }
 
+TEST_F(HooksAndProbesTest, AResumedReadyProbeFeedsOnlyAChange) {
+  const MonoTime started = clock_.Now() - 600s;  // under the old supervisor
+  hooks_probes_->StartProbesAction(
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, started, true});
+  Pass(100ms);  // at once, on the grid: not initialDelaySeconds from now
+  ASSERT_EQ(execs_.size(), 1u);
+  execs_[0].done(true, "");
+  EXPECT_THAT(fed_, IsEmpty());  // still ready: no event, no flip
+  Pass(10s);
+  ASSERT_EQ(execs_.size(), 2u);
+  execs_[1].done(false, "down");
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::ProbeResult{
+                        "app", 1, lifecycle::ProbeKind::kReadiness, false, "down"})));
+}
+
+TEST_F(HooksAndProbesTest, AResumedUnreadyProbeFeedsItsFirstSuccess) {
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now() - 600s, false});
+  Pass(100ms);
+  ASSERT_EQ(execs_.size(), 1u);
+  execs_[0].done(true, "");
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::ProbeResult{
+                        "app", 1, lifecycle::ProbeKind::kReadiness, true, ""})));
+}
+
 TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
   hooks_probes_->StartProbesAction(lifecycle::StartProbes{
       "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
