@@ -160,8 +160,8 @@ TEST_F(HooksAndProbesTest, CancelHookKillsItsExecAndFeedsNothing) {
 }
 
 TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(4900ms);
   EXPECT_THAT(execs_, IsEmpty());  // S7.6: initialDelaySeconds first
   Pass(100ms);
@@ -190,8 +190,8 @@ TEST_F(HooksAndProbesTest, ReadinessProbeRunsAfterItsInitialDelayAndFeedsChanges
 }
 
 TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(5s);
   ASSERT_EQ(execs_.size(), 1u);
   execs_[0].done(true, "");
@@ -201,9 +201,34 @@ TEST_F(HooksAndProbesTest, AnUnchangedResultIsNotFed) {
   EXPECT_EQ(fed_.size(), 1u);  // S7.3: only changes reach the Lifecycle
 }
 
-TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
+TEST_F(HooksAndProbesTest, AResumedReadyProbeFeedsOnlyAChange) {
+  const MonoTime started = clock_.Now() - 600s;  // under the old supervisor
   hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, started, true});
+  Pass(100ms);  // at once, on the grid: not initialDelaySeconds from now
+  ASSERT_EQ(execs_.size(), 1u);
+  execs_[0].done(true, "");
+  EXPECT_THAT(fed_, IsEmpty());  // still ready: no event, no flip
+  Pass(10s);
+  ASSERT_EQ(execs_.size(), 2u);
+  execs_[1].done(false, "down");
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::ProbeResult{
+                        "app", 1, lifecycle::ProbeKind::kReadiness, false, "down"})));
+}
+
+TEST_F(HooksAndProbesTest, AResumedUnreadyProbeFeedsItsFirstSuccess) {
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now() - 600s, false});
+  Pass(100ms);
+  ASSERT_EQ(execs_.size(), 1u);
+  execs_[0].done(true, "");
+  EXPECT_THAT(fed_, ElementsAre(lifecycle::Event(lifecycle::ProbeResult{
+                        "app", 1, lifecycle::ProbeKind::kReadiness, true, ""})));
+}
+
+TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(5s);
   ASSERT_EQ(execs_.size(), 1u);
   hooks_probes_->StopProbesAction(
@@ -216,8 +241,8 @@ TEST_F(HooksAndProbesTest, StopProbesCancelsTheRunInFlight) {
 
 TEST_F(HooksAndProbesTest, ProbeOfAnInstanceThatIsGoneDoesNotRun) {
   gone_.insert(1);
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "app", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(5s);
   Pass(10s);
   EXPECT_THAT(execs_, IsEmpty());
@@ -225,10 +250,10 @@ TEST_F(HooksAndProbesTest, ProbeOfAnInstanceThatIsGoneDoesNotRun) {
 }
 
 TEST_F(HooksAndProbesTest, ContainerWithoutThatProbeStartsNone) {
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kLiveness, clock_.Now()});
-  hooks_probes_->StartProbesAction(
-      lifecycle::StartProbes{"ghost", 1, lifecycle::ProbeKind::kReadiness, clock_.Now()});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{"app", 1, lifecycle::ProbeKind::kLiveness,
+                                                          clock_.Now(), std::nullopt});
+  hooks_probes_->StartProbesAction(lifecycle::StartProbes{
+      "ghost", 1, lifecycle::ProbeKind::kReadiness, clock_.Now(), std::nullopt});
   Pass(60s);
   EXPECT_THAT(execs_, IsEmpty());
 }

@@ -36,6 +36,10 @@ void HooksAndProbes::StartProbesAction(const lifecycle::StartProbes& a) {
   probe->key = ProbeKey(a.container, a.instance, a.kind);
   probe->container = a.container;
   probe->instance = a.instance;
+  // Issue 30: a probe the previous supervisor ran starts from its stored
+  // result; only a change from it is fed, so a ready container whose first
+  // run here succeeds causes no event and no flip of Ready.
+  if (a.resumed_result) probe->schedule.Resume(*a.resumed_result);
   Probe& ref = *probe;
   probes_[probe->key] = std::move(probe);
   ScheduleProbe(ref, ref.schedule.FirstRun(loop_.Now(), a.container_started));  // S7.6

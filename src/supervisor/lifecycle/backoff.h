@@ -28,6 +28,9 @@ class CrashLoopBackoff {
   Duration NextDelay(Duration ran);
 
   int restarts_in_sequence() const { return restarts_; }
+  // A supervisor that takes over the pod (Lifecycle::RestoreState) carries
+  // on the sequence where the previous one left it.
+  void RestoreRestartsInSequence(int restarts) { restarts_ = restarts; }
 
  private:
   BackoffOptions options_;

@@ -51,6 +51,23 @@ std::string_view StopStepName(StopStep step);
 enum class KillCause { kNone, kPodTermination, kLivenessFailed, kStartupFailed, kPostStartFailed };
 std::string_view KillCauseName(KillCause cause);
 
+// A probe's bit in ContainerRecord::probes_active.
+constexpr unsigned ProbeBit(ProbeKind kind) {
+  return 1u << static_cast<unsigned>(kind);
+}
+
+inline const std::optional<pod::Probe>& ProbeOf(const pod::Container& spec, ProbeKind kind) {
+  switch (kind) {
+    case ProbeKind::kStartup:
+      return spec.startup_probe;
+    case ProbeKind::kReadiness:
+      return spec.readiness_probe;
+    case ProbeKind::kLiveness:
+      break;
+  }
+  return spec.liveness_probe;
+}
+
 struct ContainerRecord {
   ContainerRecord(pod::Container spec_in, ContainerRole role_in, size_t list_index_in,
                   BackoffOptions backoff_options)

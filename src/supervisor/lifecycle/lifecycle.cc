@@ -11,22 +11,6 @@ namespace {
 // How many init-list entries are created ahead of their turn (S1.1).
 constexpr size_t kCreateAheadDepth = 2;
 
-constexpr unsigned ProbeBit(ProbeKind kind) {
-  return 1u << static_cast<unsigned>(kind);
-}
-
-const std::optional<pod::Probe>& ProbeOf(const pod::Container& spec, ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::kStartup:
-      return spec.startup_probe;
-    case ProbeKind::kReadiness:
-      return spec.readiness_probe;
-    case ProbeKind::kLiveness:
-      break;
-  }
-  return spec.liveness_probe;
-}
-
 bool HasHook(const pod::Container& spec, HookKind kind) {
   if (!spec.lifecycle) return false;
   return kind == HookKind::kPostStart ? spec.lifecycle->post_start.has_value()
@@ -403,7 +387,8 @@ void Lifecycle::OnHookFinished(const HookFinished& e, Now now) {
 void Lifecycle::StartProbe(Container& c, ProbeKind kind) {
   if (!ProbeOf(c.spec, kind) || (c.probes_active & ProbeBit(kind))) return;
   c.probes_active |= ProbeBit(kind);
-  Emit(StartProbes{c.spec.name, c.instance, kind, c.started_mono.value_or(MonoTime{})});
+  Emit(StartProbes{c.spec.name, c.instance, kind, c.started_mono.value_or(MonoTime{}),
+                   std::nullopt});
 }
 
 void Lifecycle::StopProbe(Container& c, ProbeKind kind) {

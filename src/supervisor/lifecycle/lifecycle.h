@@ -22,6 +22,9 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
 #include "pod/model.h"
 #include "pod/status.h"
 #include "supervisor/lifecycle/backoff.h"
@@ -53,6 +56,12 @@ enum class TerminationCause {
 };
 std::string_view TerminationCauseName(TerminationCause cause);
 
+// The version of SaveState's JSON, its own "format" key: the Lifecycle's
+// part of the supervisor's handover (executor/handover_format.h) is read by
+// this folder alone. Bumped only when an older reader would misread it;
+// new keys with defaults keep the number.
+inline constexpr int kLifecycleStateFormat = 1;
+
 class Lifecycle {
  public:
   // `pod` must have had pod::ApplyDefaults applied.
@@ -63,6 +72,22 @@ class Lifecycle {
 
   // Applies one event; returns the actions to carry out, in order.
   std::vector<Action> Handle(const Event& event, Now now);
+
+  // Hands the pod over to another supervisor process (saved_state.cc):
+  // `podvisor upgrade`'s re-exec in place and a `run` that adopts the
+  // containers of one that crashed. SaveState writes everything held that
+  // is not derived from the pod spec; RestoreState rebuilds a Lifecycle
+  // from the same pod and options and that state, refusing (never
+  // throwing on) a state it cannot read, and Resume, called once before
+  // any Handle, returns what the new shell must do to carry on: the armed
+  // timers with their saved deadlines, the active probes from their stored
+  // results, and the ends of hooks that died with the old process.
+  nlohmann::json SaveState() const;
+  static Result<Lifecycle> RestoreState(pod::Pod pod, LifecycleOptions options,
+                                        const nlohmann::json& state);
+  std::vector<Action> Resume(Now now);
+  // A postStart or preStop hook runs: `podvisor upgrade` waits for none to.
+  bool HooksRunning() const;
 
   pod::PodStatus Status() const;
   pod::PodPhase Phase() const;
@@ -152,6 +177,10 @@ class Lifecycle {
   pod::PodPhase FinalPhase() const;
   bool StartedForStatus(const Container& c) const;  // S7.5
   bool ReadyForStatus(const Container& c) const;    // S7.5
+
+  // saved_state.cc
+  nlohmann::json SavePod() const;
+  podvisor::Status RestorePod(const nlohmann::json& state);
 
   Container* Find(std::string_view name);
   const Container* Find(std::string_view name) const;

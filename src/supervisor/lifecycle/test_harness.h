@@ -17,6 +17,7 @@
 // TakeEvents() returns instead.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <set>
 #include <string>
@@ -114,6 +115,9 @@ class Harness {
  public:
   explicit Harness(pod::Pod pod, LifecycleOptions options = {})
       : lifecycle_(std::move(pod), std::move(options)) {}
+  // Around a Lifecycle taken over from another process (RestoreState),
+  // its clock at `now`; Resume() then carries on where the other stopped.
+  Harness(Lifecycle lifecycle, MonoTime now) : lifecycle_(std::move(lifecycle)) { clock_.Set(now); }
 
   Lifecycle& lc() { return lifecycle_; }
   Now now() const { return Now{clock_.Now(), clock_.WallNow()}; }
@@ -125,6 +129,7 @@ class Harness {
   std::set<std::string> manual_post_start;
 
   void Start() { Process(lifecycle_.Start(now())); }
+  void Resume() { Process(lifecycle_.Resume(now())); }
 
   void Feed(const Event& e) { Process(Handle(e)); }
 
@@ -162,6 +167,14 @@ class Harness {
       Feed(TimerFired{id});
     }
     if (target > clock_.Now()) clock_.Set(target);
+  }
+
+  // The timers armed now, as "<id> <deadline>", sorted.
+  std::vector<std::string> Timers() const {
+    std::vector<std::string> out;
+    for (const ArmTimer& t : timers_) out.push_back(ToString(t.id) + " " + FormatMono(t.deadline));
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   std::optional<MonoTime> TimerDeadline(const TimerId& id) const {

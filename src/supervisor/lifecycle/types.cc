@@ -163,8 +163,11 @@ std::string ToString(const Action& action) {
                    std::string(HookKindName(a.kind)) + ")";
           },
           [](const StartProbes& a) {
-            return "StartProbes(" + Ref(a.container, a.instance) + ", " +
-                   std::string(ProbeKindName(a.kind)) + ")";
+            std::string out = "StartProbes(" + Ref(a.container, a.instance) + ", " +
+                              std::string(ProbeKindName(a.kind));
+            if (a.resumed_result)
+              out += *a.resumed_result ? ", resumed=success" : ", resumed=failure";
+            return out + ")";
           },
           [](const StopProbes& a) {
             return "StopProbes(" + Ref(a.container, a.instance) + ", " +

@@ -210,6 +210,11 @@ struct StartProbes {
   // S7.6: the first run is initialDelaySeconds after this, also for the
   // probes that began only once the startup probe succeeded.
   MonoTime container_started{};
+  // Set only by Lifecycle::Resume, for a probe that ran under the previous
+  // supervisor: the stored result (S7.3) it had, which the runner starts
+  // from instead of the initial one (readiness is re-checked, not reset).
+  // Unset for a startup probe: an active one has no stored result yet.
+  std::optional<bool> resumed_result;
   friend bool operator==(const StartProbes&, const StartProbes&) = default;
 };
 

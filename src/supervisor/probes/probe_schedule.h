@@ -47,6 +47,14 @@ class ProbeSchedule {
   // back by the startup probe start later, at once if the delay has passed.
   MonoTime FirstRun(MonoTime now, MonoTime container_started);
 
+  // Carries on a probe of a previous supervisor from its stored result
+  // (ProbeState::Resume). Its first run still comes from FirstRun, and is
+  // at once: the container started long before, so its initialDelaySeconds
+  // has passed, or else it is honoured for the rest of it, as the kubelet
+  // does after its own restart (a liveness probe run early would fail a
+  // container the delay exists to protect).
+  void Resume(bool stored_result) { state_.Resume(stored_result); }
+
   // A run begins (at the time it was due, or a little after): the next one
   // is due periodSeconds after this one was due, not after now, so that the
   // period stays on the grid and a late run does not push the later ones

@@ -65,6 +65,27 @@ TEST_F(ProbeScheduleTest, S7_6_HeldBackProbeWaitsForTheRestOfItsDelay) {
   EXPECT_EQ(s.FirstRun(clock.Now(), started), At(31s + 300ms));
 }
 
+TEST_F(ProbeScheduleTest, AResumedProbeRunsAtOnceOnTheGrid) {
+  ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(5, 10, 1));
+  MonoTime started = clock.Now();
+  clock.Advance(3600s);  // the new supervisor took over an hour later
+  s.Resume(true);
+  EXPECT_EQ(s.FirstRun(clock.Now(), started), At(3601s + 300ms));
+  EXPECT_EQ(s.state().result(), true);
+  s.BeginRun();
+  EXPECT_FALSE(s.RecordOutcome(ProbeOutcome::kSuccess, clock.Now()).changed);
+  s.BeginRun();
+  EXPECT_EQ(s.RecordOutcome(ProbeOutcome::kFailure, clock.Now()).changed, false);
+}
+
+TEST_F(ProbeScheduleTest, AResumedProbeStillWaitsForTheRestOfItsDelay) {
+  ProbeSchedule s(lifecycle::ProbeKind::kLiveness, MakeProbe(30, 10));
+  MonoTime started = clock.Now();
+  clock.Advance(2s);
+  s.Resume(true);
+  EXPECT_EQ(s.FirstRun(clock.Now(), started), At(31s + 300ms));
+}
+
 TEST_F(ProbeScheduleTest, S7_6_LaterRunsFollowThePeriodFromWhenTheRunWasDue) {
   ProbeSchedule s(lifecycle::ProbeKind::kReadiness, MakeProbe(0, 10));
   MonoTime due = s.FirstRun(clock.Now(), clock.Now());

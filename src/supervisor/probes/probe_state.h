@@ -19,6 +19,16 @@ class ProbeState {
  public:
   ProbeState(lifecycle::ProbeKind kind, const pod::Probe& probe);
 
+  // A probe of an instance that a previous supervisor probed (issue 30):
+  // its stored result carries over instead of the initial one, so a ready
+  // container stays ready while it is re-checked. The consecutive counts
+  // start over; that process's runs are not known.
+  void Resume(bool stored_result) {
+    result_ = stored_result;
+    successes_ = 0;
+    failures_ = 0;
+  }
+
   // Records one probe run; returns the new stored result when it changed.
   std::optional<bool> Record(ProbeOutcome outcome);
 

@@ -41,6 +41,25 @@ TEST(ProbeState, S7_3_ReadinessSuccessNeedsSuccessThreshold) {
   EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), true);
 }
 
+TEST(ProbeState, AResumedReadinessKeepsItsStoredResult) {
+  ProbeState s(lifecycle::ProbeKind::kReadiness, WithThresholds(2, 2));
+  s.Record(ProbeOutcome::kFailure);  // counts of the old process are gone
+  s.Resume(true);
+  EXPECT_EQ(s.result(), true);
+  EXPECT_EQ(s.consecutive_failures(), 0);
+  EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), std::nullopt);  // no change
+  EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), std::nullopt);
+  EXPECT_EQ(s.Record(ProbeOutcome::kFailure), std::nullopt);  // threshold 2
+  EXPECT_EQ(s.Record(ProbeOutcome::kFailure), false);
+}
+
+TEST(ProbeState, AResumedUnreadyReadinessReportsItsFirstSuccess) {
+  ProbeState s(lifecycle::ProbeKind::kReadiness, WithThresholds(1, 1));
+  s.Resume(false);
+  EXPECT_EQ(s.Record(ProbeOutcome::kFailure), std::nullopt);
+  EXPECT_EQ(s.Record(ProbeOutcome::kSuccess), true);
+}
+
 TEST(ProbeState, S7_3_StartupLeavesUnknownOnFirstDecision) {
   ProbeState ok(lifecycle::ProbeKind::kStartup, WithThresholds(1, 3));
   EXPECT_EQ(ok.Record(ProbeOutcome::kSuccess), true);
