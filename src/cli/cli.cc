@@ -114,6 +114,7 @@ void AddCommands(CLI::App& app, int& exit_code, const std::vector<std::string>& 
       {{"pack"}, &AddPackCommand},
       {{"version"}, &AddVersionCommand},
       {{"oci-config"}, &AddOciConfigCommand},
+      {{"upgrade", "handover-check"}, &AddUpgradeCommands},
       {{"sandbox-init"}, &AddSandboxInitCommand},
   };
   auto add = [&](const Group& g) {

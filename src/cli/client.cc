@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "cli/pod_records.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
 #include "supervisor/control/control_server.h"
@@ -12,12 +13,18 @@ namespace podvisor::cli {
 Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, const std::string& pod,
                                      const nlohmann::json& request, bool wait_forever,
                                      std::optional<supervisor::control::ControlError>* refusal) {
+  return AskSupervisorWithin(state_dir, pod, request,
+                             wait_forever ? Duration::zero() : kReplyTimeout, refusal);
+}
+
+Result<nlohmann::json> AskSupervisorWithin(
+    const std::filesystem::path& state_dir, const std::string& pod, const nlohmann::json& request,
+    Duration reply_timeout, std::optional<supervisor::control::ControlError>* refusal) {
   if (refusal != nullptr) refusal->reset();
   std::filesystem::path sock = PodDir(state_dir, pod).ControlSocket();
   // Connecting is the check: no stat first (a client's whole cost is its
   // start-up and this round trip).
-  auto reply = supervisor::control::ControlRequest(
-      sock, request, wait_forever ? Duration::zero() : std::chrono::seconds(10));
+  auto reply = supervisor::control::ControlRequest(sock, request, reply_timeout);
   if (!reply && reply.error().code() == ENOENT) {
     return Error("pod " + pod + " is not running (no " + sock.string() + ")", ENOENT);
   }
@@ -28,6 +35,29 @@ Result<nlohmann::json> AskSupervisor(const std::filesystem::path& state_dir, con
     return refused;
   }
   return reply;
+}
+
+Result<PodReply> AskRunningPod(const std::filesystem::path& state_dir, const std::string& name,
+                               const nlohmann::json& request, Duration reply_timeout) {
+  auto pod = SelectPod(state_dir, name);
+  if (!pod) return pod.take_error();
+  std::optional<supervisor::control::ControlError> refusal;
+  auto reply = AskSupervisorWithin(state_dir, *pod, request, reply_timeout, &refusal);
+  if (reply) return PodReply{*pod, std::move(*reply)};
+  // The supervisor answered, with a refusal of its own (a container it
+  // does not have, one not running, a request out of range): that is the
+  // pod's answer, whatever became of its socket since.
+  if (refusal) return reply.take_error();
+  // The request itself finds out (one connection, not a probe first): no
+  // socket, or one nobody listens on, is a pod that is not running.
+  const std::filesystem::path sock = PodDir(state_dir, *pod).ControlSocket();
+  std::error_code ec;
+  if (reply.error().code() == ECONNREFUSED || !std::filesystem::exists(sock, ec)) {
+    auto record = LoadPodRecord(state_dir, *pod);
+    std::string phase = record ? (*record)["status"].value("phase", "Unknown") : "Unknown";
+    return Error("pod " + *pod + " is not running (phase " + phase + ")");
+  }
+  return reply.take_error();
 }
 
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {

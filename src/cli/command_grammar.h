@@ -110,6 +110,32 @@ inline constexpr Command kKill = {
     CountOf(kill::kOptions),
     {"ARGS", "[POD] CONTAINER [SIGNAL]", 1, 3}};
 
+// upgrade [POD] [--state-dir DIR] [--binary PATH] [--timeout DURATION]
+// (CLI11's road only: an upgrade is not a command to shave microseconds
+// off, and its --timeout is a duration, "30s", which no road but CLI11's
+// reads).
+namespace upgrade {
+inline constexpr std::size_t kStateDir = 0;
+inline constexpr std::size_t kBinary = 1;
+inline constexpr std::size_t kTimeout = 2;
+inline constexpr Option kOptions[] = {
+    {"--state-dir", nullptr, ValueKind::kText, kStateDirDefault, "as given to run"},
+    {"--binary", nullptr, ValueKind::kText, nullptr,
+     "the podvisor binary to re-execute (default: the one now at the path the supervisor was "
+     "started from)"},
+    {"--timeout", nullptr, ValueKind::kText, "30s",
+     "how long to wait for runtime calls and hooks to end, and then for the new binary to "
+     "answer (at most 10m)"},
+};
+}  // namespace upgrade
+inline constexpr Command kUpgrade = {
+    "upgrade",
+    "Re-execute the pod's supervisor in place with a new podvisor binary, keeping the pod "
+    "running (SEMANTICS S15.2)",
+    upgrade::kOptions,
+    CountOf(upgrade::kOptions),
+    {"POD", "the pod (may be left out when one runs)", 0, 1}};
+
 // The most options and positionals of any command here: the early road's
 // fixed buffers.
 inline constexpr std::size_t kMaxOptions = 4;

@@ -35,6 +35,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddPackCommand(CLI::App& app, int& exit_code);
 void AddVersionCommand(CLI::App& app, int& exit_code);
 void AddOciConfigCommand(CLI::App& app, int& exit_code);
+void AddUpgradeCommands(CLI::App& app, int& exit_code);     // upgrade, handover-check (internal)
 void AddSandboxInitCommand(CLI::App& app, int& exit_code);  // internal
 
 }  // namespace podvisor::cli

@@ -11,7 +11,6 @@
 #include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
-#include "common/pod_dir.h"
 #include "common/pod_lock.h"
 #include "common/terminal_text.h"
 
@@ -33,32 +32,11 @@ void AddCommon(CLI::App* cmd, Common& c) {
   cmd->add_option("--state-dir", c.state_dir, "as given to run")->capture_default_str();
 }
 
-// stop and kill need a live supervisor: an ended pod is named as such.
-// The request itself finds out (one connection, not a probe first): no
-// socket, or one nobody listens on, is a pod that is not running.
-struct Asked {
-  std::string pod;
-  nlohmann::json reply;
-};
-Result<Asked> AskRunningPod(const Common& c, const std::string& name, const nlohmann::json& req,
-                            bool wait_forever = false) {
-  auto pod = SelectPod(c.state_dir, name);
-  if (!pod) return pod.take_error();
-  std::optional<supervisor::control::ControlError> refusal;
-  auto reply = AskSupervisor(c.state_dir, *pod, req, wait_forever, &refusal);
-  if (reply) return Asked{*pod, std::move(*reply)};
-  // The supervisor answered, with a refusal of its own (a container it
-  // does not have, one not running, a request out of range): that is the
-  // pod's answer, whatever became of its socket since.
-  if (refusal) return reply.take_error();
-  const std::filesystem::path sock = PodDir(c.state_dir, *pod).ControlSocket();
-  std::error_code ec;
-  if (reply.error().code() == ECONNREFUSED || !std::filesystem::exists(sock, ec)) {
-    auto record = LoadPodRecord(c.state_dir, *pod);
-    std::string phase = record ? (*record)["status"].value("phase", "Unknown") : "Unknown";
-    return Error("pod " + *pod + " is not running (phase " + phase + ")");
-  }
-  return reply.take_error();
+// stop and kill need a live supervisor (client.h AskRunningPod).
+Result<PodReply> AskRunningPod(const Common& c, const std::string& name, const nlohmann::json& req,
+                               bool wait_forever = false) {
+  return cli::AskRunningPod(c.state_dir, name, req,
+                            wait_forever ? Duration::zero() : kReplyTimeout);
 }
 
 int Stop(const Common& c, const std::string& reason, std::optional<double> grace, bool no_wait) {

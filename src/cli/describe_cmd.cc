@@ -279,6 +279,26 @@ std::string EventSource(const std::string& reason) {
   return "podvisor";
 }
 
+// S15.2: the line for the summary's "supervisor" object, which a running
+// pod's supervisor sends (docs/INTERFACE.md); "" when there is none (an
+// ended pod, a supervisor older than the object).
+std::string DescribeSupervisor(const json& summary) {
+  auto s = summary.find("supervisor");
+  if (s == summary.end() || !s->is_object()) return "";
+  std::string line = "podvisor " + Str(*s, "version", "<unknown>");
+  if (auto pid = s->find("pid"); pid != s->end() && pid->is_number_integer()) {
+    line += " (pid " + std::to_string(pid->get<long long>()) + ")";
+  }
+  if (s->contains("startedAt")) line += ", started " + DescribeTime(Str(*s, "startedAt"));
+  long long upgrades = 0;
+  if (auto u = s->find("upgrades"); u != s->end() && u->is_number_integer()) upgrades = *u;
+  line += ", upgraded " + std::to_string(upgrades) + (upgrades == 1 ? " time" : " times");
+  if (upgrades > 0 && s->contains("upgradedAt")) {
+    line += " (last " + DescribeTime(Str(*s, "upgradedAt")) + ")";
+  }
+  return line;
+}
+
 std::string DescribeEvents(const fs::path& file, WallTime now) {
   std::ifstream in(file);
   std::vector<std::vector<std::string>> rows{{"Type", "Reason", "Age", "From", "Message"},
@@ -325,6 +345,13 @@ int Describe(const std::string& name, const std::string& state_dir) {
   top.Add("Node", Str(spec, "nodeName", "<none>") +
                       (status.contains("hostIP") ? "/" + Str(status, "hostIP") : ""));
   if (status.contains("startTime")) top.Add("Start Time", DescribeTime(Str(status, "startTime")));
+  // The supervisor that runs the pod now, from its summary: a pod that
+  // does not run has none (no socket: the request fails at once).
+  if (auto summary = AskSupervisor(state_dir, *pod, {{"op", "summary"}})) {
+    if (std::string line = DescribeSupervisor(*summary); !line.empty()) {
+      top.Add("Supervisor", line);
+    }
+  }
   top.AddList("Labels", Map(meta.value("labels", json::object())));
   top.AddList("Annotations", Map(meta.value("annotations", json::object())));
   // kubectl's "Terminating" while a deletion runs; an ended pod keeps

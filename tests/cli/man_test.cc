@@ -46,9 +46,9 @@ TEST(ManPageContent, NamesEverySubcommandAndRunOption) {
   const char* root = std::getenv("PODVISOR_SOURCE_ROOT");
   ASSERT_NE(root, nullptr);
   auto page = RunCommand({"/bin/cat", (fs::path(root) / "man" / "podvisor.1").string()});
-  for (const char* cmd :
-       {"run", "status", "stop", "kill", "list", "logs", "events", "validate", "oci\\-config",
-        "version", "describe", "exec", "port\\-forward", "rm", "prune", "images prune"}) {
+  for (const char* cmd : {"run", "status", "stop", "kill", "list", "logs", "events", "validate",
+                          "oci\\-config", "version", "describe", "exec", "port\\-forward", "rm",
+                          "prune", "images prune", "upgrade"}) {
     EXPECT_THAT(page.out, HasSubstr(std::string(".SS \"podvisor ") + cmd)) << cmd;
   }
   for (const char* opt :

@@ -2,7 +2,9 @@
 // uses (src/cli/commands.h, docs/INTERFACE.md "Exit status"): a stop the
 // user asked for is clean, a pod that failed on its own and an invalid
 // bundle fail the unit without a restart, and a supervisor that died or
-// was failed by its host is restarted (S14.40). The tier-2 side, with a
+// was failed by its host is restarted (S14.40), and the restarted one
+// adopts the pod the dead one left running (S15.7); `systemctl reload`
+// upgrades podvisor in place (S15.2). The tier-2 side, with a
 // real `run`, is tests/reliability/systemd_contract_test.cc.
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/commands.h"
+#include "cli/default_dirs.h"
 
 namespace podvisor::testing {
 namespace {
@@ -72,7 +75,28 @@ TEST(SystemdUnit, ThePodNestsInTheUnitWherePossible) {
   EXPECT_EQ(unit["Delegate"], "yes");
   EXPECT_NE(unit["ExecStart"].find(" run --cgroup-parent=auto "), std::string::npos)
       << unit["ExecStart"];
-  EXPECT_EQ(unit["KillMode"], "mixed");
+}
+
+// S15.7: a supervisor that dies takes no container with it (systemd
+// signals podvisor alone, also after TimeoutStopSec), and the restarted
+// one adopts its pod.
+TEST(SystemdUnit, S15_7_ADeadSupervisorLeavesItsPodToTheNext) {
+  auto unit = ServiceKeys();
+  EXPECT_EQ(unit["KillMode"], "process");
+  EXPECT_EQ(unit["KillSignal"], "SIGTERM");
+  EXPECT_EQ(unit["Restart"], "on-failure");
+}
+
+// S15.2: `systemctl reload` is `podvisor upgrade` of the unit's pod, under
+// the state directory ExecStart's run uses (its default), so that a
+// refused upgrade fails the reload.
+TEST(SystemdUnit, S15_2_ReloadUpgradesThePodOfTheUnit) {
+  auto unit = ServiceKeys();
+  const std::string reload = unit["ExecReload"];
+  EXPECT_EQ(reload,
+            std::string("/usr/bin/podvisor upgrade --state-dir ") + cli::kDefaultStateDir + " %i");
+  EXPECT_EQ(unit["ExecStart"].find("--state-dir"), std::string::npos)
+      << "run uses the default state directory: " << unit["ExecStart"];
 }
 
 }  // namespace

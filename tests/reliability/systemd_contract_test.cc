@@ -2,7 +2,7 @@
 // README "systemd"), played by the test since systemd is not PID 1 here:
 // `podvisor run` is started with the unit's own ExecStart flags and a
 // NOTIFY_SOCKET the test reads, stopped as `systemctl stop` stops it under
-// KillMode=mixed (SIGTERM to podvisor alone), and its exit status is judged
+// KillMode=process (SIGTERM to podvisor alone), and its exit status is judged
 // by the unit's own SuccessExitStatus=, Restart= and
 // RestartPreventExitStatus= lines (S14.40): an ordinary stop leaves the unit
 // inactive and not restarted, whatever the app does with SIGTERM, while a
@@ -118,8 +118,8 @@ class SystemdContract : public FakeRuntimeTier {
     }
   }
 
-  // `systemctl stop` under KillMode=mixed: SIGTERM to the main process;
-  // the SIGKILL to the rest only after TimeoutStopSec, which a pod with a
+  // `systemctl stop` under KillMode=process: SIGTERM to the main process;
+  // a SIGKILL, to it alone, only after TimeoutStopSec, which a pod with a
   // grace of 1 s never reaches. Returns run's exit status.
   int SystemctlStop() {
     EXPECT_TRUE(AwaitNotify("READY=1")) << received_ << RunStderr();
@@ -140,7 +140,7 @@ class SystemdContract : public FakeRuntimeTier {
 
 TEST_F(SystemdContract, S14_40_TheUnitsExitStatusesAgreeWithRun) {
   EXPECT_EQ(unit_["Type"], "notify");
-  EXPECT_EQ(unit_["KillMode"], "mixed");
+  EXPECT_EQ(unit_["KillMode"], "process");
   EXPECT_EQ(unit_["Restart"], "on-failure");
   // Succeeded and stopped: clean, not restarted.
   for (int status : {0, 4}) {
