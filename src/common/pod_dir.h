@@ -63,6 +63,11 @@ class PodDir {
   static constexpr std::string_view kControlSocket = "control.sock";
   static constexpr std::string_view kNetworkFile = "network.json";
   static constexpr std::string_view kContainersDir = "containers";
+  // S15.4: the supervisor's handover state, for a supervisor that adopts
+  // the pod after a crash, and the socket of the sandbox's holder, which
+  // keeps the descriptors the adopting one takes back.
+  static constexpr std::string_view kSupervisorStateFile = "supervisor-state.json";
+  static constexpr std::string_view kKeeperSocket = "sandbox.sock";
 
   PodDir(const std::filesystem::path& state_dir, std::string_view pod)
       : dir_(state_dir / std::string(pod)) {}
@@ -75,6 +80,8 @@ class PodDir {
   std::filesystem::path EventsFile() const { return dir_ / kEventsFile; }
   std::filesystem::path ControlSocket() const { return dir_ / kControlSocket; }
   std::filesystem::path NetworkFile() const { return dir_ / kNetworkFile; }
+  std::filesystem::path SupervisorStateFile() const { return dir_ / kSupervisorStateFile; }
+  std::filesystem::path KeeperSocket() const { return dir_ / kKeeperSocket; }
 
   std::filesystem::path EtcDir() const { return dir_ / "etc"; }
   std::filesystem::path HostsFile() const { return EtcDir() / "hosts"; }

@@ -1,6 +1,7 @@
 #include "common/pod_lock.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 
 #include <unistd.h>
@@ -35,6 +36,21 @@ Result<PodLock> PodLock::TryTake(const std::filesystem::path& state_root, std::s
   // a failure to hold the pod.
   if (::ftruncate(fd->get(), 0) == 0) (void)!::pwrite(fd->get(), pid.data(), pid.size(), 0);
   return PodLock(std::move(*fd), path);
+}
+
+Result<PodLock> PodLock::Inherit(int fd, const std::filesystem::path& state_root,
+                                 std::string_view pod) {
+  const std::filesystem::path path = PathFor(state_root, pod);
+  struct stat held {};
+  struct stat named {};
+  if (::fstat(fd, &held) != 0) return Error::FromErrno("the inherited pod lock " + path.string());
+  if (::stat(path.c_str(), &named) != 0) return Error::FromErrno(path.string());
+  if (held.st_dev != named.st_dev || held.st_ino != named.st_ino) {
+    return Error("descriptor " + std::to_string(fd) + " is not " + path.string());
+  }
+  // Close-on-exec again, as every descriptor of the supervisor.
+  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return Error::FromErrno("fcntl " + path.string());
+  return PodLock(Fd(fd), path);
 }
 
 Status PodLock::WaitReleased(const std::filesystem::path& state_root, std::string_view pod) {

@@ -53,6 +53,13 @@ class PodLock {
   // Removes the lock file while holding the lock (`rm`): the pod is gone.
   void Unlink();
 
+  // S15.2: the lock crosses a re-exec of its supervisor as an open
+  // descriptor (the flock belongs to it); Inherit takes it back in the new
+  // program. It fails when `fd` is not that lock file, open.
+  int fd() const { return fd_.get(); }
+  static Result<PodLock> Inherit(int fd, const std::filesystem::path& state_root,
+                                 std::string_view pod);
+
  private:
   PodLock(Fd fd, std::filesystem::path path) : fd_(std::move(fd)), path_(std::move(path)) {}
 

@@ -12,8 +12,11 @@
 
 #include <sys/types.h>
 
+#include <optional>
+
 #include "common/fd.h"
 #include "common/result.h"
+#include "process/exit_info.h"
 
 namespace podvisor::process {
 
@@ -30,5 +33,14 @@ Status PidfdSendSignal(int pidfd, int signo);
 
 // True when `error` says the target process no longer exists (ESRCH).
 bool IsNoSuchProcess(const Error& error);
+
+// How the process of `pidfd` ended, read from the pidfd itself
+// (PIDFD_GET_INFO with PIDFD_INFO_EXIT, Linux 6.15+): this works for a
+// process that is not our child, such as a container init adopted by a
+// supervisor that started after its parent died (S15.5). nullopt while the
+// kernel has no exit to give: the process runs, or it has exited but its
+// parent has not reaped it yet (the kernel records the exit at the reap).
+// ENOTTY or EINVAL: the kernel cannot tell (before 6.15).
+Result<std::optional<ExitInfo>> PidfdExitInfo(int pidfd);
 
 }  // namespace podvisor::process

@@ -1,6 +1,9 @@
 // The Executor's side of the control socket (docs/INTERFACE.md "Control
 // socket"): the PodControl that ControlApi acts on.
+#include <unistd.h>
+
 #include "oci/spec.h"
+#include "podvisor_version.h"
 #include "pod/serialize.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/executor/internal.h"
@@ -21,7 +24,9 @@ class Executor::PodControlPort final : public control::PodControl {
     return ex_.options_.status_text(ex_.record_.PodJson(ex_.CurrentStatus()), wide);
   }
   nlohmann::json Summary() override {
-    return ex_.record_.Summary(ex_.CurrentStatus(), ex_.loop_.clock().WallNow());
+    nlohmann::json summary = ex_.record_.Summary(ex_.CurrentStatus(), ex_.loop_.clock().WallNow());
+    summary["supervisor"] = ex_.SupervisorSummary();
+    return summary;
   }
   std::optional<nlohmann::json> FinalStatus() override {
     if (!ex_.finished_) return std::nullopt;
@@ -39,16 +44,26 @@ class Executor::PodControlPort final : public control::PodControl {
   }
   Result<control::ExecPlan> PrepareExec(const control::ExecOrder& order) override;
   std::string NetnsPath() override { return ex_.NetnsPath(); }
-  // Placeholder until the executor's handover lands: keeps the build green.
-  void RequestUpgrade(control::UpgradeOrder /*order*/,
+  // S15.2 (upgrade.cc).
+  void RequestUpgrade(control::UpgradeOrder order,
                       control::ControlServer::Responder respond) override {
-    respond(
-        control::ControlErrorReply(control::ControlCode::kUnimplemented, "not implemented yet"));
+    ex_.RequestUpgrade(std::move(order.binary), order.timeout, std::move(respond));
   }
 
  private:
   Executor& ex_;
 };
+
+// S15: the program serving the pod now, for `describe` and for
+// `podvisor upgrade`, which waits until the new version answers.
+nlohmann::json Executor::SupervisorSummary() const {
+  nlohmann::json s = {{"version", PODVISOR_VERSION},
+                      {"pid", ::getpid()},
+                      {"upgrades", supervisor_.upgrades},
+                      {"startedAt", FormatRfc3339(supervisor_.started_at)}};
+  if (supervisor_.upgraded_at) s["upgradedAt"] = FormatRfc3339(*supervisor_.upgraded_at);
+  return s;
+}
 
 control::ContainerRun Executor::PodControlPort::RunOf(const std::string& container) {
   if (!ex_.ContainerSpec(container)) return control::ContainerRun::kUnknown;

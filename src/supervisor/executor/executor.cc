@@ -5,6 +5,7 @@
 
 #include <sys/epoll.h>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -67,13 +68,53 @@ Executor::~Executor() {
 
 Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options,
                                                    std::map<std::string, image::Image> images) {
-  // The shell's one clock seam: every "now" of the executor and of what
-  // runs on its loop is the loop's clock.
-  auto loop = options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
-  if (!loop) return loop.take_error();
-  std::unique_ptr<Executor> ex(new Executor(std::move(pod), std::move(options), std::move(*loop)));
-  ex->images_ = std::move(images);
-  if (auto s = ex->Setup(); !s) {
+  // S15.2: a supervisor re-executed by `podvisor upgrade` goes on with the
+  // pod it was handed, as it was loaded then.
+  auto inherited = TakeInheritedHandover();
+  if (!inherited) return inherited.take_error().Wrap("taking the pod over");
+  if (*inherited) {
+    auto handed = HandedPod((*inherited)->state, pod);
+    if (!handed) return handed.take_error().Wrap("taking the pod over");
+    pod = std::move(*handed);
+  }
+  // At most: a pod adopted to be stopped (S15.6), then the new one; or an
+  // adoption that failed, then recovery.
+  bool allow_adoption = true;
+  for (int round = 0;; ++round) {
+    // The shell's one clock seam: every "now" of the executor and of what
+    // runs on its loop is the loop's clock.
+    auto loop =
+        options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
+    if (!loop) return loop.take_error();
+    std::unique_ptr<Executor> ex(new Executor(pod, options, std::move(*loop)));
+    ex->images_ = images;
+    ex->allow_adoption_ = allow_adoption && round < 2;
+    if (*inherited) ex->handover_ = std::move(**inherited);
+    auto s = ex->Setup();
+    if (s) return ex;
+    if (ex->previous_to_stop_) {
+      nlohmann::json state = std::move(*ex->previous_to_stop_);
+      std::optional<std::string> reason = ex->previous_stop_reason_;
+      ex.reset();  // it touched nothing of the pod
+      auto old = StopAdoptedFirst(std::move(state), pod, options, reason);
+      if (!old) {
+        log::Warn("adopting pod {} to stop it: {}; recovering its leftovers instead",
+                  pod.metadata.name, old.error().message());
+        allow_adoption = false;
+        continue;
+      }
+      if (auto phase = (*old)->Run(); !phase) log::Warn("{}", phase.error().message());
+      old->reset();
+      continue;
+    }
+    if (ex->handover_ && ex->handover_->adopting && !ex->owns_pod_) {
+      // S15.6: what cannot be adopted is recovered as before.
+      log::Warn("adopting pod {}: {}; recovering its leftovers instead", pod.metadata.name,
+                s.error().message());
+      ex.reset();
+      allow_adoption = false;
+      continue;
+    }
     if (!ex->owns_pod_) return s.take_error();  // another supervisor's: untouched
     ex->Cleanup();
     // Nothing is left behind by a pod that never started: the directories
@@ -91,7 +132,6 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     if (!std::filesystem::exists(ex->options_.state_dir, ec)) ex->pod_lock_->Unlink();
     return s.take_error();
   }
-  return ex;
 }
 
 // Everything before the first container, in an order that matters: the
@@ -101,17 +141,37 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
 // killed with it.
 Status Executor::Setup() {
   // Before anything is spawned: NOTIFY_SOCKET must not reach the runtime.
+  if (const char* notify = std::getenv("NOTIFY_SOCKET")) notify_socket_ = notify;
   systemd_ = control::SystemdLink::FromEnvironment(pod_.metadata.name);
+  supervisor_.started_at = loop_.clock().WallNow();
+  if (handover_) return ResumeSetup();
   // One supervisor per pod, decided before anything of it is looked at.
   const std::filesystem::path state_root = options_.state_dir.parent_path();
   if (auto s = podvisor::MakeDirs(state_root, 0755); !s) return s;
   auto lock = PodLock::TryTake(state_root, pod_.metadata.name);
   if (!lock) return lock.take_error();
   pod_lock_.emplace(std::move(*lock));
+  // S15.5: a pod whose supervisor died is adopted, not killed.
+  if (allow_adoption_) {
+    if (auto state = AdoptableState()) {
+      std::optional<std::string> reason = ReasonToStopAdopted(*state);
+      if (!reason && !state->value("terminating", false)) {
+        InheritedHandover adopted;
+        adopted.state = std::move(*state);
+        adopted.adopting = true;
+        handover_ = std::move(adopted);
+        return ResumeSetup();
+      }
+      previous_to_stop_ = std::move(*state);
+      previous_stop_reason_ = std::move(reason);
+      return Error("pod " + pod_.metadata.name + ": the previous pod is stopped first", EAGAIN);
+    }
+  }
   // The API server gives every pod a uid; scripts reading `status -o json`
   // rely on one being there.
   if (pod_.metadata.uid.empty()) pod_.metadata.uid = RandomUuid();  // the downward API's too
-  record_.SetIdentity(pod_.metadata.uid, loop_.clock().WallNow());
+  record_created_at_ = loop_.clock().WallNow();
+  record_.SetIdentity(pod_.metadata.uid, record_created_at_);
   auto pending_sandbox = StartSandbox();
   if (!pending_sandbox) return pending_sandbox.take_error();
   if (auto s = LoadImages(); !s) return s;
@@ -136,6 +196,12 @@ Status Executor::Setup() {
 // without --sandbox.
 Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
   if (!options_.sandbox) return std::optional<sandbox::PendingSandbox>();
+  auto started = sandbox::Sandbox::Start(SandboxOptionsOf());
+  if (!started) return started.take_error();
+  return std::optional<sandbox::PendingSandbox>(std::move(*started));
+}
+
+sandbox::SandboxOptions Executor::SandboxOptionsOf() const {
   sandbox::SandboxOptions sb;
   sb.hostname = oci::PodHostname(pod_, options_.node_hostname);
   sb.new_network = !pod_.spec.host_network;
@@ -143,9 +209,9 @@ Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
   sb.new_uts = !pod_.spec.host_network;
   sb.new_pid = pod_.spec.share_process_namespace.value_or(false);
   sb.podvisor_exe = options_.podvisor_exe;
-  auto started = sandbox::Sandbox::Start(sb);
-  if (!started) return started.take_error();
-  return std::optional<sandbox::PendingSandbox>(std::move(*started));
+  // S15.4: the holder keeps what a supervisor adopting the pod needs.
+  sb.keeper_socket = PodDir::At(options_.state_dir).KeeperSocket();
+  return sb;
 }
 
 // Images first: a missing image is the user's problem and must leave
@@ -208,6 +274,7 @@ Status Executor::ClaimPodState() {
     cgroup_claim_ = std::move(name->claim);
     recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_cgroup_name_;
   }
+  EndOrphanedHolder();  // S15.6: not adopted
   if (auto r = RecoverLeftovers(recovery); !r) return r.take_error();
   owns_pod_ = true;
   if (auto s = podvisor::MakeDirs(options_.state_dir, 0700); !s) return s;
@@ -328,8 +395,19 @@ void Executor::WriteRecord() {
 Result<pod::PodPhase> Executor::Run() {
   // The start actions are a batch like any other: events they cause wait.
   draining_ = true;
-  for (auto& action : lifecycle_.Start(CurrentTime())) Execute(action);
+  std::optional<std::string> stop_reason = stop_after_resume_;
+  // S15.4: the holder's pid is on disk before it is handed anything to
+  // keep (from then on it outlives us).
+  state_saving_ = true;
+  SaveStateForNext();
+  for (auto& action : handover_ ? ResumeLifecycle() : lifecycle_.Start(CurrentTime())) {
+    Execute(action);
+  }
   draining_ = false;
+  if (stop_reason) {
+    // S15.6: adopted to be stopped, as a changed manifest is by the kubelet.
+    Feed(lifecycle::StopRequested{stop_reason, std::nullopt});
+  }
   Drain();
   while (!finished_) {
     if (auto s = loop_.RunOnce(); !s) return s.take_error();
@@ -359,7 +437,23 @@ void Executor::Drain() {
   // docs/INTERFACE.md "systemd": READY=1, STOPPING=1, the phase.
   systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());
   heap_trim_.AfterBatch();
+  SaveStateForNext();
   MaybeFinish();
+  MaybeUpgrade();
+}
+
+void Executor::KeepForNext(const std::string& key, const std::vector<int>& fds) {
+  if (!sandbox_) return;
+  if (auto s = sandbox_->Keep(key, fds); !s) {
+    log::Warn("the sandbox holder cannot keep {} for a later supervisor: {}", key,
+              s.error().message());
+  }
+}
+
+void Executor::ForgetKept(const std::string& key) {
+  if (!sandbox_) return;
+  (void)sandbox_->Drop(key);
+  (void)sandbox_->Drop(key + "/pidfd");
 }
 
 void Executor::Execute(const lifecycle::Action& action) {
@@ -432,6 +526,12 @@ void Executor::OnSignal() {
           Feed(lifecycle::StopRequested{});
         }
         break;
+      case SIGHUP:
+        // S15.2: systemd's ExecReload= may send it: an upgrade to the
+        // binary installed where this one was started from.
+        log::Info("SIGHUP received: upgrading in place");
+        RequestUpgrade(std::nullopt, std::chrono::seconds(30), nullptr);
+        break;
       default:
         log::Info("{} received and ignored", SignalName(signo));
     }
@@ -446,6 +546,8 @@ void Executor::OnPodEnded(const lifecycle::PodEnded& e) {
 }
 
 void Executor::MaybeFinish() {
+  // A runtime call ended: the quiet moment an upgrade waits for may be now.
+  if (upgrade_ && !draining_) MaybeUpgrade();
   if (!pod_ended_ || finished_ || draining_) return;
   // Wait for every runtime call (deletes above all) before cleaning up.
   if (!instances_.SettleForEnd()) return;
@@ -459,6 +561,14 @@ void Executor::MaybeFinish() {
 
 void Executor::Cleanup() {
   if (!owns_pod_) return;  // Setup stopped before touching the pod
+  // Nothing is left to adopt (S15.4).
+  state_saving_ = false;
+  if (state_write_timer_ != 0) loop_.CancelTimer(state_write_timer_);
+  state_write_timer_ = 0;
+  {
+    std::error_code ec;
+    std::filesystem::remove(PodDir::At(options_.state_dir).SupervisorStateFile(), ec);
+  }
   hooks_probes_->Clear();
   instances_.EndAll();
   control_.reset();

@@ -35,6 +35,7 @@
 #include "supervisor/control/pod_control.h"
 #include "supervisor/control/sd_notify.h"
 #include "supervisor/executor/executor_options.h"
+#include "supervisor/executor/handover.h"
 #include "supervisor/executor/heap_trim.h"
 #include "supervisor/executor/hooks_probes.h"
 #include "supervisor/executor/instances.h"
@@ -78,6 +79,7 @@ class Executor : private InstanceHost {
   // Setup, in its steps' order (executor.cc; the pod cgroup in cgroups.cc).
   Status Setup();
   Result<std::optional<sandbox::PendingSandbox>> StartSandbox();
+  sandbox::SandboxOptions SandboxOptionsOf() const;
   Status LoadImages();
   Status ClaimPodState();   // recovery, then the pod's directories and cgroup
   Status SetupPodCgroup();  // S10.4
@@ -102,12 +104,49 @@ class Executor : private InstanceHost {
   bool PodFinished() const override { return finished_; }
   int CurrentInstance(const std::string& container) const override;
   void AddPodFacts(hostfs::InstanceFacts& facts) const override;
+  void KeepForNext(const std::string& key, const std::vector<int>& fds) override;
+  void ForgetKept(const std::string& key) override;
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
   pod::PodStatus CurrentStatus() const;  // the Lifecycle's, with the pod's addresses
   void WriteRecord();                    // once the pod's state is ours
+  nlohmann::json SupervisorSummary() const;  // control.cc: the summary's `supervisor`
   class PodControlPort;
   control::ControlApi& Control();
+
+  // upgrade.cc (S15.2): `podvisor upgrade`, a re-exec in place.
+  struct PendingUpgrade {
+    std::string binary;
+    control::ControlServer::Responder respond;
+    MonoTime requested{};
+    Fd check_output;  // the new binary's `handover-check` answer
+    bool checked = false;
+    std::string to_version;
+    std::string busy;  // what the upgrade waits for
+    loop::EventLoop::TimerId deadline = 0;
+  };
+  void RequestUpgrade(std::optional<std::string> binary, Duration timeout,
+                      control::ControlServer::Responder respond);
+  void OnUpgradeCheckExited(const process::ExitInfo& exit);
+  void RefuseUpgrade(PendingUpgrade& pending, const std::string& why);
+  void CancelUpgrade();
+  void MaybeUpgrade();
+  void ExecInPlace();
+  nlohmann::json HandoverState();
+  // resume.cc (S15.1): Setup for a supervisor that was handed its pod.
+  Status ResumeSetup();
+  std::vector<lifecycle::Action> ResumeLifecycle();
+  Status DeleteUnknownContainers(const nlohmann::json& state);
+  // adoption.cc (S15.4-S15.6): the state kept for a supervisor that
+  // adopts the pod after a crash; what such a one finds and decides.
+  void SaveStateForNext();
+  std::optional<nlohmann::json> AdoptableState();
+  void EndOrphanedHolder();
+  std::optional<std::string> ReasonToStopAdopted(const nlohmann::json& state) const;
+  static Result<std::unique_ptr<Executor>> StopAdoptedFirst(nlohmann::json state,
+                                                            const pod::Pod& loaded,
+                                                            const ExecutorOptions& options,
+                                                            std::optional<std::string> reason);
 
   // Declared first, so released last: only once everything of the pod is
   // gone may another `run` of it start (S14.30).
@@ -141,6 +180,32 @@ class Executor : private InstanceHost {
   LifecycleTimers timers_;
   HeapTrim heap_trim_;  // setup's and churn's heap back to the kernel
   std::vector<control::ControlServer::Responder> stop_waiters_;
+
+  // S15: who this supervisor is, across upgrades (the summary's
+  // `supervisor` object), and what a re-exec handed it.
+  struct SupervisorFacts {
+    WallTime started_at{};
+    int upgrades = 0;
+    std::optional<WallTime> upgraded_at;
+  };
+  SupervisorFacts supervisor_;
+  WallTime record_created_at_{};
+  std::string notify_socket_;  // NOTIFY_SOCKET, given back to the next program
+  std::optional<InheritedHandover> handover_;
+  std::unique_ptr<PendingUpgrade> upgrade_;
+  // S15.4: the state file's writes, at most one per interval.
+  bool state_saving_ = false;  // set once the pod is set up (or resumed)
+  loop::EventLoop::TimerId state_write_timer_ = 0;
+  std::optional<MonoTime> last_state_write_;
+  std::string last_state_text_;
+  nlohmann::json pod_json_;  // pod::ToJson(pod_), made once
+  // S15.6: an adopted pod to stop (with this reason, none when it was
+  // terminating already) before the new one starts.
+  std::optional<nlohmann::json> previous_to_stop_;
+  std::optional<std::string> previous_stop_reason_;
+  bool stop_adopted_ = false;
+  bool allow_adoption_ = true;
+  std::optional<std::string> stop_after_resume_;
 
   std::deque<lifecycle::Event> queue_;
   bool draining_ = false;

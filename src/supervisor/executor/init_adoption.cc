@@ -89,6 +89,10 @@ Status Instances::AdoptInit(Instance& inst, pid_t pid) {
     return s;
   }
   inst.init.emplace(std::move(*init));
+  inst.init_start_time = StartTimeOf(pid);
+  // S15.4: with its pidfd kept, a supervisor adopting the pod after a
+  // crash learns how the init ended even if it ended while none ran.
+  host_.KeepForNext(inst.id + "/pidfd", {inst.init->pidfd()});
   // The runtime made the cgroup during create: its count now is what the
   // instance starts with (0 for a fresh cgroup).
   inst.oom_kills_at_create = cgroups::ContainerOomKills(inst.cgroups_path, cgroups::CgroupMounts());

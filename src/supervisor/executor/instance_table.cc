@@ -17,6 +17,15 @@ ContainerInstance& InstanceTable::Add(std::unique_ptr<ContainerInstance> record)
   return inst;
 }
 
+ContainerInstance& InstanceTable::Restore(std::unique_ptr<ContainerInstance> record) {
+  ContainerInstance& inst = *record;
+  seq_ = std::max(seq_, inst.seq);
+  // Restored in creation order: the newest of a (container, instance) is its current.
+  current_[{inst.container, inst.instance}] = inst.id;
+  by_id_[inst.id] = std::move(record);
+  return inst;
+}
+
 ContainerInstance* InstanceTable::Find(std::string_view container, int instance) {
   auto it = current_.find({std::string(container), instance});
   return it == current_.end() ? nullptr : FindById(it->second);

@@ -31,6 +31,9 @@ class InstanceTable {
   // and becomes its (container, instance)'s current record. An earlier
   // attempt's record stays under its own id until it is erased.
   ContainerInstance& Add(std::unique_ptr<ContainerInstance> record);
+  // A record carried over from an earlier supervisor (S15.1), keeping its
+  // creation number; later records number after it.
+  ContainerInstance& Restore(std::unique_ptr<ContainerInstance> record);
   ContainerInstance* Find(std::string_view container, int instance);
   ContainerInstance* FindById(const std::string& id);
 

@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/fd.h"
 #include "common/result.h"
 #include "hostfs/instance_plan.h"
@@ -65,6 +67,11 @@ class InstanceHost {
   // The sandbox's namespaces, the pod cgroup and the pod's addresses, as
   // a new instance's config needs them (oci::InstanceFacts).
   virtual void AddPodFacts(hostfs::InstanceFacts& facts) const = 0;
+  // S15.4: hands descriptors of an instance to the sandbox's holder, which
+  // keeps them for a supervisor that adopts the pod after a crash; and
+  // forgets an instance's (`key` and `key`/pidfd). No-ops without one.
+  virtual void KeepForNext(const std::string& /*key*/, const std::vector<int>& /*fds*/) {}
+  virtual void ForgetKept(const std::string& /*key*/) {}
 };
 
 // A process the pod waits for: a runtime call, or the compressor of a
@@ -129,6 +136,21 @@ class Instances {
   // pod terminates; the bound only ever moves earlier.
   void BoundByTermination(MonoTime budget_end);
 
+  // instance_handover.cc (S15.1): the records for the next supervisor
+  // (in creation order), the descriptors that go with them (by
+  // CarriedFdKey), whether no runtime call runs and no instance is between
+  // two steps (else `busy` says which), and taking the records back with
+  // their descriptors (those used are moved out of `fds`).
+  nlohmann::json SaveState();
+  std::vector<std::pair<std::string, int>> CarriedFds();
+  bool Quiet(std::string* busy);
+  // `adopting`: from a supervisor that died (S15.5), whose runtime calls
+  // died with it: an instance between two steps is moved on as if its
+  // call had failed (a create, a start) or is deleted again.
+  Status Resume(const nlohmann::json& saved, std::map<std::string, Fd>& fds, bool adopting);
+  // The running inits taken over from a supervisor that died.
+  void ForEachAdopted(const std::function<void(const std::string& container, pid_t pid)>& f);
+
   // limits.cc.
   // S14.10: warns (log and event) when the pod may need more descriptors
   // than RLIMIT_NOFILE allows.
@@ -179,6 +201,14 @@ class Instances {
   // S9.5: whether the kernel OOM-killed a process of the instance's cgroup.
   bool OomKilledSinceCreate(const Instance& inst) const;
   std::string RuntimeId(std::string_view container, int instance) const;
+
+  // instance_handover.cc: tracks a resumed instance's init again: our
+  // child after a re-exec, watched through its pidfd after a crash.
+  Status ResumeInit(Instance& inst, pid_t pid, uint64_t start_time,
+                    std::map<std::string, Fd>& fds);
+  static bool IsOurChild(pid_t pid);
+  Status WatchAdoptedInit(Instance& inst, pid_t pid, Fd pidfd);
+  void OnAdoptedInitEnded(const std::string& id, int attempt);
 
   // init_adoption.cc: the exit of a create or run (or of the process it
   // left holding the init); the init becomes our child.

@@ -33,6 +33,11 @@ struct ContainerInstance {
   std::string cgroups_path;          // linux.cgroupsPath; "" = the runtime's choice
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
   std::optional<process::ChildProcess> init;
+  uint64_t init_start_time = 0;  // with the pid, names the init for the boot (S15.1)
+  // S15.5: adopted from a supervisor that died: not our child, its exit
+  // read from its pidfd; unknown when the kernel could not say.
+  bool adopted = false;
+  bool exit_unknown = false;
   Fd pipes[2];  // read ends of the container's stdout and stderr
   std::optional<logs::CriLogWriter> log;
   // Where it is between create and delete (instance_steps.h).
@@ -42,5 +47,11 @@ struct ContainerInstance {
 };
 
 std::string InstanceKey(std::string_view container, int instance);
+// The key of an instance's log pipe (0 stdout, 1 stderr) among the
+// descriptors a handover carries (instance_handover.cc).
+std::string CarriedFdKey(const std::string& runtime_id, int stream);
+// A process's start time (field 22 of /proc/PID/stat, clock ticks since
+// boot), 0 when unknown: with the pid, it names one process for the boot.
+uint64_t StartTimeOf(pid_t pid);
 
 }  // namespace podvisor::supervisor::executor

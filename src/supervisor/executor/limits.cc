@@ -151,6 +151,7 @@ void Instances::RetireOldInstances(const std::string& container) {
     std::error_code ec;
     fs::remove_all(old.dir, ec);
     if (ec) log::Warn("removing {}: {}", old.dir.string(), ec.message());
+    host_.ForgetKept(old.id);  // S15.4: nothing of it is left to adopt
     table_.Erase(old);
   }
 }

@@ -143,6 +143,27 @@ Status PodNetworking::Attach(const std::optional<std::filesystem::path>& netns,
   return Ok();
 }
 
+Status PodNetworking::Resume() {
+  host_ips_ = network::HostPrimaryIps();
+  if (pod_.spec.host_network || !options_.sandbox) {
+    pod_ips_ = host_ips_;
+    return Ok();
+  }
+  if (options_.network.mode != network::NetworkMode::kCni) return Ok();
+  auto saved = network::LoadAttachment(StateFile());
+  if (!saved) return saved.take_error();
+  if (!*saved) return Error("the pod's CNI attachment (" + StateFile().string() + ") is gone");
+  const std::filesystem::path state_root = options_.state_dir.parent_path();
+  auto ports = network::ClaimHostPorts(options_.host_claims_dir,
+                                       ClaimOwner{state_root, pod_.metadata.name},
+                                       (*saved)->params.port_mappings);
+  if (!ports) return ports.take_error();
+  port_claims_ = std::move(*ports);
+  attachment_ = std::move(**saved);
+  if (attachment_->result) pod_ips_ = attachment_->result->PodIps();
+  return Ok();
+}
+
 void PodNetworking::Detach() {
   if (!attachment_) return;
   if (auto s = network::Detach(*attachment_, StateFile()); !s) {

@@ -37,6 +37,10 @@ class PodNetworking {
   // through the namespace pinned at layout's ns/net; `netns` is the
   // sandbox's network namespace, `uid` the pod's), none otherwise.
   Status Attach(const std::optional<std::filesystem::path>& netns, const std::string& uid);
+  // S15.5: takes over the attachment an earlier supervisor of this pod
+  // made (network.json), never ADDing again: its addresses and its
+  // hostPort claims, so that the pod's end DELetes it as if it were ours.
+  Status Resume();
   // CNI DEL, while the namespace still exists; the saved attachment stays
   // for the next run when it fails (recovery.cc).
   void Detach();

@@ -29,6 +29,7 @@
 #include "image/rootfs_digest.h"
 #include "pod/serialize.h"
 #include "pod/status_summary.h"
+#include "podvisor_version.h"
 
 namespace podvisor::supervisor::executor {
 namespace {
@@ -135,6 +136,9 @@ nlohmann::json PodRecord::PodJson(const pod::PodStatus& status) const {
   nlohmann::json pod = pod::ToJson(pod_);
   pod["metadata"]["uid"] = uid_;
   pod["metadata"]["creationTimestamp"] = FormatRfc3339(created_at_);
+  // S15.2: the podvisor serving the pod now, as the kubelet marks a static
+  // pod's source in annotations (kubernetes.io/config.source).
+  pod["metadata"]["annotations"]["podvisor.io/supervisor-version"] = PODVISOR_VERSION;
   if (!facts_.node_hostname.empty()) pod["spec"]["nodeName"] = facts_.node_hostname;
   ApiServerDefaults(pod);
   pod::AddStatusToPodJson(status, pod);

@@ -123,6 +123,9 @@ void Instances::Create(const lifecycle::CreateContainer& a) {
       [this, id](const process::ExitInfo& exit) { OnCreateCallExited(id, exit); });
   if (!spawned) return fail(spawned.error());
   Advance(inst, run ? InstanceInput::kRunSpawned : InstanceInput::kCreateSpawned);
+  // S15.4: the holder keeps the read ends too, so that the container's
+  // writes never meet a closed pipe while no supervisor runs.
+  host_.KeepForNext(inst.id, {inst.pipes[0].get(), inst.pipes[1].get()});
   WatchLogPipe(inst, 0);
   WatchLogPipe(inst, 1);
 }
@@ -246,6 +249,13 @@ void Instances::ReportExit(Instance& inst) {
     if (inst.pipes[i]) (void)ReadLogPipe(inst, i);
   }
   e.message = TerminationMessage(inst, e.exit_code);
+  if (inst.exit_unknown) {
+    // S15.5: as the kubelet reports a container it lost.
+    e.reason = "ContainerStatusUnknown";
+    e.exit_code = 137;
+    e.signal = 0;
+    e.message = "The container could not be located when the pod was terminated";
+  }
   log::Debug("{} {}", inst.id, exit.ToString());
   std::string id = inst.id;
   host_.Feed(std::move(e));
@@ -331,6 +341,7 @@ void Instances::ReleaseDescriptors(Instance& inst) {
   // The log is complete once both pipes reached EOF (S11.1).
   if (!inst.pipes[0] && !inst.pipes[1]) inst.log.reset();
   if (inst.init || inst.pipes[0] || inst.pipes[1]) return;
+  host_.ForgetKept(inst.id);  // S15.4: nothing of it is left to adopt
   // S14.12: ended; older records of the container may go now. Later, from
   // the loop: callers up the stack hold references to records.
   pod_.loop.AddTimer(pod_.loop.Now(),

@@ -34,7 +34,7 @@ TEST(LifecycleEvents, FailedRegularUnderNeverIsAWarningPodFailedNotPodCompleted)
   h.TakeAll();
   h.Advance(1s);
   h.Exit("ok", 0);
-  h.Feed(ContainerExited{"app", 0, 3, 0, false, "disk full\nsecond line"});
+  h.Feed(ContainerExited{"app", 0, 3, 0, false, "disk full\nsecond line", ""});
   auto events = h.Published();
   const Publish* exited = Find(events, "Exited", "container/app");
   ASSERT_NE(exited, nullptr);
@@ -62,7 +62,7 @@ TEST(LifecycleEvents, ExitedKeepsTheEndOfALongMessageWholeCharactersOnly) {
   // 2000 bytes of two-byte characters, then the line that says why.
   std::string tail;
   for (int i = 0; i < 1000; ++i) tail += "\xc3\xa9";
-  h.Feed(ContainerExited{"app", 0, 1, 0, false, tail + "\nfatal: config missing\n"});
+  h.Feed(ContainerExited{"app", 0, 1, 0, false, tail + "\nfatal: config missing\n", ""});
   auto events = h.Published();
   const Publish* exited = Find(events, "Exited", "container/app");
   ASSERT_NE(exited, nullptr);

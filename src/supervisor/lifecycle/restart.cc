@@ -83,6 +83,7 @@ void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
   // S9.5: OOMKilled comes from the cgroup, never from the exit code; a
   // SIGKILL we sent ourselves is reported as what it is, an Error.
   t.reason = e.oom_killed ? "OOMKilled" : (e.exit_code == 0 ? "Completed" : "Error");
+  if (!e.reason.empty()) t.reason = e.reason;  // S15.5: ContainerStatusUnknown
   t.message = e.message.empty() ? KillMessage(c->kill_cause) : e.message;
   t.started_at = c->started_wall;
   t.finished_at = now.wall;

@@ -323,7 +323,7 @@ TEST(LifecycleRestart, StaleInstanceEventsAreIgnored) {
   h.Exit("app", 1);  // app#1 runs now
   h.Take();
   h.TakeEvents();
-  h.Feed(ContainerExited{"app", 0, 1, 0, false, ""});
+  h.Feed(ContainerExited{"app", 0, 1, 0, false, "", ""});
   h.Feed(ProbeResult{"app", 0, ProbeKind::kLiveness, false, ""});
   h.Feed(ProbeResult{"app", 0, ProbeKind::kReadiness, true, ""});
   h.Feed(HookFinished{"app", 0, HookKind::kPreStop, false, ""});

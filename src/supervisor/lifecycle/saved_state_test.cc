@@ -251,7 +251,7 @@ TEST(SavedState, AnActiveDeadlineFiresInTheTwin) {
 TEST(SavedState, ArbitraryBytesInMessagesSurviveDump) {
   Harness h(MakePod({}, {C("app")}, RestartPolicy::kNever));
   h.Start();
-  h.Feed(ContainerExited{"app", 0, 1, 0, false, "bad \xff\xfe bytes \xc3"});
+  h.Feed(ContainerExited{"app", 0, 1, 0, false, "bad \xff\xfe bytes \xc3", ""});
   const json state = h.lc().SaveState();
   std::string text;
   ASSERT_NO_THROW(text = state.dump());

@@ -134,7 +134,7 @@ class Harness {
   void Feed(const Event& e) { Process(Handle(e)); }
 
   void Exit(const std::string& name, int code = 0, int signal = 0, bool oom = false) {
-    Feed(ContainerExited{name, Instance(name), code, signal, oom, ""});
+    Feed(ContainerExited{name, Instance(name), code, signal, oom, "", ""});
   }
   void ExitBySignal(const std::string& name, int signal) { Exit(name, 128 + signal, signal); }
   void Probe(const std::string& name, ProbeKind kind, bool success, std::string message = "") {

@@ -109,6 +109,9 @@ struct ContainerExited {
   int signal = 0;
   bool oom_killed = false;  // S9.5, from the cgroup's memory.events
   std::string message;      // S11.3 termination message, if any
+  // Replaces the reason the exit gives (Completed, Error, OOMKilled): a
+  // container whose end nobody saw is ContainerStatusUnknown (S15.5).
+  std::string reason;
   friend bool operator==(const ContainerExited&, const ContainerExited&) = default;
 };
 

@@ -83,6 +83,16 @@ class CriLogWriter {
   const std::filesystem::path& path() const { return path_; }
   uint64_t bytes_written() const { return bytes_written_; }
 
+  // S15.1: the bytes of a stream's line not yet ended cross a handover to
+  // the next supervisor, which goes on from them: no line is cut in two or
+  // written twice.
+  const std::string& pending(LogStream stream) const {
+    return pending_[stream == LogStream::kStdout ? 0 : 1];
+  }
+  void RestorePending(LogStream stream, std::string bytes) {
+    pending_[stream == LogStream::kStdout ? 0 : 1] = std::move(bytes);
+  }
+
  private:
   CriLogWriter(std::filesystem::path path, Fd fd, uint64_t size)
       : path_(std::move(path)), fd_(std::move(fd)), bytes_written_(size) {}

@@ -1,0 +1,152 @@
+// A pod that outlives its supervisor (S15.4-S15.6). The supervisor keeps
+// its handover state beside the pod's state, and the sandbox's holder
+// keeps the descriptors that go with it; a `run` that finds both after
+// its predecessor died adopts the pod instead of killing it:
+//   - the same manifest, the pod not terminating: adopted (resume.cc), its
+//     containers untouched;
+//   - another manifest, or a pod that was terminating: adopted only to be
+//     stopped the way it would have been (preStop hooks, its grace; the
+//     reason `Update` for a changed manifest), then the new pod starts;
+//   - a state from another boot, of a format this binary does not read,
+//     or without a live holder: recovery of leftovers (recovery.h).
+#include <signal.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+#include "common/file_io.h"
+#include "common/pod_dir.h"
+#include "pod/serialize.h"
+#include "process/pidfd.h"
+#include "supervisor/executor/handover_format.h"
+#include "supervisor/executor/internal.h"
+
+namespace podvisor::supervisor::executor {
+
+namespace {
+
+// How often, at most, the state is written while the pod changes: a
+// crash loses at most this much of its history, which the adoption
+// reconciles with what it finds (S15.5).
+constexpr Duration kStateWriteInterval = std::chrono::milliseconds(100);
+
+}  // namespace
+
+void Executor::SaveStateForNext() {
+  if (!owns_pod_ || finished_ || !state_saving_) return;
+  const MonoTime now = loop_.Now();
+  if (state_write_timer_ != 0) return;  // a write is due already
+  if (last_state_write_ && now - *last_state_write_ < kStateWriteInterval) {
+    state_write_timer_ = loop_.AddTimer(*last_state_write_ + kStateWriteInterval, [this] {
+      state_write_timer_ = 0;
+      SaveStateForNext();
+    });
+    return;
+  }
+  last_state_write_ = now;
+  std::string text =
+      HandoverState().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text == last_state_text_) return;
+  // Unsynced: it must outlive the supervisor, not the machine, whose
+  // reboot ends the containers it describes.
+  if (auto s = WriteFileAtomic(PodDir::At(options_.state_dir).SupervisorStateFile(), text, 0600,
+                               Durability::kUnsynced);
+      !s) {
+    log::Warn("{}", s.error().message());
+    return;
+  }
+  last_state_text_ = std::move(text);
+}
+
+// Under the pod lock: the state a supervisor that died left, when it can
+// be adopted. Anything else leaves the pod to recovery.
+std::optional<nlohmann::json> Executor::AdoptableState() {
+  const std::filesystem::path file = PodDir::At(options_.state_dir).SupervisorStateFile();
+  auto text = ReadFileBounded(file, 64 * 1024 * 1024);
+  if (!text) return std::nullopt;
+  nlohmann::json state = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  auto refuse = [&](const std::string& why) -> std::optional<nlohmann::json> {
+    log::Warn("not adopting what the previous supervisor of pod {} left: {}", pod_.metadata.name,
+              why);
+    return std::nullopt;
+  };
+  if (state.is_discarded()) return refuse(file.string() + " is not JSON");
+  if (auto s = CheckHandoverState(state); !s) return refuse(s.error().message());
+  if (!options_.sandbox) return refuse("no sandbox (--sandbox none): no holder kept its pipes");
+  auto sandbox = state.find("sandbox");
+  if (sandbox == state.end() || !sandbox->is_object()) return refuse("it had no sandbox holder");
+  const pid_t holder = sandbox->value("pid", 0);
+  if (holder <= 0 || StartTimeOf(holder) != sandbox->value("startTime", uint64_t{0})) {
+    return refuse("its sandbox holder (pid " + std::to_string(holder) + ") is gone");
+  }
+  return state;
+}
+
+// Whether the adopted pod goes on as it is, or is stopped first (S15.6).
+std::optional<std::string> Executor::ReasonToStopAdopted(const nlohmann::json& state) const {
+  pod::Pod same = pod_;
+  const nlohmann::json& saved = state["pod"];
+  if (saved.contains("metadata") && saved["metadata"].contains("uid") &&
+      saved["metadata"]["uid"].is_string()) {
+    same.metadata.uid = saved["metadata"]["uid"].get<std::string>();
+  }
+  const nlohmann::json mine = pod::ToJson(same);
+  // Labels and annotations are the pod's metadata, not what runs (the
+  // kubelet's static pods hash the spec too): only the spec decides.
+  if (!mine.contains("spec") || !saved.contains("spec") || mine["spec"] != saved["spec"]) {
+    return "Update";
+  }
+  return std::nullopt;
+}
+
+// A pod not adopted is recovered (recovery.h): its holder, which no
+// longer dies with its supervisor, goes first, its start time and command
+// checked so that no process that took its pid is hit.
+void Executor::EndOrphanedHolder() {
+  const std::filesystem::path file = PodDir::At(options_.state_dir).SupervisorStateFile();
+  auto text = ReadFileBounded(file, 64 * 1024 * 1024);
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  std::filesystem::remove(PodDir::At(options_.state_dir).KeeperSocket(), ec);
+  if (!text) return;
+  nlohmann::json state = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!state.is_object() || !state.contains("sandbox") || !state["sandbox"].is_object()) return;
+  if (state.value("bootId", std::string()) != BootId()) return;
+  const pid_t pid = state["sandbox"].value("pid", 0);
+  const uint64_t start_time = state["sandbox"].value("startTime", uint64_t{0});
+  if (pid <= 0) return;
+  auto pidfd = process::PidfdOpen(pid);
+  if (!pidfd) return;
+  auto cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline", 4096);
+  if (StartTimeOf(pid) != start_time || !cmdline ||
+      cmdline->find("sandbox-init") == std::string::npos) {
+    return;
+  }
+  log::Info("ending the sandbox holder (pid {}) of pod {}'s previous supervisor", pid,
+            pod_.metadata.name);
+  (void)process::PidfdSendSignal(pidfd->get(), SIGKILL);
+}
+
+Result<std::unique_ptr<Executor>> Executor::StopAdoptedFirst(nlohmann::json state,
+                                                             const pod::Pod& loaded,
+                                                             const ExecutorOptions& options,
+                                                             std::optional<std::string> reason) {
+  auto old_pod = SavedPod(state, loaded);
+  if (!old_pod) return old_pod.take_error();
+  auto loop = options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
+  if (!loop) return loop.take_error();
+  std::unique_ptr<Executor> ex(new Executor(std::move(*old_pod), options, std::move(*loop)));
+  InheritedHandover adopted;
+  adopted.state = std::move(state);
+  adopted.adopting = true;
+  ex->handover_ = std::move(adopted);
+  ex->stop_after_resume_ = std::move(reason);
+  ex->stop_adopted_ = true;
+  if (auto s = ex->Setup(); !s) {
+    if (ex->owns_pod_) ex->Cleanup();
+    return s.take_error();
+  }
+  return ex;
+}
+
+}  // namespace podvisor::supervisor::executor
