@@ -58,8 +58,16 @@ Result<SupervisorLeaf> SupervisorLeaf::Enter(const fs::path& mount,
   auto self = ReadSelfCgroup(self_cgroup_file);
   if (!self) return self.take_error().Wrap("--cgroup-parent=self");
   SupervisorLeaf leaf;
-  leaf.parent_ = *self;
-  leaf.self_dir_ = (mount / fs::path(*self).relative_path()).lexically_normal();
+  std::string parent = *self;
+  // Already in a leaf of ours: this supervisor re-executed itself in place
+  // (`podvisor upgrade`, S15.2) and keeps the leaf it entered before; its
+  // pod cgroup is beside it.
+  const fs::path self_path(*self);
+  if (self_path.filename() == kSupervisorLeaf && self_path.has_parent_path()) {
+    parent = self_path.parent_path().string();
+  }
+  leaf.parent_ = parent;
+  leaf.self_dir_ = (mount / fs::path(parent).relative_path()).lexically_normal();
   leaf.leaf_ = leaf.self_dir_ / kSupervisorLeaf;
   leaf.pid_ = pid;
   leaf.controllers_before_ = ReadWords(leaf.self_dir_ / "cgroup.subtree_control");

@@ -81,6 +81,18 @@ TEST_F(SelfParent, LeafBesideThePodAndBackOnLeave) {
   EXPECT_TRUE(leaf->Leave());  // idempotent
 }
 
+// S15.2: a supervisor that re-executed itself in place is in its leaf
+// already; it keeps that leaf and the parent the pod cgroup is under.
+TEST_F(SelfParent, ASupervisorAlreadyInItsLeafKeepsIt) {
+  fs::create_directories(task_ / "_supervisor");
+  Put(self_file_, "0::/nomad.slice/alloc.task.scope/_supervisor\n");
+  auto leaf = SupervisorLeaf::Enter(mount_, self_file_, 4242);
+  ASSERT_TRUE(leaf) << leaf.error().message();
+  EXPECT_EQ(leaf->parent(), "/nomad.slice/alloc.task.scope");
+  EXPECT_EQ(leaf->leaf(), task_ / "_supervisor");
+  EXPECT_FALSE(fs::exists(task_ / "_supervisor" / "_supervisor"));
+}
+
 TEST_F(SelfParent, OnlyTheControllersTheEngineDelegatedAreUsed) {
   Put(task_ / "cgroup.controllers", "memory pids\n");
   auto leaf = SupervisorLeaf::Enter(mount_, self_file_, 7);
