@@ -171,7 +171,7 @@ void Exercise(Lifecycle& lc, MonoTime now) {
   for (const char* name : {"init", "proxy", "web", "mesh", "worker"}) {
     const int instance = lc.InstanceOf(name);
     (void)lc.Handle(ProbeResult{name, instance, ProbeKind::kLiveness, false, ""}, n);
-    (void)lc.Handle(ContainerExited{name, instance, 1, 0, false, ""}, n);
+    (void)lc.Handle(ContainerExited{name, instance, 1, 0, false, "", ""}, n);
     (void)lc.Handle(TimerFired{TimerId{TimerKind::kRestart, name, instance + 1}}, n);
   }
   (void)lc.Handle(StopRequested{std::nullopt, std::chrono::seconds(1)}, n);
