@@ -19,9 +19,11 @@
 //     plugin ran): DELeted in reverse order with the saved configuration
 //     and result, which releases its address, portmap and firewall rules
 //     (the veth went with the namespace when the holder died).
-// The sandbox holder and any runtime create in flight die with their
-// supervisor (PR_SET_PDEATHSIG), and the events.jsonl and logs are kept,
-// as after a normal end.
+// Any runtime create in flight dies with its supervisor
+// (PR_SET_PDEATHSIG). The sandbox holder outlives it once it keeps
+// descriptors (S15.4): a pod that is not adopted (adoption.cc) loses its
+// holder before this runs. The events.jsonl and logs are kept, as after a
+// normal end.
 //
 // It refuses to touch anything while another supervisor still answers on
 // the pod's control socket: two supervisors of one pod must not run, and
