@@ -78,7 +78,19 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     pod = std::move(*handed);
   }
   // At most: a pod adopted to be stopped (S15.6), then the new one; or an
-  // adoption that failed, then recovery.
+  // adoption that failed, then recovery. Each Setup takes NOTIFY_SOCKET
+  // out of the environment (SystemdLink): the pod that runs gets it back,
+  // a pod adopted only to be stopped never sees it, so systemd hears
+  // neither its STOPPING=1 nor its status.
+  const char* notify_env = std::getenv("NOTIFY_SOCKET");
+  const std::string notify = notify_env ? notify_env : "";
+  auto give_notify_socket = [&notify](bool give) {
+    if (give && !notify.empty()) {
+      ::setenv("NOTIFY_SOCKET", notify.c_str(), 1);
+    } else {
+      ::unsetenv("NOTIFY_SOCKET");
+    }
+  };
   bool allow_adoption = true;
   for (int round = 0;; ++round) {
     // The shell's one clock seam: every "now" of the executor and of what
@@ -90,12 +102,14 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
     ex->images_ = images;
     ex->allow_adoption_ = allow_adoption && round < 2;
     if (*inherited) ex->handover_ = std::move(**inherited);
+    give_notify_socket(true);
     auto s = ex->Setup();
     if (s) return ex;
     if (ex->previous_to_stop_) {
       nlohmann::json state = std::move(*ex->previous_to_stop_);
       std::optional<std::string> reason = ex->previous_stop_reason_;
       ex.reset();  // it touched nothing of the pod
+      give_notify_socket(false);
       auto old = StopAdoptedFirst(std::move(state), pod, options, reason);
       if (!old) {
         log::Warn("adopting pod {} to stop it: {}; recovering its leftovers instead",
