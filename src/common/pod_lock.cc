@@ -1,8 +1,8 @@
 #include "common/pod_lock.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include <unistd.h>
 

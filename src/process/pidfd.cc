@@ -42,7 +42,7 @@ struct PidfdInfo {
   int32_t exit_code;
 };
 static_assert(sizeof(PidfdInfo) == 64);
-constexpr uint64_t kPidfdInfoExit = 1U << 3;  // PIDFD_INFO_EXIT
+constexpr uint64_t kPidfdInfoExit = 1U << 3;                         // PIDFD_INFO_EXIT
 constexpr unsigned long kPidfdGetInfo = _IOWR(0xFF, 11, PidfdInfo);  // PIDFD_GET_INFO
 
 }  // namespace

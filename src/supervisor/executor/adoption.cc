@@ -44,8 +44,7 @@ void Executor::SaveStateForNext() {
     return;
   }
   last_state_write_ = now;
-  std::string text =
-      HandoverState().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = HandoverState().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text == last_state_text_) return;
   // Unsynced: it must outlive the supervisor, not the machine, whose
   // reboot ends the containers it describes.

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include "oci/spec.h"
-#include "podvisor_version.h"
 #include "pod/serialize.h"
+#include "podvisor_version.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/executor/internal.h"
 
@@ -47,7 +47,7 @@ class Executor::PodControlPort final : public control::PodControl {
   // S15.2 (upgrade.cc).
   void RequestUpgrade(control::UpgradeOrder order,
                       control::ControlServer::Responder respond) override {
-    ex_.RequestUpgrade(std::move(order.binary), order.timeout, std::move(respond));
+    ex_.RequestUpgrade(order.binary, order.timeout, std::move(respond));
   }
 
  private:

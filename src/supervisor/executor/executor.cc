@@ -66,8 +66,9 @@ Executor::~Executor() {
   Cleanup();
 }
 
-Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions options,
-                                                   std::map<std::string, image::Image> images) {
+Result<std::unique_ptr<Executor>> Executor::Create(
+    pod::Pod pod, const ExecutorOptions& options,
+    const std::map<std::string, image::Image>& images) {
   // S15.2: a supervisor re-executed by `podvisor upgrade` goes on with the
   // pod it was handed, as it was loaded then.
   auto inherited = TakeInheritedHandover();
@@ -95,8 +96,7 @@ Result<std::unique_ptr<Executor>> Executor::Create(pod::Pod pod, ExecutorOptions
   for (int round = 0;; ++round) {
     // The shell's one clock seam: every "now" of the executor and of what
     // runs on its loop is the loop's clock.
-    auto loop =
-        options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
+    auto loop = options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
     if (!loop) return loop.take_error();
     std::unique_ptr<Executor> ex(new Executor(pod, options, std::move(*loop)));
     ex->images_ = images;

@@ -55,8 +55,9 @@ class Executor : private InstanceHost {
   // sandbox, control socket, signal handling. Nothing is left behind when
   // it fails. `images` (by container name) are those `run` already loaded
   // from options.bundle; the others are loaded here.
-  static Result<std::unique_ptr<Executor>> Create(pod::Pod pod, ExecutorOptions options,
-                                                  std::map<std::string, image::Image> images = {});
+  static Result<std::unique_ptr<Executor>> Create(
+      pod::Pod pod, const ExecutorOptions& options,
+      const std::map<std::string, image::Image>& images = {});
   ~Executor() override;
 
   // Runs the pod until it ended and everything is cleaned up; returns the
@@ -108,8 +109,8 @@ class Executor : private InstanceHost {
   void ForgetKept(const std::string& key) override;
   const pod::Container* ContainerSpec(std::string_view name) const;
   std::string NetnsPath() const;
-  pod::PodStatus CurrentStatus() const;  // the Lifecycle's, with the pod's addresses
-  void WriteRecord();                    // once the pod's state is ours
+  pod::PodStatus CurrentStatus() const;      // the Lifecycle's, with the pod's addresses
+  void WriteRecord();                        // once the pod's state is ours
   nlohmann::json SupervisorSummary() const;  // control.cc: the summary's `supervisor`
   class PodControlPort;
   control::ControlApi& Control();
@@ -125,7 +126,7 @@ class Executor : private InstanceHost {
     std::string busy;  // what the upgrade waits for
     loop::EventLoop::TimerId deadline = 0;
   };
-  void RequestUpgrade(std::optional<std::string> binary, Duration timeout,
+  void RequestUpgrade(const std::optional<std::string>& binary, Duration timeout,
                       control::ControlServer::Responder respond);
   void OnUpgradeCheckExited(const process::ExitInfo& exit);
   void RefuseUpgrade(PendingUpgrade& pending, const std::string& why);

@@ -88,7 +88,8 @@ Result<std::optional<InheritedHandover>> TakeInheritedHandover() {
   auto fds = out.state.find("fds");
   if (fds != out.state.end() && fds->is_object()) {
     for (const auto& [key, number] : fds->items()) {
-      if (!number.is_number_integer()) return Error("handover state: fds." + key + ": not a number");
+      if (!number.is_number_integer())
+        return Error("handover state: fds." + key + ": not a number");
       const int fd = number.get<int>();
       if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
         return Error::FromErrno("handover state: fds." + key + " (" + std::to_string(fd) + ")");

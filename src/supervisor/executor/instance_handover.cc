@@ -146,8 +146,8 @@ std::vector<std::pair<std::string, int>> Instances::CarriedFds() {
 
 bool Instances::Quiet(std::string* busy) {
   if (!calls_.empty()) {
-    if (busy) *busy = calls_.begin()->second->what + " (pid " +
-                      std::to_string(calls_.begin()->first) + ")";
+    if (busy)
+      *busy = calls_.begin()->second->what + " (pid " + std::to_string(calls_.begin()->first) + ")";
     return false;
   }
   for (const auto& [id, owned] : table_) {
@@ -204,10 +204,10 @@ Status Instances::Resume(const json& saved, std::map<std::string, Fd>& fds, bool
       if (j.contains("initExit")) {
         const json& e = j.at("initExit");
         const pid_t pid = e.value("pid", 0);
-        inst.init_exit = e.value("killed", false)
-                             ? process::ExitInfo::Killed(pid, e.value("signal", 0),
-                                                         e.value("coreDumped", false))
-                             : process::ExitInfo::Exited(pid, e.value("code", 0));
+        inst.init_exit =
+            e.value("killed", false)
+                ? process::ExitInfo::Killed(pid, e.value("signal", 0), e.value("coreDumped", false))
+                : process::ExitInfo::Exited(pid, e.value("code", 0));
       }
       if (ContainerSpec(inst.container) == nullptr) {
         return Error("handover state: instance " + inst.id + ": the pod has no container " +
@@ -223,9 +223,9 @@ Status Instances::Resume(const json& saved, std::map<std::string, Fd>& fds, bool
         const json& log = j.at("log");
         const std::filesystem::path path = log.at("path").get<std::string>();
         const std::filesystem::path dir = path.parent_path();
-        auto writer = logs::CriLogWriter::Open(
-            path, pod_.options.log_rotation.max_size,
-            [this, dir, n = inst.instance] { OnLogRotated(dir, n); });
+        auto writer =
+            logs::CriLogWriter::Open(path, pod_.options.log_rotation.max_size,
+                                     [this, dir, n = inst.instance] { OnLogRotated(dir, n); });
         if (!writer) return writer.take_error();
         for (int s = 0; s < 2; ++s) {
           auto bytes = Unhex(log.value(s == 0 ? "pendingStdout" : "pendingStderr", ""));
@@ -336,7 +336,8 @@ bool Instances::IsOurChild(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("PPid:", 0) == 0) return std::strtol(line.c_str() + 5, nullptr, 10) == ::getpid();
+    if (line.rfind("PPid:", 0) == 0)
+      return std::strtol(line.c_str() + 5, nullptr, 10) == ::getpid();
   }
   return false;
 }
@@ -361,8 +362,8 @@ Status Instances::WatchAdoptedInit(Instance& inst, pid_t pid, Fd pidfd) {
 // container (S15.5).
 void Instances::OnAdoptedInitEnded(const std::string& id, int attempt) {
   static constexpr std::array<Duration, 4> kLookAgain = {
-      std::chrono::milliseconds(2), std::chrono::milliseconds(20),
-      std::chrono::milliseconds(200), std::chrono::seconds(1)};
+      std::chrono::milliseconds(2), std::chrono::milliseconds(20), std::chrono::milliseconds(200),
+      std::chrono::seconds(1)};
   Instance* inst = FindById(id);
   if (!inst || !inst->init || inst->init_exit) return;
   if (attempt == 0) pod_.loop.Remove(inst->init->pidfd());

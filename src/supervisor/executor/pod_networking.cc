@@ -154,9 +154,9 @@ Status PodNetworking::Resume() {
   if (!saved) return saved.take_error();
   if (!*saved) return Error("the pod's CNI attachment (" + StateFile().string() + ") is gone");
   const std::filesystem::path state_root = options_.state_dir.parent_path();
-  auto ports = network::ClaimHostPorts(options_.host_claims_dir,
-                                       ClaimOwner{state_root, pod_.metadata.name},
-                                       (*saved)->params.port_mappings);
+  auto ports =
+      network::ClaimHostPorts(options_.host_claims_dir, ClaimOwner{state_root, pod_.metadata.name},
+                              (*saved)->params.port_mappings);
   if (!ports) return ports.take_error();
   port_claims_ = std::move(*ports);
   attachment_ = std::move(**saved);

@@ -12,9 +12,9 @@
 #include <set>
 
 #include "cgroups/cgroup_name.h"
-#include "supervisor/executor/recovery.h"
 #include "podvisor_version.h"
 #include "supervisor/executor/internal.h"
+#include "supervisor/executor/recovery.h"
 
 namespace podvisor::supervisor::executor {
 
@@ -59,9 +59,9 @@ Status Executor::ResumeSetup() {
   record_.SetIdentity(pod_.metadata.uid, record_created_at_);
   if (auto s = LoadImages(); !s) return s;
   if (!options_.cgroup_parent.empty()) {
-    auto name = cgroups::ClaimPodCgroupName(
-        options_.host_claims_dir, options_.cgroup_parent, ClaimOwner{state_root, pod_.metadata.name},
-        state.value("cgroupName", std::string()));
+    auto name = cgroups::ClaimPodCgroupName(options_.host_claims_dir, options_.cgroup_parent,
+                                            ClaimOwner{state_root, pod_.metadata.name},
+                                            state.value("cgroupName", std::string()));
     if (!name) return name.take_error();
     pod_cgroup_name_ = std::move(name->name);
     cgroup_claim_ = std::move(name->claim);
@@ -70,9 +70,9 @@ Status Executor::ResumeSetup() {
   if (auto s = WatchSignals(); !s) return s;
   if (options_.sandbox && state.contains("sandbox")) {
     const nlohmann::json& sb = state["sandbox"];
-    auto sandbox = sandbox::Sandbox::Reattach(SandboxOptionsOf(), sb.value("pid", 0),
-                                              sb.value("startTime", uint64_t{0}),
-                                              sb.value("pidNsInit", 0));
+    auto sandbox =
+        sandbox::Sandbox::Reattach(SandboxOptionsOf(), sb.value("pid", 0),
+                                   sb.value("startTime", uint64_t{0}), sb.value("pidNsInit", 0));
     if (!sandbox) return sandbox.take_error().Wrap("the pod's sandbox");
     sandbox_.emplace(std::move(*sandbox));
     if (h.adopting) {
@@ -108,16 +108,16 @@ Status Executor::ResumeSetup() {
     if (control_fd == h.fds.end()) {
       return Error("handover state: the control socket was not handed over");
     }
-    auto control = control::ControlServer::Adopt(
-        loop_, PodDir::At(options_.state_dir).ControlSocket(), std::move(control_fd->second),
-        handler);
+    auto control =
+        control::ControlServer::Adopt(loop_, PodDir::At(options_.state_dir).ControlSocket(),
+                                      std::move(control_fd->second), handler);
     h.fds.erase(control_fd);
     if (!control) return control.take_error();
     control_ = std::move(*control);
   }
   instances_.RefillDescriptorReserve();
-  auto restored =
-      lifecycle::Lifecycle::RestoreState(pod_, options_.lifecycle, state.value("lifecycle", nlohmann::json()));
+  auto restored = lifecycle::Lifecycle::RestoreState(pod_, options_.lifecycle,
+                                                     state.value("lifecycle", nlohmann::json()));
   if (!restored) return restored.take_error();
   lifecycle_ = std::move(*restored);
   if (h.adopting) {
@@ -126,8 +126,8 @@ Status Executor::ResumeSetup() {
     // under a supervisor that knew it, and goes (S15.5).
     if (auto s = DeleteUnknownContainers(state); !s) return s;
   }
-  if (auto s = instances_.Resume(state.value("instances", nlohmann::json::array()), h.fds,
-                                 h.adopting);
+  if (auto s =
+          instances_.Resume(state.value("instances", nlohmann::json::array()), h.fds, h.adopting);
       !s) {
     return s;
   }
@@ -164,10 +164,10 @@ std::vector<lifecycle::Action> Executor::ResumeLifecycle() {
   if (stop_after_resume_ || stop_adopted_) {
     // S15.6: adopted to be stopped; a pod that was terminating goes on.
     if (stop_after_resume_) {
-      actions.emplace_back(lifecycle::Publish{
-          lifecycle::EventType::kNormal, "Adopted", "pod",
-          "the supervisor before died; the pod it ran is stopped first (" + *stop_after_resume_ +
-              "): its manifest changed"});
+      actions.emplace_back(
+          lifecycle::Publish{lifecycle::EventType::kNormal, "Adopted", "pod",
+                             "the supervisor before died; the pod it ran is stopped first (" +
+                                 *stop_after_resume_ + "): its manifest changed"});
     }
     handover_.reset();
     return actions;
@@ -190,15 +190,15 @@ std::vector<lifecycle::Action> Executor::ResumeLifecycle() {
   std::string took;
   if (handover_->started_ns > 0) {
     const MonoTime started{std::chrono::nanoseconds(handover_->started_ns)};
-    took = ", handed over in " +
-           std::to_string(
-               std::chrono::duration_cast<std::chrono::milliseconds>(loop_.Now() - started).count()) +
-           " ms";
+    took =
+        ", handed over in " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(loop_.Now() - started).count()) +
+        " ms";
   }
-  actions.emplace_back(lifecycle::Publish{
-      lifecycle::EventType::kNormal, "Upgraded", "pod",
-      "podvisor " + from + " -> " + PODVISOR_VERSION + " (pid " + std::to_string(::getpid()) +
-          ")" + took});
+  actions.emplace_back(lifecycle::Publish{lifecycle::EventType::kNormal, "Upgraded", "pod",
+                                          "podvisor " + from + " -> " + PODVISOR_VERSION +
+                                              " (pid " + std::to_string(::getpid()) + ")" + took});
   handover_.reset();
   return actions;
 }

@@ -70,7 +70,7 @@ std::vector<std::string> OwnArgv() {
 
 }  // namespace
 
-void Executor::RequestUpgrade(std::optional<std::string> binary, Duration timeout,
+void Executor::RequestUpgrade(const std::optional<std::string>& binary, Duration timeout,
                               control::ControlServer::Responder respond) {
   // SIGHUP's upgrade has nobody to answer: its outcome is the log and events.
   if (!respond) respond = [](const control::ControlReply&) {};
@@ -196,7 +196,8 @@ nlohmann::json Executor::HandoverState() {
   state["cgroupName"] = pod_cgroup_name_;
   state["supervisor"] = {{"startedAt", WallToNs(supervisor_.started_at)},
                          {"upgrades", supervisor_.upgrades}};
-  if (supervisor_.upgraded_at) state["supervisor"]["upgradedAt"] = WallToNs(*supervisor_.upgraded_at);
+  if (supervisor_.upgraded_at)
+    state["supervisor"]["upgradedAt"] = WallToNs(*supervisor_.upgraded_at);
   return state;
 }
 
@@ -213,9 +214,9 @@ void Executor::ExecInPlace() {
   auto undo = [&](const std::string& why) {
     for (const auto& [key, fd] : carried) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     log::Error("upgrade to {} failed: {}", up.binary, why);
-    OnPublish(lifecycle::Publish{lifecycle::EventType::kWarning, "UpgradeFailed", "pod",
-                                 "not upgraded to " + up.binary + ": " + why +
-                                     "; this supervisor carries on"});
+    OnPublish(lifecycle::Publish{
+        lifecycle::EventType::kWarning, "UpgradeFailed", "pod",
+        "not upgraded to " + up.binary + ": " + why + "; this supervisor carries on"});
     CancelUpgrade();
   };
   Fd memfd(static_cast<int>(::memfd_create("podvisor-handover", 0)));
@@ -229,9 +230,9 @@ void Executor::ExecInPlace() {
   if (argv.empty()) return undo("cannot read /proc/self/cmdline");
   ::setenv(kHandoverFdEnv, std::to_string(memfd.get()).c_str(), 1);
   ::setenv(kHandoverStartEnv,
-           std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              up.requested.time_since_epoch())
-                              .count())
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::nanoseconds>(up.requested.time_since_epoch())
+                   .count())
                .c_str(),
            1);
   if (!notify_socket_.empty()) ::setenv("NOTIFY_SOCKET", notify_socket_.c_str(), 1);
@@ -246,6 +247,7 @@ void Executor::ExecInPlace() {
   log::Info("upgrading: re-executing {} ({} -> {}), {} bytes of state, prepared in {}", up.binary,
             PODVISOR_VERSION, up.to_version, text.size(), Millis(loop_.Now() - began));
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
   ::execv(up.binary.c_str(), args.data());
