@@ -25,7 +25,7 @@ containers() {
 }
 limits() {
   c=/hostcg/$pod
-  echo "memory.max=$(cat $c/memory.max) cpu.max=$(tr ' ' _ <$c/cpu.max) cpu.weight=$(cat $c/cpu.weight)"
+  echo "memory.max=$(cat "$c/memory.max") cpu.max=$(tr ' ' _ <"$c/cpu.max") cpu.weight=$(cat "$c/cpu.weight")"
 }
 containers_before=$(containers)
 limits_before=$(limits)
