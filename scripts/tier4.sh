@@ -79,7 +79,9 @@ skip_all() {
            S9_5_OomKilledAndRestarted Pid1_OrphansReaped InitMode_FinalLineAndPowerOff \
            S1_Order_InitsAndSidecarsWithCrun S5_4_SidecarsStoppedInReverse \
            InitMode_FailedPodAndReboot CgroupParentSelf_PodBesideSupervisorLeaf \
-           CgroupParentSelf_LeafLeftCleanly Initramfs_StaticPodvisorIsOneFile \
+           CgroupParentSelf_LeafLeftCleanly InitMode_UpgradeKeepsPid1 \
+           InitMode_UpgradeKeepsContainersAndLimits InitMode_UpgradedInitEndsPodAndPowersOff \
+           Initramfs_StaticPodvisorIsOneFile \
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            "${ctrd_cases[@]}"; do
     skip "$c" "$1"
@@ -147,6 +149,7 @@ echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 
 scripts/make-rootfs.sh "$root/images/busybox" >/dev/null
 install -m 0755 "$helper" "$root/images/busybox/rootfs/podvisor-test-helper"
+install -m 0755 scripts/tier4-upgrade.sh "$root/images/busybox/rootfs/t4-upgrade.sh"
 
 H=/podvisor-test-helper
 # Each test container appends "T4 ..." lines to /t4/report; the reporter
@@ -233,7 +236,9 @@ EOF
 
 # --cgroup-parent=self with podvisor as PID 1 in the root cgroup: the
 # container reports its own cgroup, the supervisor's (PID 1, hostPID) and
-# the controllers its pod cgroup got.
+# the controllers its pod cgroup got (privileged, it writes to the console
+# itself); then it upgrades podvisor in place (S15.2, README "Upgrading
+# podvisor"): /t4-upgrade.sh, below.
 cat >"$root/pods/nested/pod.yaml" <<EOF
 apiVersion: v1
 kind: Pod
@@ -250,7 +255,8 @@ $reporter
   containers:
   - name: check
     image: busybox
-    command: [/bin/sh, -c, 'cg=\$(sed -n "s/^0:://p" /proc/self/cgroup); echo "T4 nested container=\$cg supervisor=\$(sed -n "s/^0:://p" /proc/1/cgroup) pod_controllers=\$(tr " " _ < /hostcg/nested/cgroup.controllers)" >> /t4/report']
+    securityContext: {privileged: true}
+    command: [/bin/sh, -c, 'cg=\$(sed -n "s/^0:://p" /proc/self/cgroup); echo "T4 nested container=\$cg supervisor=\$(sed -n "s/^0:://p" /proc/1/cgroup) pod_controllers=\$(tr " " _ < /hostcg/nested/cgroup.controllers)" > /dev/ttyS0; /bin/sh /t4-upgrade.sh nested']
     resources: {limits: {cpu: 100m, memory: 32Mi}}
     $mounts
 EOF
@@ -420,6 +426,40 @@ if grep -q "supervisor moved into /sys/fs/cgroup/_supervisor" "$c" &&
   pass CgroupParentSelf_LeafLeftCleanly
 else
   fail CgroupParentSelf_LeafLeftCleanly "$(grep -E '_supervisor|podvisor: pod' "$c" | tr '\n' ' ')"
+fi
+# S15.2 in VM-init mode: `podvisor upgrade` from inside the pod (scripts/tier4-upgrade.sh)
+# re-executes PID 1 in place: it answers as pid 1, records Upgraded, and
+# the containers (their cgroups and inits' pids) and the pod cgroup's
+# limits are the same; the upgraded init then ends the pod and powers off.
+# PRODUCT BUG (fails today): the re-executed binary resolves
+# --cgroup-parent=self again from the leaf it is in, moves into
+# /_supervisor/_supervisor and cannot make the pod cgroup (EBUSY): the pod
+# ends Pending, exit 3, and the VM powers off. The same argv is re-executed
+# under systemd (--cgroup-parent=auto, self on cgroup v2) and the shim.
+qemu_status=$(cat "$work/nested.status")
+upgrade=$(grep '^T4U ' "$c" | tr '\n' '|' || true)
+if grep -q "supervisor moved into /sys/fs/cgroup/_supervisor/_supervisor" "$c"; then
+  upgrade="PRODUCT BUG: the upgraded supervisor re-resolved --cgroup-parent=self: $(grep -E '_supervisor/_supervisor|cannot run pod' "$c" | tr '\n' ' ') $upgrade"
+fi
+if grep -qE "^T4U upgrade exit=0: pod nested: podvisor [^ ]+ -> [^ ]+ \(pid 1, [0-9]+ ms\)" "$c" &&
+   grep -qE "podvisor info: pod Upgraded: podvisor .* \(pid 1\)" "$c" &&
+   grep -qE "^T4U supervisor: podvisor [^ ]+ \(pid 1\), .*upgraded 1 time" "$c" &&
+   grep -qx "T4U pid1 exe=/init" "$c" && ! grep -qE "UpgradeRefused|UpgradeFailed" "$c"; then
+  pass InitMode_UpgradeKeepsPid1
+else
+  fail InitMode_UpgradeKeepsPid1 "'$upgrade' $(grep -E 'Upgrade' "$c" | tr '\n' ' ')"
+fi
+if grep -qE "^T4U containers same=yes before=[^ ]*nested_reporter_[0-9_]+=[0-9]+ [^ ]*nested_check_[0-9_]+=[0-9]+ " "$c" &&
+   grep -qE "^T4U limits same=yes before=memory\.max=[0-9]+ cpu\.max=[0-9]+_100000 " "$c"; then
+  pass InitMode_UpgradeKeepsContainersAndLimits
+else
+  fail InitMode_UpgradeKeepsContainersAndLimits "'$upgrade'"
+fi
+if grep -q "podvisor info: pod Upgraded" "$c" && grep -qx "podvisor: pod nested ended: phase=Succeeded exit=0" "$c" &&
+   grep -q "reboot: Power down" "$c" && ((qemu_status == 0)); then
+  pass InitMode_UpgradedInitEndsPodAndPowersOff
+else
+  fail InitMode_UpgradedInitEndsPodAndPowersOff "final line '$(grep 'podvisor: pod' "$c" || true)', qemu exit $qemu_status; $upgrade"
 fi
 
 # --- boot "containerd": the shim on cgroup v2 ------------------------------------------

@@ -256,7 +256,14 @@ void ContainerdTest::ExpectNothingLeft(const std::string& id, const std::string&
   for (int i = 0; i < 200 && (!ProcessesMentioning(bundle.string()).empty() || ShimPid(id)); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_TRUE(ProcessesMentioning(bundle.string()).empty()) << "a process of " << id << " is left";
+  std::string left;
+  for (pid_t pid : ProcessesMentioning(bundle.string())) {
+    std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    left += "\n  " + std::to_string(pid) + ": " + cmdline;
+    kill(pid, SIGKILL);  // reported, and not left on the host
+  }
+  EXPECT_EQ(left, "") << "a process of " << id << " is left";
   EXPECT_EQ(ShimPid(id), 0) << "the shim of " << id << " is left";
   std::string mounts = ReadFile("/proc/self/mountinfo");
   EXPECT_EQ(mounts.find(bundle.string()), std::string::npos) << "a mount of " << id << " is left";
