@@ -110,7 +110,7 @@ inline constexpr Command kKill = {
     CountOf(kill::kOptions),
     {"ARGS", "[POD] CONTAINER [SIGNAL]", 1, 3}};
 
-// upgrade [POD] [--state-dir DIR] [--binary PATH] [--timeout DURATION]
+// upgrade [POD | -f BUNDLE] [--state-dir DIR] [--binary PATH] [--timeout DURATION]
 // (CLI11's road only: an upgrade is not a command to shave microseconds
 // off, and its --timeout is a duration, "30s", which no road but CLI11's
 // reads).
@@ -118,6 +118,7 @@ namespace upgrade {
 inline constexpr std::size_t kStateDir = 0;
 inline constexpr std::size_t kBinary = 1;
 inline constexpr std::size_t kTimeout = 2;
+inline constexpr std::size_t kFilename = 3;
 inline constexpr Option kOptions[] = {
     {"--state-dir", nullptr, ValueKind::kText, kStateDirDefault, "as given to run"},
     {"--binary", nullptr, ValueKind::kText, nullptr,
@@ -126,6 +127,9 @@ inline constexpr Option kOptions[] = {
     {"--timeout", nullptr, ValueKind::kText, "30s",
      "how long to wait for runtime calls and hooks to end, and then for the new binary to "
      "answer (at most 10m)"},
+    {"--filename", "-f", ValueKind::kText, nullptr,
+     "the pod of this bundle directory or manifest file (its metadata.name), as given to run; "
+     "instead of POD"},
 };
 }  // namespace upgrade
 inline constexpr Command kUpgrade = {

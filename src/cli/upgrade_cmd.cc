@@ -28,6 +28,7 @@
 #include "cli/command_grammar_cli11.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
+#include "loading/pod_loading.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
 #include "podvisor_version.h"
@@ -89,6 +90,18 @@ Result<std::string> ResolveBinary(const std::string& given) {
 std::variant<UpgradeArgs, int> ReadArgs(const PlainArgs& args) {
   UpgradeArgs out;
   if (!args.positionals.empty()) out.pod = args.positionals[0];
+  if (const std::string* file = args.Value("--filename")) {
+    // The unit's ExecReload names its bundle (/etc/podvisor/pods/%i), whose
+    // pod's name is its manifest's, not the instance's.
+    if (!out.pod.empty()) return Usage("upgrade takes POD or -f BUNDLE, not both");
+    loading::LoadedPod loaded = loading::LoadPod(*file, /*check_images=*/false);
+    if (!loaded.ok()) {
+      return Usage("-f " + *file + ": " +
+                   (loaded.messages.empty() ? std::string("cannot read its pod")
+                                            : loaded.messages.back()));
+    }
+    out.pod = loaded.pod.metadata.name;
+  }
   if (const std::string* dir = args.Value("--state-dir")) out.state_dir = *dir;
   if (const std::string* binary = args.Value("--binary")) {
     auto resolved = ResolveBinary(*binary);

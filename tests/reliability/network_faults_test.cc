@@ -182,12 +182,14 @@ TEST_F(NetworkFaults, AFailedDelIsRetriedByTheNextRun) {
   EXPECT_FALSE(fs::exists(state_dir_ / "net-del" / "network.json"));
 }
 
+// The holder is killed too: a pod that cannot be adopted (S15.6).
 TEST_F(NetworkFaults, ASigkilledSupervisorsAttachmentIsDeletedInItsPinnedNamespace) {
   WritePod(App("net-kill"));
   StartRun(NetArgs());
   WaitUntilRunning();
   ::kill(run_pid(), SIGKILL);
   WaitRun();
+  ASSERT_NE(EndKeptHolder(state_dir_ / "net-kill"), 0) << "no sandbox holder was kept";
   ASSERT_TRUE(fs::exists(state_dir_ / "net-kill" / "network.json"));
   StartRun(NetArgs());
   WaitUntilRunning();
@@ -202,6 +204,24 @@ TEST_F(NetworkFaults, ASigkilledSupervisorsAttachmentIsDeletedInItsPinnedNamespa
   std::string pin = (state_dir_ / "net-kill" / "ns" / "net").string();
   for (const auto& path : netns) EXPECT_EQ(path, pin);
   EXPECT_FALSE(fs::exists(pin));
+}
+
+// S15.5: an adopted pod's attachment is taken over, never ADDed again, and
+// DELeted once when the pod ends.
+TEST_F(NetworkFaults, AnAdoptedPodsAttachmentIsNeverAddedAgain) {
+  WritePod(App("net-adopt"));
+  StartRun(NetArgs());
+  auto before = WaitUntilRunning();
+  ::kill(run_pid(), SIGKILL);
+  WaitRun();
+  StartRun(NetArgs());
+  auto after = WaitUntilRunning();
+  EXPECT_THAT(RunStderr(), HasSubstr("Adopted"));
+  EXPECT_EQ(after["status"].value("podIP", "?"), before["status"].value("podIP", "-"));
+  EXPECT_EQ(Client({"stop"}).exit_code, 0);
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  EXPECT_THAT(Calls(), ElementsAre("fakebr ADD", "fakepm ADD", "fakepm DEL", "fakebr DEL"));
+  EXPECT_FALSE(fs::exists(state_dir_ / "net-adopt" / "network.json"));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 bool Alive(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -63,6 +64,7 @@ TEST_F(Recovery, SigkillMidRunThenRunAgainDeletesLeftoverContainersAndRunsThePod
   EXPECT_EQ(WaitRun(), -1);
   for (pid_t pid : old)
     ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
+  ASSERT_NE(EndKeptHolder(state_dir_ / "recover-runc"), 0) << "no sandbox holder was kept";
   EXPECT_TRUE(fs::exists(state_dir_ / "recover" / "control.sock")) << "a stale socket is left";
   // Its kept record says what is known: nothing any more (phase Unknown,
   // as for a lost node), and it cannot be removed before recovery.
@@ -161,6 +163,35 @@ TEST_F(Recovery, ACreateInFlightDiesWithItsSigkilledSupervisor) {
 
 class RecoveryRunc : public RuncTier {};
 
+// S15.5: the pod of a SIGKILLed supervisor is adopted by the next run:
+// the same container processes go on, none is signalled.
+TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainAdoptsTheContainers) {
+  WritePod(FourContainers("adopt-runc", true));
+  StartRun();
+  WaitUntilRunning();
+  fs::path root = state_dir_ / "adopt-runc" / "runtime";
+  auto list =
+      testing::RunCommand({FindInPath("runc"), "--root", root.string(), "list", "-f", "json"});
+  auto containers = nlohmann::json::parse(list.out, nullptr, false);
+  ASSERT_TRUE(containers.is_array()) << list.out << list.err;
+  std::vector<pid_t> old;
+  for (const auto& c : containers) old.push_back(c.value("pid", 0));
+  ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
+  EXPECT_EQ(WaitRun(), -1);
+  StartRun();
+  WaitUntilRunning();
+  for (pid_t pid : old) EXPECT_TRUE(Alive(pid)) << "adopted container " << pid << " was ended";
+  EXPECT_THAT(RunStderr(), HasSubstr("Adopted: the supervisor before died; 3 running"));
+  EXPECT_THAT(RunStderr(), Not(HasSubstr("recovered from a previous supervisor")));
+  auto stop = Client({"stop"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_THAT(WaitRun(), AnyOf(0, 4)) << RunStderr();
+  for (pid_t pid : old) EXPECT_FALSE(Alive(pid)) << "container " << pid << " outlived the stop";
+  // TearDown: no runc containers, mounts, cgroups or processes left.
+}
+
+// Without the holder (killed too) there is nothing to adopt from: the
+// next run recovers (S15.6).
 TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainCleansContainersMountsAndCgroups) {
   WritePod(FourContainers("recover-runc", true));
   StartRun();
@@ -177,6 +208,7 @@ TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainCleansContainersMountsAndCgroups) 
   EXPECT_EQ(WaitRun(), -1);
   for (pid_t pid : old)
     ASSERT_TRUE(Alive(pid)) << "the killed supervisor's containers keep running";
+  ASSERT_NE(EndKeptHolder(state_dir_ / "recover-runc"), 0) << "no sandbox holder was kept";
   std::ifstream mountinfo("/proc/self/mountinfo");
   std::stringstream mounts;
   mounts << mountinfo.rdbuf();

@@ -290,6 +290,8 @@ class SystemdRestart : public UnitPlayer<RuncTier> {
       if (argv[i] == "--state-dir") argv[i + 1] = state_dir_.string();
     }
     for (auto& w : argv) {
+      // The unit's bundle directory is the test's bundle.
+      if (w == "/etc/podvisor/pods/%i") w = bundle_.string();
       for (size_t at; (at = w.find("%i")) != std::string::npos;) w.replace(at, 2, Instance());
     }
     return testing::RunCommand(argv);
@@ -392,11 +394,10 @@ TEST_F(SystemdRestart, S15_7_ARestartedSupervisorAdoptsThePodAndReloadUpgradesIt
   ReapOrphans();
 }
 
-// PRODUCT BUG (fails today): ExecReload= names the pod by the unit's
-// instance (%i), but the instance is the bundle's directory and the pod
-// is named by its manifest; README's own example (`cp -r
-// examples/web-behind-proxy /etc/podvisor/pods/web`, pod web-behind-proxy)
-// makes `systemctl reload podvisor@web` fail with "no pod named web".
+// ExecReload= names the pod by its bundle (-f), as ExecStart does: the
+// instance is the bundle's directory and the pod is named by its manifest
+// (README's own example: `cp -r examples/web-behind-proxy
+// /etc/podvisor/pods/web`, pod web-behind-proxy).
 TEST_F(SystemdRestart, S15_2_ReloadFindsThePodWhoseNameIsNotTheInstance) {
   WritePod(PodHeader("unit-named-otherwise", "Always", 2) + "  containers:\n" +
            PodEntry("app", HelperCmd("app", "trap-sigterm 0 0")));

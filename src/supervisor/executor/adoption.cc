@@ -9,15 +9,15 @@
 //     reason `Update` for a changed manifest), then the new pod starts;
 //   - a state from another boot, of a format this binary does not read,
 //     or without a live holder: recovery of leftovers (recovery.h).
-#include <signal.h>
 #include <unistd.h>
+
+#include <utility>
 
 #include "common/log.h"
 
 #include "common/file_io.h"
 #include "common/pod_dir.h"
 #include "pod/serialize.h"
-#include "process/pidfd.h"
 #include "supervisor/executor/handover_format.h"
 #include "supervisor/executor/internal.h"
 
@@ -35,8 +35,17 @@ constexpr Duration kStateWriteInterval = std::chrono::milliseconds(100);
 void Executor::SaveStateForNext() {
   if (!owns_pod_ || finished_ || !state_saving_) return;
   const MonoTime now = loop_.Now();
+  // A batch that asked for a create, a start, a delete, a signal, a hook
+  // or a probe is written at once: an adopting supervisor must know every
+  // runtime call that may have happened. Only the rest (probe results,
+  // events) waits for the interval.
+  const bool urgent = std::exchange(state_urgent_, false);
+  if (urgent && state_write_timer_ != 0) {
+    loop_.CancelTimer(state_write_timer_);
+    state_write_timer_ = 0;
+  }
   if (state_write_timer_ != 0) return;  // a write is due already
-  if (last_state_write_ && now - *last_state_write_ < kStateWriteInterval) {
+  if (!urgent && last_state_write_ && now - *last_state_write_ < kStateWriteInterval) {
     state_write_timer_ = loop_.AddTimer(*last_state_write_ + kStateWriteInterval, [this] {
       state_write_timer_ = 0;
       SaveStateForNext();
@@ -96,34 +105,6 @@ std::optional<std::string> Executor::ReasonToStopAdopted(const nlohmann::json& s
     return "Update";
   }
   return std::nullopt;
-}
-
-// A pod not adopted is recovered (recovery.h): its holder, which no
-// longer dies with its supervisor, goes first, its start time and command
-// checked so that no process that took its pid is hit.
-void Executor::EndOrphanedHolder() {
-  const std::filesystem::path file = PodDir::At(options_.state_dir).SupervisorStateFile();
-  auto text = ReadFileBounded(file, 64 * 1024 * 1024);
-  std::error_code ec;
-  std::filesystem::remove(file, ec);
-  std::filesystem::remove(PodDir::At(options_.state_dir).KeeperSocket(), ec);
-  if (!text) return;
-  nlohmann::json state = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!state.is_object() || !state.contains("sandbox") || !state["sandbox"].is_object()) return;
-  if (state.value("bootId", std::string()) != BootId()) return;
-  const pid_t pid = state["sandbox"].value("pid", 0);
-  const uint64_t start_time = state["sandbox"].value("startTime", uint64_t{0});
-  if (pid <= 0) return;
-  auto pidfd = process::PidfdOpen(pid);
-  if (!pidfd) return;
-  auto cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline", 4096);
-  if (StartTimeOf(pid) != start_time || !cmdline ||
-      cmdline->find("sandbox-init") == std::string::npos) {
-    return;
-  }
-  log::Info("ending the sandbox holder (pid {}) of pod {}'s previous supervisor", pid,
-            pod_.metadata.name);
-  (void)process::PidfdSendSignal(pidfd->get(), SIGKILL);
 }
 
 Result<std::unique_ptr<Executor>> Executor::StopAdoptedFirst(nlohmann::json state,

@@ -288,7 +288,6 @@ Status Executor::ClaimPodState() {
     cgroup_claim_ = std::move(name->claim);
     recovery.pod_cgroup = options_.cgroup_parent + "/" + pod_cgroup_name_;
   }
-  EndOrphanedHolder();  // S15.6: not adopted
   if (auto r = RecoverLeftovers(recovery); !r) return r.take_error();
   owns_pod_ = true;
   if (auto s = podvisor::MakeDirs(options_.state_dir, 0700); !s) return s;
@@ -475,6 +474,13 @@ void Executor::Execute(const lifecycle::Action& action) {
   std::visit(
       [this](const auto& a) {
         using T = std::decay_t<decltype(a)>;
+        // S15.4: what the runtime is asked to do is on disk before the
+        // next batch, not a throttle interval later.
+        if constexpr (!std::is_same_v<T, lifecycle::Publish> &&
+                      !std::is_same_v<T, lifecycle::ArmTimer> &&
+                      !std::is_same_v<T, lifecycle::CancelTimer>) {
+          state_urgent_ = true;
+        }
         if constexpr (std::is_same_v<T, lifecycle::CreateContainer>) {
           heap_trim_.Churned();
           instances_.Create(a);

@@ -138,11 +138,11 @@ class Executor : private InstanceHost {
   Status ResumeSetup();
   std::vector<lifecycle::Action> ResumeLifecycle();
   Status DeleteUnknownContainers(const nlohmann::json& state);
+  void ReconcileAdopted();
   // adoption.cc (S15.4-S15.6): the state kept for a supervisor that
   // adopts the pod after a crash; what such a one finds and decides.
   void SaveStateForNext();
   std::optional<nlohmann::json> AdoptableState();
-  void EndOrphanedHolder();
   std::optional<std::string> ReasonToStopAdopted(const nlohmann::json& state) const;
   static Result<std::unique_ptr<Executor>> StopAdoptedFirst(nlohmann::json state,
                                                             const pod::Pod& loaded,
@@ -196,6 +196,7 @@ class Executor : private InstanceHost {
   std::unique_ptr<PendingUpgrade> upgrade_;
   // S15.4: the state file's writes, at most one per interval.
   bool state_saving_ = false;  // set once the pod is set up (or resumed)
+  bool state_urgent_ = false;  // a batch asked the runtime, a hook or a probe for something
   loop::EventLoop::TimerId state_write_timer_ = 0;
   std::optional<MonoTime> last_state_write_;
   std::string last_state_text_;

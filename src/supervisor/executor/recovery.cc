@@ -15,13 +15,16 @@
 
 #include "cgroups/cleanup.h"
 #include "common/fd.h"
+#include "common/file_io.h"
 #include "common/host_claim.h"
 #include "common/mounts.h"
 #include "hostfs/volumes.h"
 #include "network/attachment.h"
 #include "network/host_ports.h"
 #include "process/pidfd.h"
+#include "process/proc_stat.h"
 #include "process/spawn.h"
+#include "supervisor/executor/handover.h"
 #include "supervisor/executor/runtime_timeout.h"
 
 namespace podvisor::supervisor::executor {
@@ -130,7 +133,41 @@ std::string RecoveryReport::ToString() const {
   return std::to_string(containers_deleted) + " container(s) deleted, " +
          std::to_string(mounts_removed) + " mount(s) removed, " + std::to_string(processes_killed) +
          " stray process(es) killed, " + std::to_string(cgroups_removed) + " cgroup(s) removed" +
-         (network_detached ? ", network detached" : "");
+         (network_detached ? ", network detached" : "") +
+         (holder_ended ? ", sandbox holder ended" : "");
+}
+
+bool EndLeftHolder(const hostfs::PodLayout& layout) {
+  const fs::path file = layout.SupervisorStateFile();
+  auto text = ReadFileBounded(file, 64 * 1024 * 1024);
+  std::error_code ec;
+  fs::remove(file, ec);
+  fs::remove(layout.KeeperSocket(), ec);
+  if (!text) return false;
+  nlohmann::json state = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!state.is_object() || !state.contains("sandbox") || !state["sandbox"].is_object()) {
+    return false;
+  }
+  if (state.value("bootId", std::string()) != BootId()) return false;
+  const pid_t pid = state["sandbox"].value("pid", 0);
+  const uint64_t start_time = state["sandbox"].value("startTime", uint64_t{0});
+  if (pid <= 0) return false;
+  // Pinned first, then checked: the start time and command line read now
+  // are the pinned process's, never a process that took a reused pid.
+  auto pidfd = process::PidfdOpen(pid);
+  if (!pidfd) return false;
+  auto started = process::ProcessStartTime(pid);
+  auto cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline", 4096);
+  if (!started || *started != start_time || !cmdline ||
+      cmdline->find("sandbox-init") == std::string::npos) {
+    return false;
+  }
+  log::Info("recovery: ending the sandbox holder (pid {}) left by a previous supervisor", pid);
+  if (auto s = process::PidfdSendSignal(pidfd->get(), SIGKILL); !s) return false;
+  // Gone before its pins are unmounted and its namespaces' users deleted.
+  struct pollfd p = {pidfd->get(), POLLIN, 0};
+  (void)::poll(&p, 1, 2000);
+  return true;
 }
 
 Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
@@ -148,6 +185,10 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
                      ")",
                  EADDRINUSE);
   }
+
+  // S15.4: the holder outlives a supervisor that entrusted it; a pod not
+  // adopted loses it first.
+  report.holder_ended = EndLeftHolder(layout);
 
   // Containers the runtime still knows.
   for (const auto& id : RuntimeContainerIds(layout)) {

@@ -50,9 +50,10 @@ struct RecoveryReport {
   int processes_killed = 0;  // found in the pod's cgroups without runtime state
   int cgroups_removed = 0;
   bool network_detached = false;
+  bool holder_ended = false;  // S15.4: the sandbox holder a supervisor left
   bool Any() const {
     return containers_deleted + mounts_removed + processes_killed + cgroups_removed > 0 ||
-           network_detached;
+           network_detached || holder_ended;
   }
   std::string ToString() const;
 };
@@ -74,6 +75,11 @@ std::vector<std::string> RuntimeContainerIds(const hostfs::PodLayout& layout);
 // Runs one runtime call to its end, at most `timeout` (then SIGKILL):
 // for recovery and the pod's last cleanup, where no loop runs any more.
 Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout);
+
+// S15.4: ends the sandbox holder a previous supervisor left (named by its
+// state file, its pid, start time and command line checked) and removes
+// that file and the holder's socket; whether a holder was ended.
+bool EndLeftHolder(const hostfs::PodLayout& layout);
 
 // Fails with EADDRINUSE when a live supervisor serves the pod (nothing is
 // touched then), or when a leftover container cannot be deleted.

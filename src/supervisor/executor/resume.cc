@@ -131,6 +131,7 @@ Status Executor::ResumeSetup() {
       !s) {
     return s;
   }
+  if (h.adopting) ReconcileAdopted();
   // Whatever was handed over and not taken (an instance's pipe at EOF) closes here.
   h.fds.clear();
   owns_pod_ = true;
@@ -158,8 +159,46 @@ Status Executor::DeleteUnknownContainers(const nlohmann::json& state) {
   return Ok();
 }
 
+// After a crash the state may be older than what happened: a container
+// the Lifecycle asked to be created or started whose instance the state
+// does not hold (deleted above as unknown) failed that step; one it
+// believes running without an instance is lost (S15.5). Queued: they are
+// fed once the Lifecycle has resumed.
+void Executor::ReconcileAdopted() {
+  for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
+    for (const auto& c : *list) {
+      const int instance = lifecycle_.InstanceOf(c.name);
+      if (instances_.Find(c.name, instance) != nullptr) continue;
+      const std::string why = "its supervisor died before it knew the runtime's answer";
+      switch (lifecycle_.StateOf(c.name)) {
+        case lifecycle::RunState::kCreating:
+        case lifecycle::RunState::kCreated:
+        case lifecycle::RunState::kStarting:
+          queue_.push_back(lifecycle::RuntimeFailed{c.name, instance,
+                                                    lifecycle::RuntimeStep::kCreate, why});
+          break;
+        case lifecycle::RunState::kRunning: {
+          lifecycle::ContainerExited lost;
+          lost.container = c.name;
+          lost.instance = instance;
+          lost.exit_code = 137;
+          lost.reason = "ContainerStatusUnknown";
+          lost.message = "The container could not be located when the pod was terminated";
+          queue_.push_back(std::move(lost));
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+}
+
 std::vector<lifecycle::Action> Executor::ResumeLifecycle() {
-  std::vector<lifecycle::Action> actions = lifecycle_.Resume(CurrentTime());
+  // A state written before the pod began (the first write precedes the
+  // start plan): the plan begins now.
+  std::vector<lifecycle::Action> actions = lifecycle_.Started() ? lifecycle_.Resume(CurrentTime())
+                                                                : lifecycle_.Start(CurrentTime());
   const bool adopted = handover_->adopting;
   if (stop_after_resume_ || stop_adopted_) {
     // S15.6: adopted to be stopped; a pod that was terminating goes on.

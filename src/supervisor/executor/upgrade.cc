@@ -74,19 +74,20 @@ void Executor::RequestUpgrade(const std::optional<std::string>& binary, Duration
                               control::ControlServer::Responder respond) {
   // SIGHUP's upgrade has nobody to answer: its outcome is the log and events.
   if (!respond) respond = [](const control::ControlReply&) {};
-  if (upgrade_) return respond(UpgradeError("an upgrade of this pod is already in progress"));
-  if (lifecycle_.Terminating() || pod_ended_) {
-    return respond(UpgradeError("the pod is terminating: nothing to hand over"));
-  }
   auto pending = std::make_unique<PendingUpgrade>();
   pending->binary = binary.value_or(SelfExecutablePath());
   pending->respond = std::move(respond);
   pending->requested = loop_.Now();
+  // Every refusal is an error reply and an UpgradeRefused event (S15.2).
+  if (upgrade_) return RefuseUpgrade(*pending, "an upgrade of this pod is already in progress");
+  if (lifecycle_.Terminating() || pod_ended_) {
+    return RefuseUpgrade(*pending, "the pod is terminating: nothing to hand over");
+  }
   // The new binary's answer comes through a pipe: a few dozen bytes, which
   // the pipe holds until the child's exit is seen.
   int out[2];
   if (::pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0) {
-    return pending->respond(UpgradeError(std::string("pipe: ") + std::strerror(errno)));
+    return RefuseUpgrade(*pending, std::string("pipe: ") + std::strerror(errno));
   }
   pending->check_output.Reset(out[0]);
   Fd write_end(out[1]);

@@ -92,6 +92,7 @@ class Lifecycle {
   pod::PodStatus Status() const;
   pod::PodPhase Phase() const;
   bool Ended() const { return ended_; }
+  bool Started() const { return started_; }  // Start ran (or a restored state's had)
   bool Terminating() const { return termination_.cause != TerminationCause::kNone; }
   TerminationCause termination_cause() const { return termination_.cause; }
   // When the pod's grace budget ends (S5.1); meaningful once Terminating().
