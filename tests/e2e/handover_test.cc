@@ -53,11 +53,14 @@ std::string Readiness(const std::string& helper_args, int period = 1, int timeou
 // What every upgrade test runs: a sidecar, a chatty app with a readiness
 // probe, and a quiet one.
 std::string ChattyPod(const std::string& name) {
-  return Header(name) + "  initContainers:\n  - {name: side, image: img, restartPolicy: Always, "
-                        "command: " +
-         HelperCmd("side", "trap-sigterm 0 0") + "}\n  containers:\n  - {name: chat, image: img, command: " +
-         ChattyCmd() + Readiness("exit 0") + "}\n  - {name: quiet, image: img, command: " +
-         HelperCmd("quiet", "trap-sigterm 0 0") + "}\n";
+  return Header(name) +
+         "  initContainers:\n  - {name: side, image: img, restartPolicy: Always, "
+         "command: " +
+         HelperCmd("side", "trap-sigterm 0 0") +
+         "}\n  containers:\n  - {name: chat, image: img, command: " + ChattyCmd() +
+         Readiness("exit 0") +
+         "}\n  - {name: quiet, image: img, command: " + HelperCmd("quiet", "trap-sigterm 0 0") +
+         "}\n";
 }
 
 class HandoverBase : public E2eTest {
@@ -107,9 +110,8 @@ class HandoverBase : public E2eTest {
   void ExpectEveryLineOnce() {
     NumberedLines lines = ReadNumberedLines(log_dir_, pod_name_, "chat");
     EXPECT_GT(lines.count, 0);
-    EXPECT_TRUE(lines.problems.empty())
-        << lines.count << " lines, n " << lines.first << " to n " << lines.last << ":"
-        << lines.Problems();
+    EXPECT_TRUE(lines.problems.empty()) << lines.count << " lines, n " << lines.first << " to n "
+                                        << lines.last << ":" << lines.Problems();
   }
 };
 
@@ -179,7 +181,8 @@ TEST_F(Handover, S15_2_AnUpgradeKeepsEveryPidRestartCountReadinessAndLogLine) {
     EXPECT_THAT(WithReason(PodEvents(), reason), ::testing::IsEmpty()) << reason;
   }
   auto events = HelperEvents();
-  for (const char* c : {"side", "quiet"}) EXPECT_EQ(CountOf(events, std::string(c) + " Started"), 1);
+  for (const char* c : {"side", "quiet"})
+    EXPECT_EQ(CountOf(events, std::string(c) + " Started"), 1);
 
   StopAndWait();
   ExpectEveryLineOnce();
@@ -216,9 +219,10 @@ TEST_F(Handover, S15_2_AnotherVersionIsShownEverywhereAndTheUpgradeBackToo) {
   auto status = Status();
   ASSERT_TRUE(status);
   EXPECT_EQ((*status)["metadata"]["annotations"].value("podvisor.io/supervisor-version", ""), to);
-  EXPECT_THAT(Client({"describe", pod_name_}).out,
-              ::testing::ContainsRegex("Supervisor: +podvisor " + to + " \\(pid " +
-                                       std::to_string(run_pid()) + "\\), started .*upgraded 1 time"));
+  EXPECT_THAT(
+      Client({"describe", pod_name_}).out,
+      ::testing::ContainsRegex("Supervisor: +podvisor " + to + " \\(pid " +
+                               std::to_string(run_pid()) + "\\), started .*upgraded 1 time"));
   auto upgraded = WithReason(PodEvents(), "Upgraded");
   ASSERT_EQ(upgraded.size(), 1u) << EventsText(PodEvents());
   EXPECT_THAT(upgraded[0].value("message", ""),
@@ -234,8 +238,7 @@ TEST_F(Handover, S15_2_AnotherVersionIsShownEverywhereAndTheUpgradeBackToo) {
   EXPECT_EQ(summary["supervisor"].value("upgrades", -1), 2);
   status = Status();
   ASSERT_TRUE(status);
-  EXPECT_EQ((*status)["metadata"]["annotations"].value("podvisor.io/supervisor-version", ""),
-            from);
+  EXPECT_EQ((*status)["metadata"]["annotations"].value("podvisor.io/supervisor-version", ""), from);
   upgraded = WithReason(PodEvents(), "Upgraded");
   ASSERT_EQ(upgraded.size(), 2u) << EventsText(PodEvents());
   EXPECT_THAT(upgraded[1].value("message", ""), HasSubstr("podvisor " + to + " -> " + from));
@@ -286,9 +289,8 @@ TEST_F(Handover, S15_2_ABinaryThatCannotReadTheFormatIsRefusedAndTheOldOneCarrie
 
 TEST_F(Handover, S15_2_AnUpgradeWhileThePodTerminatesIsRefused) {
   WritePod(Header("ending", "Always", 30) + "  containers:\n  - {name: app, image: img, command: " +
-           HelperCmd("app", "trap-sigterm 0 0") +
-           ", lifecycle: {preStop: {exec: {command: " + HelperCmd("prestop", "sleep 3000") +
-           "}}}}\n");
+           HelperCmd("app", "trap-sigterm 0 0") + ", lifecycle: {preStop: {exec: {command: " +
+           HelperCmd("prestop", "sleep 3000") + "}}}}\n");
   StartRun();
   WaitUntilRunning();
   const auto pids = Pids();
@@ -427,7 +429,8 @@ TEST_F(Adoption, S15_5_SteadyStateKeepsPidsCountsReadinessAndLogs) {
 
 TEST_F(Adoption, S15_5_MidStartWhileAnInitContainerRuns) {
   WritePod(Header("midinit") + "  initContainers:\n  - {name: init, image: img, command: " +
-           HelperCmd("init", "sleep 1500") + "}\n  containers:\n  - {name: app, image: img, command: " +
+           HelperCmd("init", "sleep 1500") +
+           "}\n  containers:\n  - {name: app, image: img, command: " +
            HelperCmd("app", "trap-sigterm 0 0") + "}\n");
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("init Started"));
@@ -440,7 +443,8 @@ TEST_F(Adoption, S15_5_MidStartWhileAnInitContainerRuns) {
   StartRun();
   auto pod = WaitUntilRunning();
   auto events = HelperEvents();
-  EXPECT_EQ(CountOf(events, "init Started"), 1) << "the init container ran again" << Describe(events);
+  EXPECT_EQ(CountOf(events, "init Started"), 1)
+      << "the init container ran again" << Describe(events);
   EXPECT_EQ(CountOf(events, "init Exiting"), 1) << Describe(events);
   EXPECT_EQ(CountOf(events, "app Started"), 1) << Describe(events);
   EXPECT_LT(IndexOf(events, "init Exiting"), IndexOf(events, "app Started")) << Describe(events);
@@ -457,9 +461,11 @@ TEST_F(Adoption, S15_5_RightAfterTheFirstContainerStartedNothingRunsTwice) {
   // at most every 100 ms) may still say it is being created or started;
   // such an instance is deleted and created again (S15.5), never left
   // running beside a second one.
-  WritePod(Header("midstart") + "  initContainers:\n  - {name: side, image: img, restartPolicy: Always, "
-                                "command: " +
-           HelperCmd("side", "trap-sigterm 0 0") + "}\n  containers:\n  - {name: app, image: img, command: " +
+  WritePod(Header("midstart") +
+           "  initContainers:\n  - {name: side, image: img, restartPolicy: Always, "
+           "command: " +
+           HelperCmd("side", "trap-sigterm 0 0") +
+           "}\n  containers:\n  - {name: app, image: img, command: " +
            HelperCmd("app", "trap-sigterm 0 0") + "}\n");
   StartRun();
   ASSERT_TRUE(WaitForHelperEvent("side Started"));
@@ -508,10 +514,10 @@ TEST_F(Adoption, S15_3_AProbeInFlightIsAbandonedAndReadinessDoesNotFlip) {
 }
 
 TEST_F(Adoption, S15_6_MidStopTheNextRunFinishesTheStopThenStartsThePodAfresh) {
-  WritePod(Header("midstop", "Always", 30) + "  containers:\n  - {name: app, image: img, command: " +
-           HelperCmd("app", "trap-sigterm 0 0") +
-           ", lifecycle: {preStop: {exec: {command: " + HelperCmd("prestop", "sleep 2000") +
-           "}}}}\n");
+  WritePod(
+      Header("midstop", "Always", 30) + "  containers:\n  - {name: app, image: img, command: " +
+      HelperCmd("app", "trap-sigterm 0 0") +
+      ", lifecycle: {preStop: {exec: {command: " + HelperCmd("prestop", "sleep 2000") + "}}}}\n");
   StartRun();
   WaitUntilRunning();
   const pid_t app = PidOf(Pids(), "app");
@@ -535,7 +541,8 @@ TEST_F(Adoption, S15_6_MidStopTheNextRunFinishesTheStopThenStartsThePodAfresh) {
   ASSERT_EQ(starts.size(), 2u);
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_LE(exits[0].time, starts[1].time) << Describe(events);
-  EXPECT_EQ(CountOf(events, "prestop Started"), 1) << "the preStop hook ran again" << Describe(events);
+  EXPECT_EQ(CountOf(events, "prestop Started"), 1)
+      << "the preStop hook ran again" << Describe(events);
   EXPECT_FALSE(Alive(app)) << "the old app still runs";
   EXPECT_NE(PidOf(Pids(), "app"), app);
   EXPECT_EQ(Live("app"), 1u);
@@ -645,7 +652,8 @@ TEST_F(Adoption, S15_6_AChangedManifestStopsTheOldPodGracefullyThenStartsTheNew)
   EXPECT_EQ(ReadScratch("prestop-ran"), "1") << "the old pod's preStop did not run";
   EXPECT_EQ(CountOf(events, "prestop1 Started"), 1) << Describe(events);
   EXPECT_EQ(CountOf(events, "app1 Exiting"), 1) << "the old app got no SIGTERM" << Describe(events);
-  EXPECT_LT(IndexOf(events, "prestop1 Exiting"), IndexOf(events, "app1 Exiting")) << Describe(events);
+  EXPECT_LT(IndexOf(events, "prestop1 Exiting"), IndexOf(events, "app1 Exiting"))
+      << Describe(events);
   EXPECT_LT(IndexOf(events, "app1 Exiting"), IndexOf(events, "app2 Started")) << Describe(events);
   EXPECT_FALSE(Alive(old_app));
   EXPECT_EQ(Live("app1"), 0u);

@@ -80,7 +80,8 @@ TEST_F(UpgradeRows, S15_2_AHundredUpgradesInARowLoseNothing) {
   EXPECT_THAT(*ready_seen.begin(), ::testing::StartsWith("True "));
   EXPECT_EQ(Pids(), pids);
   EXPECT_EQ(WithReason(PodEvents(), "Upgraded").size(), 100u);
-  for (const char* reason : {"Killing", "BackOff", "Unhealthy", "UpgradeRefused", "UpgradeFailed"}) {
+  for (const char* reason :
+       {"Killing", "BackOff", "Unhealthy", "UpgradeRefused", "UpgradeFailed"}) {
     EXPECT_THAT(WithReason(PodEvents(), reason), ::testing::IsEmpty()) << reason;
   }
   EXPECT_EQ(CountOf(HelperEvents(), "quiet Started"), 1);
@@ -120,8 +121,8 @@ TEST_F(AdoptRows, S15_5_TenSigkillsTenAdoptions) {
     StartRun();
     auto pod = WaitUntilRunning();
     auto adopted = WithReason(PodEvents(), "Adopted");
-    ASSERT_EQ(adopted.size(), static_cast<std::size_t>(i)) << "round " << i << EventsText(PodEvents())
-                                                           << RunStderr();
+    ASSERT_EQ(adopted.size(), static_cast<std::size_t>(i))
+        << "round " << i << EventsText(PodEvents()) << RunStderr();
     EXPECT_THAT(adopted.back().value("message", ""), HasSubstr("2 running container(s) adopted"));
     EXPECT_EQ(Pids(), pids) << "round " << i;
     EXPECT_EQ(RestartCount(pod, "chat"), 0) << "round " << i;
