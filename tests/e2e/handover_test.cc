@@ -96,8 +96,10 @@ class HandoverBase : public E2eTest {
     ADD_FAILURE() << "the chatty container printed fewer than " << n << " lines in 15 s";
   }
 
+  // Bounded: a supervisor that never ends its stop is SIGKILLed by WaitRun
+  // and the test fails, rather than `stop` waiting forever.
   void StopAndWait() {
-    auto stop = Client({"stop"});
+    auto stop = Client({"stop", "--no-wait"});
     EXPECT_EQ(stop.exit_code, 0) << stop.err;
     EXPECT_THAT(WaitRun(std::chrono::seconds(60)), AnyOf(0, 1, 4)) << RunStderr();
   }
@@ -461,6 +463,11 @@ TEST_F(Adoption, S15_5_RightAfterTheFirstContainerStartedNothingRunsTwice) {
   // at most every 100 ms) may still say it is being created or started;
   // such an instance is deleted and created again (S15.5), never left
   // running beside a second one.
+  // PRODUCT BUG (reported, not fixed here; seen under load, 1 run in 4):
+  // the next run logs "deleting container midstart_side_0_1: created as
+  // its supervisor died", "0 running container(s) adopted", and never
+  // creates the sidecar again: the pod stays Pending (PodInitializing)
+  // and a later `stop` never completes.
   WritePod(Header("midstart") +
            "  initContainers:\n  - {name: side, image: img, restartPolicy: Always, "
            "command: " +
@@ -582,7 +589,7 @@ TEST_F(Adoption, S15_5_DuringABackoffTheRestartCountAndTheDelayAreCarried) {
     std::this_thread::sleep_for(milliseconds(20));
   }
   EXPECT_THAT(RunStderr(), HasSubstr("Back-off 8s restarting failed container crash"));
-  auto stop = Client({"stop"});
+  auto stop = Client({"stop", "--no-wait"});
   EXPECT_EQ(stop.exit_code, 0) << stop.err;
   EXPECT_THAT(WaitRun(std::chrono::seconds(60)), AnyOf(0, 1, 4));
 }
