@@ -25,6 +25,11 @@ comparison is a ratio against a baseline measured in the same run:
            10 and 100 containers, against the goals of 4 and 8 MiB
   client   `podvisor kill`, `status NAME` and `stop --no-wait` (static
            binary) against `runc kill`, medians of hyperfine in one run
+  upgrade  handover time of `podvisor upgrade` (S15.2): from writing the
+           upgrade request to the control socket to the re-executed
+           supervisor answering `summary` with one more upgrade; median and
+           p99 over 20 (--quick) or 100 upgrades of a pod with a chatty
+           container and a readiness probe; goal p99 <= 200 ms (issue 30)
 
 Containers run the static test helper in a busybox rootfs; its
 "<RFC3339 ms> NAME VERB" lines in a shared hostPath file give the times at
@@ -241,6 +246,95 @@ def bench_kill(env, reps, results):
         runc_cleanup(base_root)
 
 
+# ---------------------------------------------------------------- upgrade
+
+def control_request(sock_path, request, timeout=30):
+    """One request on the pod's control socket: the reply, or None when the
+    connection was refused or closed without one (the supervisor is
+    re-executing)."""
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(sock_path)
+        s.sendall(json.dumps(request).encode() + b"\n")
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(data) if data else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        s.close()
+
+
+def percentile(xs, p):
+    """Nearest rank: of 20 values p99 is the largest, of 100 the 99th."""
+    import math
+    xs = sorted(xs)
+    return xs[max(0, math.ceil(p / 100.0 * len(xs)) - 1)]
+
+
+def bench_upgrade(env, n, results):
+    d = env.scratch("upgrade")
+    shared = os.path.join(d, "shared")
+    chat = ["/bin/sh", "-c", 'i=0; while :; do i=$((i+1)); echo "n $i"; sleep 0.005; done']
+    probe = {"readinessProbe": {"exec": {"command": [HELPER_IN_CONTAINER, "exit", "0"]},
+                                "periodSeconds": 1}}
+    manifest = pod_manifest("upbench", [], [], [container("chat", chat, probes=probe),
+                                               container("app", helper_cmd("app", "trap-sigterm", "0", "0"))],
+                            shared)
+    sv = Supervisor(env, d, write_bundle(env, d, manifest))
+    sock = os.path.join(sv.state, "upbench", "control.sock")
+    times, failures, own = [], [], []
+    try:
+        sv.wait_running(2)
+        pid = sv.proc.pid
+        for i in range(n):
+            before = control_request(sock, {"op": "summary"})["supervisor"]["upgrades"]
+            t0 = time.monotonic()
+            reply = control_request(sock, {"op": "upgrade"})
+            if not reply or not reply.get("upgrading"):
+                failures.append(reply)
+                continue
+            while True:
+                s = control_request(sock, {"op": "summary"})
+                if s and s.get("supervisor", {}).get("upgrades") == before + 1 \
+                        and s["supervisor"].get("pid") == pid:
+                    break
+                if time.monotonic() - t0 > 30:
+                    raise RuntimeError(f"upgrade {i + 1}: no answer from the new binary in 30 s")
+            times.append((time.monotonic() - t0) * 1000.0)
+            if (i + 1) % 10 == 0:
+                log(f"upgrade: {i + 1}/{n}")
+            time.sleep(0.1)  # let the probe and the logs run between upgrades
+        status = sv.status()
+        restarts = sum(c.get("restartCount", 0) for c in status["status"]["containerStatuses"])
+        # The supervisor's own measure (the Upgraded event's "handed over
+        # in M ms": from the request to the new binary's first loop turn).
+        own = []
+        with open(os.path.join(sv.state, "upbench", "events.jsonl")) as f:
+            for line in f:
+                e = json.loads(line)
+                if e.get("reason") == "Upgraded" and "handed over in " in e.get("message", ""):
+                    own.append(int(e["message"].rsplit("handed over in ", 1)[1].split()[0]))
+        sv.stop()
+    finally:
+        sv.kill()
+    p99 = percentile(times, 99) if times else None
+    results["upgrade"] = {"median_ms": median(times) if times else None, "p99_ms": p99,
+                          "max_ms": max(times) if times else None, "upgrades": len(times),
+                          "refused": len(failures), "restarts": restarts, "goal_p99_ms": 200,
+                          "within_goal": p99 is not None and p99 <= 200, "all_ms": times,
+                          "supervisor_median_ms": median(own) if own else None,
+                          "supervisor_p99_ms": percentile(own, 99) if own else None,
+                          "load_before": os.getloadavg()[0]}
+
+
 # ---------------------------------------------------------------- memory and cpu
 
 def smaps(pid):
@@ -422,7 +516,7 @@ def main():
     ap.add_argument("--static-build", default=os.path.join(ROOT, "build-static"),
                     help="the -Dstatic=true build (scripts/build-static.sh)")
     ap.add_argument("--only", default="",
-                    help="comma list: start,network,kill,memory,scale,podman,static,client")
+                    help="comma list: start,network,kill,memory,scale,podman,static,client,upgrade")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (runc creates namespaces, mounts and cgroups)")
@@ -452,6 +546,8 @@ def main():
             static_client.bench_static_memory(env, results, many_pod, supervisor_memory)
         if not only or "client" in only:
             static_client.bench_client(env, 30 if args.quick else 100, results)
+        if not only or "upgrade" in only:
+            bench_upgrade(env, 20 if args.quick else 100, results)
         if not only or "podman" in only:
             # Last, and never the end of the run: a podman failure is a row
             # of the table, not the loss of everything measured before.

@@ -65,6 +65,15 @@ def rows_of(r):
                      "-", "-", f"total {fmt(e['start_ms'] / 1000, ' s')}; correct: {e['correct']}"))
         rows.append((f"scale: {e['containers']} containers, stop", fmt(e["stop_ms_per_container"], " ms/ctr"),
                      "-", "-", f"total {fmt(e['stop_ms'] / 1000, ' s')}"))
+    if "upgrade" in r:
+        e = r["upgrade"]
+        goal = "met" if e["within_goal"] else "MISSED"
+        rows.append(("upgrade handover (request -> new binary answers)",
+                     f"{fmt(e['median_ms'], ' ms')} median, {fmt(e['p99_ms'], ' ms')} p99", "-", "-",
+                     f"goal p99 <= {e['goal_p99_ms']} ms: {goal}; {e['upgrades']} upgrades, "
+                     f"{e['refused']} refused, {e['restarts']} restarts; the supervisor's own "
+                     f"measure {fmt(e.get('supervisor_median_ms'), ' ms')} median, "
+                     f"{fmt(e.get('supervisor_p99_ms'), ' ms')} p99"))
     p = r.get("podman", {})
     if "skipped" in p or not p:
         rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "not run")))
