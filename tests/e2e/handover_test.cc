@@ -303,12 +303,10 @@ TEST_F(Handover, S15_2_AnUpgradeWhileThePodTerminatesIsRefused) {
   auto up = Upgrade();
   EXPECT_EQ(up.exit_code, 1) << up.out << up.err;
   EXPECT_THAT(up.err, HasSubstr("terminating"));
-  // PRODUCT BUG (reported, not fixed here): S15.2 and INTERFACE.md say
-  // every refusal, "the pod terminating" among them, records an
-  // UpgradeRefused Warning event; Executor::RequestUpgrade answers this
-  // one with an error reply only.
+  // S15.2 and INTERFACE.md: every refusal, "the pod terminating" among
+  // them, records an UpgradeRefused Warning event.
   auto refused = WithReason(PodEvents(), "UpgradeRefused");
-  EXPECT_EQ(refused.size(), 1u) << "PRODUCT BUG: no UpgradeRefused event for a terminating pod"
+  EXPECT_EQ(refused.size(), 1u) << "no UpgradeRefused event for a terminating pod"
                                 << EventsText(PodEvents());
   EXPECT_THAT(WithReason(PodEvents(), "Upgraded"), ::testing::IsEmpty());
   // The stop goes on as before: the hook ends, then the app is stopped.
@@ -459,15 +457,12 @@ TEST_F(Adoption, S15_5_MidStartWhileAnInitContainerRuns) {
 }
 
 TEST_F(Adoption, S15_5_RightAfterTheFirstContainerStartedNothingRunsTwice) {
-  // Killed the moment the sidecar logs its start: the state file (written
-  // at most every 100 ms) may still say it is being created or started;
-  // such an instance is deleted and created again (S15.5), never left
-  // running beside a second one.
-  // PRODUCT BUG (reported, not fixed here; seen under load, 1 run in 4):
-  // the next run logs "deleting container midstart_side_0_1: created as
-  // its supervisor died", "0 running container(s) adopted", and never
-  // creates the sidecar again: the pod stays Pending (PodInitializing)
-  // and a later `stop` never completes.
+  // Killed the moment the sidecar logs its start: the state file may
+  // still say it is being created or started, or be from before the
+  // pod's start; such an instance is deleted and created again (S15.5),
+  // never left running beside a second one, and the pod goes on (once
+  // it stayed Pending: a step the state never heard of was never
+  // answered).
   WritePod(Header("midstart") +
            "  initContainers:\n  - {name: side, image: img, restartPolicy: Always, "
            "command: " +
