@@ -28,9 +28,9 @@
 #include "cli/command_grammar_cli11.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
-#include "loading/pod_loading.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
+#include "loading/pod_loading.h"
 #include "podvisor_version.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/control_server.h"
@@ -96,9 +96,9 @@ std::variant<UpgradeArgs, int> ReadArgs(const PlainArgs& args) {
     if (!out.pod.empty()) return Usage("upgrade takes POD or -f BUNDLE, not both");
     loading::LoadedPod loaded = loading::LoadPod(*file, /*check_images=*/false);
     if (!loaded.ok()) {
-      return Usage("-f " + *file + ": " +
-                   (loaded.messages.empty() ? std::string("cannot read its pod")
-                                            : loaded.messages.back()));
+      return Usage(
+          "-f " + *file + ": " +
+          (loaded.messages.empty() ? std::string("cannot read its pod") : loaded.messages.back()));
     }
     out.pod = loaded.pod.metadata.name;
   }

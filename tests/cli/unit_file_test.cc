@@ -93,9 +93,8 @@ TEST(SystemdUnit, S15_7_ADeadSupervisorLeavesItsPodToTheNext) {
 TEST(SystemdUnit, S15_2_ReloadUpgradesThePodOfTheUnit) {
   auto unit = ServiceKeys();
   const std::string reload = unit["ExecReload"];
-  EXPECT_EQ(reload,
-            std::string("/usr/bin/podvisor upgrade --state-dir ") + cli::kDefaultStateDir +
-                " -f /etc/podvisor/pods/%i");
+  EXPECT_EQ(reload, std::string("/usr/bin/podvisor upgrade --state-dir ") + cli::kDefaultStateDir +
+                        " -f /etc/podvisor/pods/%i");
   EXPECT_EQ(unit["ExecStart"].find("--state-dir"), std::string::npos)
       << "run uses the default state directory: " << unit["ExecStart"];
 }

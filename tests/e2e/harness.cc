@@ -63,6 +63,14 @@ std::vector<std::string> ProcessesMentioning(const std::vector<std::string>& cmd
     std::string pid = entry.path().filename().string();
     if (pid.empty() || !std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
     if (std::stoi(pid) == getpid()) continue;
+    // A zombie is dead and holds nothing but its pid. One adopted from a
+    // SIGKILLed supervisor (S15.5) is reaped by the host's PID 1, which
+    // may take seconds; a zombie of ours is reaped by the test.
+    const std::string stat = ReadFile(entry.path() / "stat");
+    if (auto close = stat.rfind(')');
+        close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') {
+      continue;
+    }
     std::string cmdline = ReadFile(entry.path() / "cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     bool hit = false;

@@ -15,16 +15,19 @@
 //            volume mounted at /shared)
 #pragma once
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -182,5 +185,21 @@ class RuncE2eTest : public E2eTest {
     E2eTest::SetUp();
   }
 };
+
+// S15.4: the sandbox holder a SIGKILLed supervisor left keeps its pod
+// adoptable; killing it too (its pid from the supervisor's state file)
+// leaves the pod to recovery, as before issue 30. Returns the holder's
+// pid, 0 when there was none.
+inline pid_t EndKeptHolder(const std::filesystem::path& pod_state_dir) {
+  std::ifstream in(pod_state_dir / "supervisor-state.json");
+  auto state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!state.is_object() || !state.contains("sandbox")) return 0;
+  const pid_t pid = state["sandbox"].value("pid", 0);
+  if (pid <= 0 || ::kill(pid, SIGKILL) != 0) return 0;
+  for (int i = 0; i < 500 && ::kill(pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pid;
+}
 
 }  // namespace podvisor::e2e

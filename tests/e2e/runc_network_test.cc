@@ -136,6 +136,8 @@ TEST_F(RuncNetwork, SigkilledSupervisorsNetworkIsReleasedByTheNextRun) {
   WaitRun();
   EXPECT_EQ(Reservations().size(), 1u) << "the killed supervisor's address is still reserved";
   EXPECT_TRUE(fs::exists(state_dir_ / "net-kill" / "network.json"));
+  // Its holder killed too, the pod cannot be adopted (S15.6): recovery.
+  ASSERT_NE(EndKeptHolder(state_dir_ / "net-kill"), 0) << "no sandbox holder was kept";
   StartRun(NetArgs());
   std::string again = RunningPodIp();
   EXPECT_THAT(RunStderr(), HasSubstr("network detached"));

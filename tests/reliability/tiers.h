@@ -3,18 +3,11 @@
 // manifest snippets its tests share.
 #pragma once
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "../e2e/harness.h"
 
@@ -54,22 +47,6 @@ inline std::string PodEntry(const std::string& name, const std::string& command,
 inline std::string PodSidecar(const std::string& name, const std::string& command,
                               const std::string& extra = "") {
   return PodEntry(name, command, ", restartPolicy: Always" + extra);
-}
-
-// S15.4: the sandbox holder a SIGKILLed supervisor left keeps its pod
-// adoptable; killing it too (its pid from the supervisor's state file)
-// leaves the pod to recovery, as before issue 30. Returns the holder's
-// pid, 0 when there was none.
-inline pid_t EndKeptHolder(const std::filesystem::path& pod_state_dir) {
-  std::ifstream in(pod_state_dir / "supervisor-state.json");
-  auto state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!state.is_object() || !state.contains("sandbox")) return 0;
-  const pid_t pid = state["sandbox"].value("pid", 0);
-  if (pid <= 0 || ::kill(pid, SIGKILL) != 0) return 0;
-  for (int i = 0; i < 500 && ::kill(pid, 0) == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pid;
 }
 
 }  // namespace podvisor::e2e

@@ -174,8 +174,8 @@ void Executor::ReconcileAdopted() {
         case lifecycle::RunState::kCreating:
         case lifecycle::RunState::kCreated:
         case lifecycle::RunState::kStarting:
-          queue_.push_back(lifecycle::RuntimeFailed{c.name, instance,
-                                                    lifecycle::RuntimeStep::kCreate, why});
+          queue_.push_back(
+              lifecycle::RuntimeFailed{c.name, instance, lifecycle::RuntimeStep::kCreate, why});
           break;
         case lifecycle::RunState::kRunning: {
           lifecycle::ContainerExited lost;
@@ -197,8 +197,8 @@ void Executor::ReconcileAdopted() {
 std::vector<lifecycle::Action> Executor::ResumeLifecycle() {
   // A state written before the pod began (the first write precedes the
   // start plan): the plan begins now.
-  std::vector<lifecycle::Action> actions = lifecycle_.Started() ? lifecycle_.Resume(CurrentTime())
-                                                                : lifecycle_.Start(CurrentTime());
+  std::vector<lifecycle::Action> actions =
+      lifecycle_.Started() ? lifecycle_.Resume(CurrentTime()) : lifecycle_.Start(CurrentTime());
   const bool adopted = handover_->adopting;
   if (stop_after_resume_ || stop_adopted_) {
     // S15.6: adopted to be stopped; a pod that was terminating goes on.
