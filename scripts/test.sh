@@ -73,6 +73,7 @@ for t in json.load(sys.stdin):
   if ((have_clang)); then
     CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized -Dwerror=true
     nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer fuzz/layer_fuzzer fuzz/beneath_fuzzer \
+      fuzz/lifecycle_state_fuzzer \
       $(ninja -C build-fuzz -t targets all 2>/dev/null | grep -o '^fuzz/ttrpc_frame_fuzzer' | head -1)
   fi
 ) >build-background.log 2>&1 &
@@ -216,6 +217,8 @@ if ((have_clang)); then
   # Image layers (S14.7): every input is a tar unpacked on disk, so a tenth
   # of the runs, bounded the same way on any machine.
   run_fuzzer layer "image layers" $((fuzz_runs / 10)) 65536 "no crash or escape"
+  # The handover state's reader (S15.1): any JSON restored for a fixed pod.
+  run_fuzzer lifecycle_state "the handover state reader" $((fuzz_runs / 5)) 65536 "no crash"
 else
   echo "fuzz: SKIPPED (clang++ not installed)"
 fi

@@ -173,8 +173,14 @@ TEST_F(RecoveryRunc, SigkillMidRunThenRunAgainAdoptsTheContainers) {
       testing::RunCommand({FindInPath("runc"), "--root", root.string(), "list", "-f", "json"});
   auto containers = nlohmann::json::parse(list.out, nullptr, false);
   ASSERT_TRUE(containers.is_array()) << list.out << list.err;
+  // The running ones: the init container's instance may still be listed
+  // (stopped) while its delete runs.
   std::vector<pid_t> old;
-  for (const auto& c : containers) old.push_back(c.value("pid", 0));
+  for (const auto& c : containers) {
+    if (c.value("status", "") == "running") old.push_back(c.value("pid", 0));
+  }
+  ASSERT_EQ(old.size(), 3u) << list.out;
+  for (pid_t pid : old) ASSERT_TRUE(Alive(pid)) << "container " << pid << " before the SIGKILL";
   ASSERT_EQ(::kill(run_pid(), SIGKILL), 0);
   EXPECT_EQ(WaitRun(), -1);
   StartRun();
