@@ -205,7 +205,7 @@ Result<PodCgroup> PodCgroup::Create(Options options) {
     } else if (dir == cg.path_) {
       // Left by a supervisor that died (SIGKILL, power loss): reuse it if
       // it is empty; a running pod of that name owns it otherwise.
-      if (IsPopulated(dir)) {
+      if (IsPopulated(dir) && !cg.options_.handed_over) {
         return fail(Error(
             dir.string() + " is in use (is pod " + cg.options_.pod + " already running?)", EBUSY));
       }

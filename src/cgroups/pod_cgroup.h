@@ -77,6 +77,9 @@ class PodCgroup {
     std::vector<std::string> controllers;
     // Where the supervisor's own cgroup is read from ("0::/path").
     std::filesystem::path self_cgroup_file = "/proc/self/cgroup";
+    // S15: the pod was handed over (an upgrade in place, an adoption after
+    // a crash): its cgroup exists, holds its containers and is ours.
+    bool handed_over = false;
   };
 
   // Creates the pod cgroup (and missing parents), enables the controllers

@@ -212,6 +212,22 @@ TEST_F(FakeCgroupTree, APopulatedPodCgroupOfTheSameNameIsRefusedAndKept) {
   EXPECT_TRUE(fs::exists(root_ / "podvisor" / "web" / "cgroup.events"));
 }
 
+// S15: a pod handed over to the next supervisor keeps its populated
+// cgroup, limits written again; it is that supervisor's to remove.
+TEST_F(FakeCgroupTree, AHandedOverPodKeepsItsPopulatedCgroup) {
+  Write(root_ / "podvisor" / "web" / "cgroup.events", "populated 1\nfrozen 0\n");
+  auto options = Options();
+  options.handed_over = true;
+  auto cg = PodCgroup::Create(options);
+  ASSERT_TRUE(cg) << cg.error().message();
+  EXPECT_EQ(cg->path(), root_ / "podvisor" / "web");
+  EXPECT_TRUE(fs::exists(root_ / "podvisor" / "web" / "cgroup.events"));
+  // The containers ended: the pod's end removes it.
+  Write(root_ / "podvisor" / "web" / "cgroup.events", "populated 0\nfrozen 0\n");
+  ASSERT_TRUE(cg->Destroy());
+  EXPECT_FALSE(fs::exists(root_ / "podvisor" / "web"));
+}
+
 TEST_F(FakeCgroupTree, AStaleEmptyPodCgroupIsReusedAndRemoved) {
   Write(root_ / "podvisor" / "web" / "cgroup.events", "populated 0\nfrozen 0\n");
   auto cg = PodCgroup::Create(Options());

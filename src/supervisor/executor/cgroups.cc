@@ -59,6 +59,7 @@ Status Executor::SetupPodCgroup() {
   o.pod = pod_cgroup_name_;
   o.limits = cgroups::ComputePodCgroupLimits(pod_.spec, options_.pids_limit);
   o.controllers = cg.controllers;
+  o.handed_over = handover_.has_value();  // S15: its containers are in it
   auto created = cgroups::PodCgroup::Create(std::move(o));
   if (!created) return created.take_error();
   pod_cgroup_.emplace(std::move(*created));
