@@ -449,7 +449,9 @@ if grep -qE "^T4U upgrade exit=0: pod nested: podvisor [^ ]+ -> [^ ]+ \(pid 1, [
 else
   fail InitMode_UpgradeKeepsPid1 "'$upgrade' $(grep -E 'Upgrade' "$c" | tr '\n' ' ')"
 fi
-if grep -qE "^T4U containers same=yes before=[^ ]*nested_reporter_[0-9_]+=[0-9]+ [^ ]*nested_check_[0-9_]+=[0-9]+ " "$c" &&
+# The containers in either order: the guest lists cgroup directories.
+if grep -qE "^T4U containers same=yes before=([^ ]+ )*nested_reporter_[0-9_]+=[0-9]+ " "$c" &&
+   grep -qE "^T4U containers same=yes before=([^ ]+ )*nested_check_[0-9_]+=[0-9]+ " "$c" &&
    grep -qE "^T4U limits same=yes before=memory\.max=[0-9]+ cpu\.max=[0-9]+_100000 " "$c"; then
   pass InitMode_UpgradeKeepsContainersAndLimits
 else
