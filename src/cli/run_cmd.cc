@@ -289,12 +289,12 @@ Refusal CheckHost(RunOptions& opts, const pod::Pod& pod, bool root, bool sandbox
 
 // Runs the Executor to the pod's end: `run`'s exit status.
 int Supervise(const pod::Pod& pod, const supervisor::executor::ExecutorOptions& ex,
-              std::map<std::string, image::Image> images,
+              const std::map<std::string, image::Image>& images,
               std::optional<cgroups::SupervisorLeaf>& supervisor_leaf) {
   log::Info("running pod {} with {} ({}), cgroup mode {}, network {}", pod.metadata.name,
             ex.runtime.name, ex.runtime.path.string(), cgroups::CgroupModeName(ex.cgroups.mode),
             pod.spec.host_network ? "host" : network::NetworkModeName(ex.network.mode));
-  auto executor = supervisor::executor::Executor::Create(pod, ex, std::move(images));
+  auto executor = supervisor::executor::Executor::Create(pod, ex, images);
   if (!executor) {
     std::fprintf(stderr, "podvisor: cannot run pod %s: %s\n", pod.metadata.name.c_str(),
                  executor.error().message().c_str());
@@ -404,7 +404,7 @@ int RunPod(RunOptions opts) {
   ex.status_text = [](const nlohmann::json& pod_json, bool wide) {
     return StatusTable(pod_json, wide, /*first=*/true, std::chrono::system_clock::now());
   };
-  return Supervise(pod, ex, std::move(images), supervisor_leaf);
+  return Supervise(pod, ex, images, supervisor_leaf);
 }
 
 }  // namespace
