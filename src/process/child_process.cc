@@ -8,20 +8,9 @@
 
 #include "common/file_io.h"
 #include "process/pidfd.h"
+#include "process/proc_stat.h"
 
 namespace podvisor::process {
-namespace {
-
-// The parent pid from /proc/<pid>/status ("PPid:\t123"); -1 if unreadable.
-pid_t ParentOf(pid_t pid) {
-  auto status = ReadFlatKeyed("/proc/" + std::to_string(pid) + "/status");
-  if (!status) return -1;
-  auto ppid = status->FindUnsigned("PPid");
-  return ppid ? static_cast<pid_t>(*ppid) : -1;
-}
-
-}  // namespace
-
 Result<ChildProcess> ChildProcess::Adopt(pid_t pid) {
   std::string what = "adopting pid " + std::to_string(pid);
   if (pid <= 0) return Error(what + ": not a process id", EINVAL);

@@ -10,6 +10,13 @@
 
 namespace podvisor::process {
 
+pid_t ParentOf(pid_t pid) {
+  auto status = ReadFlatKeyed("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return -1;
+  auto ppid = status->FindUnsigned("PPid");
+  return ppid ? static_cast<pid_t>(*ppid) : -1;
+}
+
 Result<std::string_view> StatField(std::string_view stat, int number) {
   auto close = stat.rfind(')');
   if (close == std::string_view::npos) return Error("no command name in a stat line", EINVAL);

@@ -23,6 +23,9 @@ namespace podvisor::process {
 // started. ESRCH when there is no such process.
 Result<uint64_t> ProcessStartTime(pid_t pid);
 
+// The parent pid from /proc/PID/status ("PPid:"); -1 when unreadable.
+pid_t ParentOf(pid_t pid);
+
 // Field `number` (3 or more, as proc(5) counts) of a stat file's text.
 Result<std::string_view> StatField(std::string_view stat, int number);
 

@@ -9,14 +9,18 @@
 //     reason `Update` for a changed manifest), then the new pod starts;
 //   - a state from another boot, of a format this binary does not read,
 //     or without a live holder: recovery of leftovers (recovery.h).
+// Executor::Create, here, runs those rounds: an adopted pod to stop
+// first, or an adoption that failed and then recovery.
 #include <unistd.h>
 
 #include <utility>
 
 #include "common/log.h"
 
+#include "cgroups/cgroup_name.h"
 #include "common/file_io.h"
 #include "common/pod_dir.h"
+#include "hostfs/earlier_runs.h"
 #include "pod/serialize.h"
 #include "supervisor/executor/handover_format.h"
 #include "supervisor/executor/internal.h"
@@ -31,6 +35,88 @@ namespace {
 constexpr Duration kStateWriteInterval = std::chrono::milliseconds(100);
 
 }  // namespace
+
+Result<std::unique_ptr<Executor>> Executor::Create(
+    pod::Pod pod, const ExecutorOptions& options,
+    const std::map<std::string, image::Image>& images) {
+  // S15.2: a supervisor re-executed by `podvisor upgrade` goes on with the
+  // pod it was handed, as it was loaded then.
+  auto inherited = TakeInheritedHandover();
+  if (!inherited) return inherited.take_error().Wrap("taking the pod over");
+  if (*inherited) {
+    auto handed = HandedPod((*inherited)->state, pod);
+    if (!handed) return handed.take_error().Wrap("taking the pod over");
+    pod = std::move(*handed);
+  }
+  // At most: a pod adopted to be stopped (S15.6), then the new one; or an
+  // adoption that failed, then recovery. Each Setup takes NOTIFY_SOCKET
+  // out of the environment (SystemdLink): the pod that runs gets it back,
+  // a pod adopted only to be stopped never sees it, so systemd hears
+  // neither its STOPPING=1 nor its status.
+  const char* notify_env = std::getenv("NOTIFY_SOCKET");
+  const std::string notify = notify_env ? notify_env : "";
+  auto give_notify_socket = [&notify](bool give) {
+    if (give && !notify.empty()) {
+      ::setenv("NOTIFY_SOCKET", notify.c_str(), 1);
+    } else {
+      ::unsetenv("NOTIFY_SOCKET");
+    }
+  };
+  bool allow_adoption = true;
+  for (int round = 0;; ++round) {
+    // The shell's one clock seam: every "now" of the executor and of what
+    // runs on its loop is the loop's clock.
+    auto loop = options.clock ? loop::EventLoop::Create(*options.clock) : loop::EventLoop::Create();
+    if (!loop) return loop.take_error();
+    std::unique_ptr<Executor> ex(new Executor(pod, options, std::move(*loop)));
+    ex->images_ = images;
+    ex->allow_adoption_ = allow_adoption && round < 2;
+    if (*inherited) ex->handover_ = std::move(**inherited);
+    give_notify_socket(true);
+    auto s = ex->Setup();
+    if (s) return ex;
+    if (ex->previous_to_stop_) {
+      nlohmann::json state = std::move(*ex->previous_to_stop_);
+      std::optional<std::string> reason = ex->previous_stop_reason_;
+      ex.reset();  // it touched nothing of the pod
+      give_notify_socket(false);
+      auto old = StopAdoptedFirst(std::move(state), pod, options, reason);
+      if (!old) {
+        log::Warn("adopting pod {} to stop it: {}; recovering its leftovers instead",
+                  pod.metadata.name, old.error().message());
+        allow_adoption = false;
+        continue;
+      }
+      if (auto phase = (*old)->Run(); !phase) log::Warn("{}", phase.error().message());
+      old->reset();
+      continue;
+    }
+    if (ex->handover_ && ex->handover_->adopting && !ex->owns_pod_) {
+      // S15.6: what cannot be adopted is recovered as before.
+      log::Warn("adopting pod {}: {}; recovering its leftovers instead", pod.metadata.name,
+                s.error().message());
+      ex.reset();
+      allow_adoption = false;
+      continue;
+    }
+    if (!ex->owns_pod_) return s.take_error();  // another supervisor's: untouched
+    ex->Cleanup();
+    // Nothing is left behind by a pod that never started: the directories
+    // Setup created go too when they are empty.
+    std::error_code ec;
+    std::filesystem::remove(PodDir::At(ex->options_.state_dir).EventsFile(), ec);
+    std::filesystem::remove(PodDir::At(ex->options_.state_dir).RecordFile(), ec);
+    std::filesystem::remove(ex->options_.state_dir / cgroups::kCgroupNameFile, ec);
+    std::filesystem::remove(ex->options_.state_dir / hostfs::kLogDirFile, ec);
+    // The previous run's record stays the pod's record (S14.33).
+    if (ex->earlier_run_) hostfs::PutEarlierRunBack(*ex->earlier_run_, ex->options_.state_dir);
+    std::filesystem::remove(ex->options_.state_dir, ec);
+    std::filesystem::remove(ex->options_.log_dir, ec);
+    // No pod left, no lock file beside it either.
+    if (!std::filesystem::exists(ex->options_.state_dir, ec)) ex->pod_lock_->Unlink();
+    return s.take_error();
+  }
+}
 
 void Executor::SaveStateForNext() {
   if (!owns_pod_ || finished_ || !state_saving_) return;
@@ -84,8 +170,9 @@ std::optional<nlohmann::json> Executor::AdoptableState() {
   auto sandbox = state.find("sandbox");
   if (sandbox == state.end() || !sandbox->is_object()) return refuse("it had no sandbox holder");
   const pid_t holder = sandbox->value("pid", 0);
-  if (holder <= 0 || StartTimeOf(holder) != sandbox->value("startTime", uint64_t{0})) {
-    return refuse("its sandbox holder (pid " + std::to_string(holder) + ") is gone");
+  if (auto pinned = sandbox::PinHolder(holder, sandbox->value("startTime", uint64_t{0})); !pinned) {
+    return refuse("its sandbox holder (pid " + std::to_string(holder) +
+                  "): " + pinned.error().message());
   }
   return state;
 }

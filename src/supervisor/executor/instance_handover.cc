@@ -78,6 +78,14 @@ uint64_t StartTimeOf(pid_t pid) {
   return t ? *t : 0;
 }
 
+void ReportAsLost(lifecycle::ContainerExited& e) {
+  e.reason = "ContainerStatusUnknown";
+  e.exit_code = 137;
+  e.signal = 0;
+  e.oom_killed = false;
+  e.message = "The container could not be located when the pod was terminated";
+}
+
 std::string CarriedFdKey(const std::string& runtime_id, int stream) {
   return runtime_id + "/" + kStreamKeys[stream];
 }
@@ -300,7 +308,7 @@ Status Instances::ResumeInit(Instance& inst, pid_t pid, uint64_t start_time,
   if (kept != fds.end()) {
     Fd pidfd = std::move(kept->second);
     fds.erase(kept);
-    if (!IsOurChild(pid)) return WatchAdoptedInit(inst, pid, std::move(pidfd));
+    if (process::ParentOf(pid) != ::getpid()) return WatchAdoptedInit(inst, pid, std::move(pidfd));
   }
   auto init = start_time != 0 && StartTimeOf(pid) != start_time
                   ? Result<process::ChildProcess>(Error("a new process has its pid", ESRCH))
@@ -330,16 +338,6 @@ Status Instances::ResumeInit(Instance& inst, pid_t pid, uint64_t start_time,
   }
   inst.init.emplace(std::move(*init));
   return Ok();
-}
-
-bool Instances::IsOurChild(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("PPid:", 0) == 0)
-      return std::strtol(line.c_str() + 5, nullptr, 10) == ::getpid();
-  }
-  return false;
 }
 
 Status Instances::WatchAdoptedInit(Instance& inst, pid_t pid, Fd pidfd) {

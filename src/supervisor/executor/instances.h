@@ -205,7 +205,6 @@ class Instances {
   // instance_handover.cc: tracks a resumed instance's init again: our
   // child after a re-exec, watched through its pidfd after a crash.
   Status ResumeInit(Instance& inst, pid_t pid, uint64_t start_time, std::map<std::string, Fd>& fds);
-  static bool IsOurChild(pid_t pid);
   Status WatchAdoptedInit(Instance& inst, pid_t pid, Fd pidfd);
   void OnAdoptedInitEnded(const std::string& id, int attempt);
 

@@ -50,6 +50,9 @@ std::string InstanceKey(std::string_view container, int instance);
 // The key of an instance's log pipe (0 stdout, 1 stderr) among the
 // descriptors a handover carries (instance_handover.cc).
 std::string CarriedFdKey(const std::string& runtime_id, int stream);
+// S15.5: `e` as the kubelet reports a container whose end it lost:
+// reason ContainerStatusUnknown, exit code 137, the kubelet's message.
+void ReportAsLost(lifecycle::ContainerExited& e);
 // A process's start time (field 22 of /proc/PID/stat, clock ticks since
 // boot), 0 when unknown: with the pid, it names one process for the boot.
 uint64_t StartTimeOf(pid_t pid);

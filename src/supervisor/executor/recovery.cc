@@ -22,10 +22,10 @@
 #include "network/attachment.h"
 #include "network/host_ports.h"
 #include "process/pidfd.h"
-#include "process/proc_stat.h"
 #include "process/spawn.h"
 #include "supervisor/executor/handover.h"
 #include "supervisor/executor/runtime_timeout.h"
+#include "supervisor/sandbox/sandbox.h"
 
 namespace podvisor::supervisor::executor {
 namespace {
@@ -151,17 +151,9 @@ bool EndLeftHolder(const hostfs::PodLayout& layout) {
   if (state.value("bootId", std::string()) != BootId()) return false;
   const pid_t pid = state["sandbox"].value("pid", 0);
   const uint64_t start_time = state["sandbox"].value("startTime", uint64_t{0});
-  if (pid <= 0) return false;
-  // Pinned first, then checked: the start time and command line read now
-  // are the pinned process's, never a process that took a reused pid.
-  auto pidfd = process::PidfdOpen(pid);
+  // Pinned, then checked: never a process that took a reused pid.
+  auto pidfd = sandbox::PinHolder(pid, start_time);
   if (!pidfd) return false;
-  auto started = process::ProcessStartTime(pid);
-  auto cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline", 4096);
-  if (!started || *started != start_time || !cmdline ||
-      cmdline->find("sandbox-init") == std::string::npos) {
-    return false;
-  }
   log::Info("recovery: ending the sandbox holder (pid {}) left by a previous supervisor", pid);
   if (auto s = process::PidfdSendSignal(pidfd->get(), SIGKILL); !s) return false;
   // Gone before its pins are unmounted and its namespaces' users deleted.

@@ -174,17 +174,15 @@ void Executor::ReconcileAdopted() {
         case lifecycle::RunState::kCreating:
         case lifecycle::RunState::kCreated:
         case lifecycle::RunState::kStarting:
-          queue_.push_back(
+          queue_.emplace_back(
               lifecycle::RuntimeFailed{c.name, instance, lifecycle::RuntimeStep::kCreate, why});
           break;
         case lifecycle::RunState::kRunning: {
           lifecycle::ContainerExited lost;
           lost.container = c.name;
           lost.instance = instance;
-          lost.exit_code = 137;
-          lost.reason = "ContainerStatusUnknown";
-          lost.message = "The container could not be located when the pod was terminated";
-          queue_.push_back(std::move(lost));
+          ReportAsLost(lost);
+          queue_.emplace_back(std::move(lost));
           break;
         }
         default:

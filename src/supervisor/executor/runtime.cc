@@ -249,13 +249,7 @@ void Instances::ReportExit(Instance& inst) {
     if (inst.pipes[i]) (void)ReadLogPipe(inst, i);
   }
   e.message = TerminationMessage(inst, e.exit_code);
-  if (inst.exit_unknown) {
-    // S15.5: as the kubelet reports a container it lost.
-    e.reason = "ContainerStatusUnknown";
-    e.exit_code = 137;
-    e.signal = 0;
-    e.message = "The container could not be located when the pod was terminated";
-  }
+  if (inst.exit_unknown) ReportAsLost(e);
   log::Debug("{} {}", inst.id, exit.ToString());
   std::string id = inst.id;
   host_.Feed(std::move(e));

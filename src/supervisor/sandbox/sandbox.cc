@@ -31,14 +31,6 @@ constexpr int kReadyTimeoutMs = 10'000;
 // must not hang on that.
 constexpr int kUnreapedKillWaitMs = 2'000;
 
-// The parent pid from /proc/<pid>/status; -1 if unreadable.
-pid_t ParentOf(pid_t pid) {
-  auto status = ReadFlatKeyed("/proc/" + std::to_string(pid) + "/status");
-  if (!status) return -1;
-  auto ppid = status->FindUnsigned("PPid");
-  return ppid ? static_cast<pid_t>(*ppid) : -1;
-}
-
 // Whether /proc/<pid>/cmdline has `word` as one of its arguments.
 bool CommandLineHas(pid_t pid, std::string_view word) {
   auto cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline");
@@ -152,28 +144,33 @@ Result<Sandbox> PendingSandbox::WaitReady() {
   return sandbox;
 }
 
+Result<Fd> PinHolder(pid_t holder_pid, uint64_t holder_start_time) {
+  if (holder_pid <= 0) return Error("not a process id", EINVAL);
+  auto pidfd = process::PidfdOpen(holder_pid);
+  if (!pidfd) return pidfd.take_error();
+  // The pidfd pins whatever process has the pid now; a start time equal to
+  // the recorded one proves it is the holder, which had the pid all along.
+  auto start_time = process::ProcessStartTime(holder_pid);
+  if (!start_time) return start_time.take_error();
+  if (*start_time != holder_start_time) {
+    return Error("it started at " + std::to_string(*start_time) + ", not at the recorded " +
+                     std::to_string(holder_start_time) + " (the holder is gone and its pid reused)",
+                 ESRCH);
+  }
+  if (!CommandLineHas(holder_pid, "sandbox-init")) {
+    return Error("its command line has no sandbox-init", ESRCH);
+  }
+  return pidfd;
+}
+
 Result<Sandbox> Sandbox::Reattach(const SandboxOptions& options, pid_t holder_pid,
                                   uint64_t holder_start_time, pid_t pid_ns_init) {
   std::string what =
       "re-attaching to the pod sandbox's holder (pid " + std::to_string(holder_pid) + ")";
-  if (holder_pid <= 0) return Error(what + ": not a process id", EINVAL);
-  auto pidfd = process::PidfdOpen(holder_pid);
+  auto pidfd = PinHolder(holder_pid, holder_start_time);
   if (!pidfd) return pidfd.error().Wrap(what);
-  // The pidfd pins whatever process has the pid now; a start time equal to
-  // the recorded one proves it is the holder, which had the pid all along.
-  auto start_time = process::ProcessStartTime(holder_pid);
-  if (!start_time) return start_time.take_error().Wrap(what);
-  if (*start_time != holder_start_time) {
-    return Error(what + ": it started at " + std::to_string(*start_time) +
-                     ", not at the recorded " + std::to_string(holder_start_time) +
-                     " (the holder is gone and its pid reused)",
-                 ESRCH);
-  }
-  if (!CommandLineHas(holder_pid, "sandbox-init")) {
-    return Error(what + ": its command line has no sandbox-init", ESRCH);
-  }
   if (options.new_pid) {
-    if (pid_ns_init <= 0 || ParentOf(pid_ns_init) != holder_pid) {
+    if (pid_ns_init <= 0 || process::ParentOf(pid_ns_init) != holder_pid) {
       return Error(what + ": pid " + std::to_string(pid_ns_init) +
                        " is not its pid namespace's reaper (not its child)",
                    ESRCH);
@@ -181,7 +178,7 @@ Result<Sandbox> Sandbox::Reattach(const SandboxOptions& options, pid_t holder_pi
   }
   // After a re-exec this process is still the holder's parent and must
   // reap it; after a crash it is not, and waiting for it would be ECHILD.
-  bool is_child = ParentOf(holder_pid) == ::getpid();
+  bool is_child = process::ParentOf(holder_pid) == ::getpid();
   Sandbox sandbox(options, process::ChildProcess(holder_pid, std::move(*pidfd)), is_child,
                   holder_start_time, options.new_pid ? pid_ns_init : 0);
   if (!options.keeper_socket.empty()) {

@@ -153,6 +153,11 @@ class Sandbox {
 // `podvisor sandbox-init --hostname H [--loopback] [--pid] [--keeper PATH]`:
 // the holder's main, already inside its new namespaces (the spawner
 // unshares them).
+// A pidfd of the holder a supervisor recorded by its pid and start time,
+// once it is checked to be that process and a `sandbox-init`; for
+// Reattach, and for ending a holder whose pod is not adopted (S15.4).
+Result<Fd> PinHolder(pid_t holder_pid, uint64_t holder_start_time);
+
 int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
                     const std::string& keeper_socket);
 
