@@ -32,9 +32,16 @@ struct ImageConfig {
 struct Image {
   std::string reference;         // as written in the pod
   std::filesystem::path dir;     // BUNDLE/images/<ref>, or the absolute ref
-  std::filesystem::path rootfs;  // dir/rootfs, or the unpacked layout's in the cache
+  std::filesystem::path rootfs;  // dir/rootfs; empty for an image of the layer store
+  // An image of the layer store (layer_store.h): its overlayfs lower
+  // directories, top layer first. Empty for a plain rootfs.
+  std::vector<std::filesystem::path> layers;
   ImageConfig config;
-  std::string manifest_digest;  // an OCI layout's chosen manifest; empty otherwise
+  std::string manifest_digest;  // an OCI layout's or a pulled image's manifest; empty otherwise
+  // What the status reports as imageID: a pulled image's repository digest
+  // ("docker.io/library/nginx@sha256:…"); empty: the manifest digest, or a
+  // plain rootfs's content digest.
+  std::string image_id;
 };
 
 struct ImageLoadOptions {
