@@ -9,6 +9,8 @@ packages=(
   meson ninja-build pkg-config g++ python3
   libseccomp-dev libcap-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libnghttp2-dev
+  # registries.conf(5) (short-name aliases), a header-only TOML reader
+  libtoml11-dev
   # OCI image layouts (sha256 of blobs, gzip and zstd layers), log gzip, HTTPS probes
   libssl-dev zlib1g-dev libzstd-dev
   # tests (libarchive writes the layers the unit tests unpack)
@@ -24,6 +26,9 @@ packages=(
   containernetworking-plugins iptables iproute2
   # bundle images shipped and imported by real tools (tier 3, runc_pack_test)
   skopeo containerd
+  # registry pulls: a real registry for the tests (TLS from a test CA,
+  # htpasswd auth with apache2-utils' bcrypt), skopeo as the puller
+  docker-registry apache2-utils
   # tier 4: podvisor as init of a qemu VM (the kernel itself is fetched
   # with `apt-get download`, never installed)
   qemu-system-x86 cpio
@@ -35,7 +40,7 @@ packages=(
   protobuf-compiler libprotobuf-dev golang-github-containerd-containerd-dev
   golang-github-containerd-cgroups-dev golang-github-gogo-protobuf-dev containerd
   # benchmarks: the peers podvisor is compared with
-  conmon hyperfine
+  conmon hyperfine podman
 )
 
 missing=()
