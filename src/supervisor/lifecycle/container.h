@@ -116,6 +116,11 @@ struct ContainerRecord {
   std::optional<pod::ContainerStateWaiting> start_error;         // until a start succeeds
   bool last_exit_ok = false;  // exit 0 and not OOMKilled (S3.2, S9.1)
 
+  // S16.6: pulls of this container's image that failed in a row; the
+  // next pull waits the kubelet's image backoff. Zero again once a create
+  // succeeds.
+  int image_pull_failures = 0;
+
   CrashLoopBackoff backoff;
   Duration backoff_delay{};  // the current wait, for the CrashLoopBackOff message
   MonoTime restart_at{};

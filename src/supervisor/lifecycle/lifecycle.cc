@@ -71,6 +71,7 @@ std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
         if constexpr (std::is_same_v<T, ProbeResult>) OnProbeResult(e, now);
         if constexpr (std::is_same_v<T, TimerFired>) OnTimerFired(e, now);
         if constexpr (std::is_same_v<T, StopRequested>) OnStopRequested(e, now);
+        if constexpr (std::is_same_v<T, ImagePullFailed>) OnImagePullFailed(e, now);
       },
       event);
   RecordConditions(now);
@@ -217,6 +218,7 @@ void Lifecycle::OnRuntimeCreated(const RuntimeCreated& e, Now /*now*/) {
   if (c->state != RunState::kCreating) return;
   c->instance_exists = true;
   c->container_id = e.container_id;
+  c->image_pull_failures = 0;  // S16.6: the image is had
   if (c->ahead) {
     c->state = RunState::kCreated;  // TakeTurn starts it
     return;
@@ -455,6 +457,9 @@ void Lifecycle::OnTimerFired(const TimerFired& e, Now now) {
       return;
     case TimerKind::kSigkill:
       if (Container* c = Current(e.id.container, e.id.instance)) OnSigkillTimer(*c);
+      return;
+    case TimerKind::kImagePullBackOff:
+      if (Container* c = Current(e.id.container, e.id.instance)) ShowImagePullBackOff(*c);
       return;
   }
 }

@@ -89,6 +89,10 @@ class Lifecycle {
   // A postStart or preStop hook runs: `podvisor upgrade` waits for none to.
   bool HooksRunning() const;
 
+  // S16.5: a pulled image's config arrives after Start; its StopSignal
+  // counts from then on, as if it had been in LifecycleOptions.
+  void SetImageStopSignal(const std::string& container, int signo);
+
   pod::PodStatus Status() const;
   pod::PodPhase Phase() const;
   bool Ended() const { return ended_; }
@@ -145,6 +149,8 @@ class Lifecycle {
   void ScheduleRestart(Container& c, Now now);
   bool EndsJob(Container& c, Now now);  // S3.6
   void OnRestartTimer(Container& c, int instance);
+  void OnImagePullFailed(const ImagePullFailed& e, Now now);  // image_pull.cc, S16.5-S16.6
+  void ShowImagePullBackOff(Container& c);
   void CheckCompletion(Now now);
 
   // termination.cc: S3.3, S5, S6, S8.2.

@@ -141,6 +141,7 @@ json SaveContainer(const ContainerRecord& c) {
           {"start_error", std::move(start_error)},
           {"last_exit_ok", c.last_exit_ok},
           {"backoff_restarts", c.backoff.restarts_in_sequence()},
+          {"image_pull_failures", c.image_pull_failures},
           {"backoff_delay", c.backoff_delay.count()},
           {"restart_at", Nanos(c.restart_at)},
           {"restart_timer_armed", c.restart_timer_armed}};
@@ -353,6 +354,7 @@ void RestoreContainer(In in, ContainerRecord& c) {
   int restarts = c.backoff.restarts_in_sequence();
   in.Int("backoff_restarts", 0, kMaxCount, restarts);
   c.backoff.RestoreRestartsInSequence(restarts);
+  in.Int("image_pull_failures", 0, kMaxCount, c.image_pull_failures);
   in.Nanos("backoff_delay", kForever.count(), c.backoff_delay);
   in.Mono("restart_at", c.restart_at);
   in.Bool("restart_timer_armed", c.restart_timer_armed);

@@ -43,6 +43,16 @@ pod::PodPhase Lifecycle::Phase() const {
   if (ended_) return final_phase_;
   if (failed_) return pod::PodPhase::kFailed;
   if (!initialized_) return pod::PodPhase::kPending;
+  // The kubelet's getPhase: a container of spec.containers still waiting
+  // for its first run (its image being pulled or in backoff, its create or
+  // start in flight) keeps the pod Pending.
+  for (const Container& c : containers_) {
+    if (c.role != ContainerRole::kRegular || c.terminated || c.last_terminated) continue;
+    if (c.state != RunState::kRunning && c.state != RunState::kExited &&
+        c.state != RunState::kAbandoned) {
+      return pod::PodPhase::kPending;
+    }
+  }
   return pod::PodPhase::kRunning;
 }
 

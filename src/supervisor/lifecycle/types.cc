@@ -75,6 +75,8 @@ std::string_view TimerKindName(TimerKind kind) {
       return "KillBudget";
     case TimerKind::kSigkill:
       return "Sigkill";
+    case TimerKind::kImagePullBackOff:
+      return "ImagePullBackOff";
   }
   return "?";
 }
@@ -131,6 +133,10 @@ std::string ToString(const Event& event) {
                                  (e.success ? "success" : "failure") + ")";
                         },
                         [](const TimerFired& e) { return "TimerFired(" + ToString(e.id) + ")"; },
+                        [](const ImagePullFailed& e) {
+                          return "ImagePullFailed(" + Ref(e.container, e.instance) + ", " +
+                                 e.reason + ")";
+                        },
                         [](const StopRequested& e) {
                           std::string out = "StopRequested(";
                           out += e.reason ? *e.reason : "-";

@@ -63,6 +63,8 @@ enum class TimerKind {
   kRestart,         // S4: a backoff ended; `instance` is the one to create
   kKillBudget,      // S3.3/S8.2: one container's own kill budget ran out
   kSigkill,         // S5.3/S5.5: escalate to SIGKILL
+  // S16.6: a failed pull's ErrImagePull becomes ImagePullBackOff
+  kImagePullBackOff,
 };
 std::string_view TimerKindName(TimerKind kind);
 
@@ -98,6 +100,18 @@ struct RuntimeFailed {
   RuntimeStep step = RuntimeStep::kCreate;
   std::string message;
   friend bool operator==(const RuntimeFailed&, const RuntimeFailed&) = default;
+};
+
+// S16.5: the image of the instance the shell was asked to create could not
+// be had: pulling it failed (reason ErrImagePull) or its pull policy is
+// Never and it is not present (ErrImageNeverPull). No container existed;
+// the message is the puller's, without any credential.
+struct ImagePullFailed {
+  std::string container;
+  int instance = 0;
+  std::string reason;
+  std::string message;
+  friend bool operator==(const ImagePullFailed&, const ImagePullFailed&) = default;
 };
 
 // The instance's init process was reaped. A death by signal n reports
@@ -148,7 +162,7 @@ struct StopRequested {
 };
 
 using Event = std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited,
-                           HookFinished, ProbeResult, TimerFired, StopRequested>;
+                           HookFinished, ProbeResult, TimerFired, StopRequested, ImagePullFailed>;
 std::string ToString(const Event& event);
 
 // ---- Actions: what the shell must do ---------------------------------------
