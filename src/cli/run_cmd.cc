@@ -24,6 +24,8 @@
 #include "image/image_cache.h"
 #include "network/pod_network.h"
 #include "oci/runtime_locator.h"
+#include "image/oci_layout.h"
+#include "pod/bundle.h"
 #include "pod/quantity.h"
 #include "pod/resources.h"
 #include "process/reaper.h"
@@ -163,8 +165,9 @@ Refusal ParseSupervisorOptions(const RunOptions& opts, supervisor::executor::Exe
 }
 
 // Each image is loaded once per run and handed to the Executor: the pod's
-// loading checked the plain ones; OCI image layouts are unpacked here,
-// once per manifest digest, before anything is started. Image stop
+// loading checked the plain ones. OCI image layouts and registry images
+// are the supervisor's (S16.4, S16.9): it unpacks and pulls them once the
+// pod shows in status. Image stop
 // signals go to the Lifecycle's options.
 Refusal LoadImages(const pod::Pod& pod, const std::string& bundle,
                    const image::ImageLoadOptions& options,
@@ -172,6 +175,13 @@ Refusal LoadImages(const pod::Pod& pod, const std::string& bundle,
                    supervisor::lifecycle::LifecycleOptions& lifecycle) {
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
+      // A registry image (S16.4) is the supervisor's to pull, once the pod
+      // shows in status.
+      if (!pod::ImageInBundle(bundle, c.image)) continue;
+      // So is a bundle OCI layout: unpacked while the pod already shows.
+      if (auto dir = pod::ResolveImageDir(bundle, c.image); dir && image::IsOciLayout(*dir)) {
+        continue;
+      }
       auto found = images.find(c.name);
       if (found == images.end()) {
         auto image = image::LoadImage(bundle, c.image, options);

@@ -11,6 +11,7 @@
 #include "hostfs/layout.h"
 #include "image/image.h"
 #include "oci/spec.h"
+#include "registry/image_name.h"
 #include "pod/bundle.h"
 #include "pod/config_objects.h"
 #include "pod/defaults.h"
@@ -86,7 +87,9 @@ void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bun
     for (const pod::Container& c : *list) {
       std::error_code ec;
       auto dir = pod::ResolveImageDir(bundle, c.image);
-      if (!dir || std::filesystem::exists(*dir / "oci-layout", ec)) continue;
+      // A registry image (S16.4) is only known once pulled.
+      if (!dir || !std::filesystem::exists(*dir, ec)) continue;
+      if (std::filesystem::exists(*dir / "oci-layout", ec)) continue;
       std::string field = oci::ContainerFieldPath(pod, c);
       auto image = image::LoadImage(bundle, c.image);
       if (!image) {
@@ -109,6 +112,32 @@ void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bun
         errors.push_back(pod::Forbidden(message.substr(0, colon), message.substr(colon + 2)));
       } else {
         errors.push_back(pod::Forbidden(field, message));
+      }
+    }
+  }
+}
+
+// S16.4: an image the bundle does not hold is a registry reference, which
+// must parse as one; under imagePullPolicy Never it must already be in the
+// image store (`podvisor pull`), which validate cannot see: a warning.
+void CheckRegistryImages(const pod::Pod& pod, const std::filesystem::path& bundle,
+                         pod::FieldErrors& errors, std::vector<std::string>& messages) {
+  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const pod::Container& c : *list) {
+      if (c.image.empty() || pod::ImageInBundle(bundle, c.image)) continue;
+      const std::string field = oci::ContainerFieldPath(pod, c) + ".image";
+      auto name = registry::ParseImageName(c.image);
+      if (!name) {
+        errors.push_back(pod::Invalid(field, pod::QuoteValue(c.image),
+                                      "not in the bundle's images/ and not a registry reference: " +
+                                          name.error().message()));
+        continue;
+      }
+      if (c.image_pull_policy == "Never") {
+        messages.push_back("Warning: " + field + ": " + pod::QuoteValue(c.image) +
+                           " is not in the bundle and imagePullPolicy is Never: the container "
+                           "waits (ErrImageNeverPull) unless `podvisor pull` put it in the image "
+                           "store");
       }
     }
   }
@@ -163,6 +192,7 @@ LoadedPod Load(const std::filesystem::path& path, bool check_images,
     }
   } else {
     for (auto& e : pod::ValidateImages(out.pod, bundle)) pod_errors.push_back(std::move(e));
+    CheckRegistryImages(out.pod, bundle, pod_errors, result.messages);
     // The generated config assumes a valid pod: only then is it tried.
     if (errors.empty() && pod_errors.empty()) {
       CheckContainerConfigs(out.pod, bundle, pod_errors, result.images);

@@ -80,4 +80,11 @@ Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundl
   return resolved;
 }
 
+bool ImageInBundle(const std::filesystem::path& bundle, std::string_view image) {
+  auto dir = ResolveImageDir(bundle, image);
+  if (!dir) return true;
+  std::error_code ec;
+  return std::filesystem::exists(*dir, ec);
+}
+
 }  // namespace podvisor::pod

@@ -18,4 +18,9 @@ bool HasDotDotComponent(std::string_view path);
 Result<std::filesystem::path> ResolveImageDir(const std::filesystem::path& bundle,
                                               std::string_view image);
 
+// Whether `image` names something of the bundle: a directory (or OCI
+// layout) ResolveImageDir finds, or a reference it refuses (S14.6: loading
+// it reports why). False: a registry image (S16.4).
+bool ImageInBundle(const std::filesystem::path& bundle, std::string_view image);
+
 }  // namespace podvisor::pod

@@ -356,9 +356,11 @@ FieldErrors ValidateImages(const Pod& pod, const std::filesystem::path& bundle,
       if (references_only) continue;
       std::error_code ec;
       std::string detail;
+      // S16.4: nothing of that name in the bundle: a registry image, pulled
+      // by run (its reference is checked by loading/, which knows registries).
+      if (!std::filesystem::exists(*dir, ec)) continue;
       if (!std::filesystem::is_directory(*dir, ec)) {
-        detail = "image directory " + dir->string() +
-                 (std::filesystem::exists(*dir, ec) ? " is not a directory" : " does not exist");
+        detail = "image directory " + dir->string() + " is not a directory";
       } else if (!std::filesystem::is_directory(*dir / "rootfs", ec) &&
                  !std::filesystem::is_regular_file(*dir / "oci-layout", ec)) {
         // An OCI image layout is checked (digests, platform) when run

@@ -23,8 +23,13 @@
 #include "hostfs/rootfs.h"
 #include "hostfs/volumes.h"
 #include "image/image_cache.h"
+#include "image/layer_store.h"
+#include "image/oci_layout.h"
 #include "oci/capabilities.h"
+#include "pod/bundle.h"
 #include "pod/resources.h"
+#include "registry/credentials.h"
+#include "registry/image_name.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/pod_control.h"
 #include "supervisor/executor/internal.h"
@@ -60,6 +65,31 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, loop::EventLoop loop)
   };
   seams.netns_path = [this] { return NetnsPath(); };
   hooks_probes_ = std::make_unique<HooksAndProbes>(loop_, pod_, std::move(seams));
+
+  ImagePulls::Seams pull_seams;
+  pull_seams.feed = [this](lifecycle::Event event) { Feed(std::move(event)); };
+  pull_seams.publish = [this](const lifecycle::Publish& p) { OnPublish(p); };
+  pull_seams.create = [this](const lifecycle::CreateContainer& create) {
+    state_urgent_ = true;
+    heap_trim_.Churned();
+    instances_.Create(create);
+    SaveStateForNext();
+  };
+  pull_seams.image_ready = [this](const std::string& container, image::Image image, Fd hold) {
+    ImageReady(container, std::move(image), std::move(hold));
+  };
+  pull_seams.terminating = [this] { return lifecycle_.Terminating() || pod_ended_; };
+  pull_seams.fatal = [this](const std::string& message) {
+    if (fatal_) return;
+    fatal_ = Error(message);
+    log::Error("{}: stopping the pod", message);
+    Feed(lifecycle::StopRequested{std::string("ImageUnpackFailed"), Duration::zero()});
+  };
+  ImagePulls::Options pull_options;
+  pull_options.podvisor_exe = options_.podvisor_exe;
+  pull_options.store_dir = options_.image_cache_dir;
+  pulls_ = std::make_unique<ImagePulls>(loop_, reaper_, std::move(pull_seams),
+                                        std::move(pull_options));
 }
 
 Executor::~Executor() {
@@ -146,11 +176,35 @@ sandbox::SandboxOptions Executor::SandboxOptionsOf() const {
   return sb;
 }
 
-// Images first: a missing image is the user's problem and must leave
-// nothing behind. Those `run` loaded are not loaded again.
+// Images first: a bundle image that cannot be loaded is the user's problem
+// and must leave nothing behind. Those `run` loaded are not loaded again.
+// An image the bundle does not hold comes from a registry (S16.4): pulled
+// once the pod runs, its container waiting meanwhile.
 Status Executor::LoadImages() {
+  if (auto credentials = registry::PullCredentialsJson(pod_, pod_.config); credentials) {
+    pulls_->SetCredentials(std::move(*credentials));
+  } else {
+    // The kubelet goes on without a pull secret it cannot read, and says so.
+    log::Warn("{}", credentials.error().message());
+    pending_pull_warning_ = credentials.error().message();
+  }
   for (const auto* list : {&pod_.spec.init_containers, &pod_.spec.containers}) {
     for (const auto& c : *list) {
+      if (!images_.count(c.name)) {
+        // A bundle OCI layout the store lacks is unpacked by a worker, so
+        // the pod shows in status meanwhile (S16.9).
+        if (auto layout = LayoutToUnpack(c.image)) {
+          pulls_->WantLayout(c.name, c.image, *layout);
+          continue;
+        }
+      }
+      if (!images_.count(c.name) && !pod::ImageInBundle(options_.bundle, c.image)) {
+        pulls_->Want(c.name, c.image,
+                     c.image_pull_policy.empty()
+                         ? registry::PullPolicyName(registry::DefaultPullPolicy(c.image))
+                         : c.image_pull_policy);
+        continue;
+      }
       // An unpacked layout is held (a shared lock) for the pod's life, so
       // `images prune` leaves it alone; one pruned between the unpack and
       // the lock is unpacked again.
@@ -185,6 +239,35 @@ Status Executor::LoadImages() {
     }
   }
   return Ok();
+}
+
+// The bundle's OCI layout `reference` names when the store does not hold
+// its manifest yet; nullopt otherwise (a plain rootfs, a layout already
+// unpacked, or one whose index, manifest or config is unreadable: loading
+// it now reports that before anything starts).
+std::optional<std::filesystem::path> Executor::LayoutToUnpack(const std::string& reference) const {
+  auto dir = pod::ResolveImageDir(options_.bundle, reference);
+  if (!dir || !image::IsOciLayout(*dir)) return std::nullopt;
+  auto layout = image::ResolveLayout(*dir, image::TagOf(reference), image::HostPlatform());
+  if (!layout) return std::nullopt;
+  auto store = image::LayerStore::Open(options_.image_cache_dir);
+  if (!store) return std::nullopt;
+  if (store->FindByManifest(layout->manifest.digest.ToString())) return std::nullopt;
+  return *dir;
+}
+
+// A registry image pulled (or found in the store): the container's from now
+// on, held against prune for the pod's life.
+void Executor::ImageReady(const std::string& container, image::Image image, Fd hold) {
+  image_locks_.push_back(std::move(hold));
+  // imageID: the repository digest the registry gave (S16.7).
+  record_.KnowImageId(container, image.image_id.empty() ? image.manifest_digest : image.image_id);
+  if (!image.config.stop_signal.empty()) {
+    if (auto signo = ParseSignal(image.config.stop_signal)) {
+      lifecycle_.SetImageStopSignal(container, *signo);
+    }
+  }
+  images_.insert_or_assign(container, std::move(image));
 }
 
 // What a SIGKILLed supervisor of this pod left goes before anything new
@@ -331,6 +414,14 @@ Result<pod::PodPhase> Executor::Run() {
   // keep (from then on it outlives us).
   state_saving_ = true;
   SaveStateForNext();
+  // S16.4: every registry image of the pod at once, before the start
+  // plan asks for the first container.
+  if (pending_pull_warning_) {
+    OnPublish(lifecycle::Publish{lifecycle::EventType::kWarning, "FailedToRetrieveImagePullSecret",
+                                 "pod", *pending_pull_warning_});
+    pending_pull_warning_.reset();
+  }
+  pulls_->StartAll(handover_.has_value());
   for (auto& action : handover_ ? ResumeLifecycle() : lifecycle_.Start(CurrentTime())) {
     Execute(action);
   }
@@ -343,6 +434,7 @@ Result<pod::PodPhase> Executor::Run() {
   while (!finished_) {
     if (auto s = loop_.RunOnce(); !s) return s.take_error();
   }
+  if (fatal_) return *fatal_;
   return lifecycle_.Phase();
 }
 
@@ -368,6 +460,7 @@ void Executor::Drain() {
   // docs/INTERFACE.md "systemd": READY=1, STOPPING=1, the phase.
   systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());
   heap_trim_.AfterBatch();
+  if (lifecycle_.Terminating()) pulls_->StopAll();  // parked creates were abandoned (S5.8)
   SaveStateForNext();
   MaybeFinish();
   MaybeUpgrade();
@@ -400,6 +493,7 @@ void Executor::Execute(const lifecycle::Action& action) {
           state_urgent_ = true;
         }
         if constexpr (std::is_same_v<T, lifecycle::CreateContainer>) {
+          if (pulls_->Park(a)) return;  // S16.5: its image is on its way
           heap_trim_.Churned();
           instances_.Create(a);
         } else if constexpr (std::is_same_v<T, lifecycle::StartContainer>) {

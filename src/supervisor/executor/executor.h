@@ -8,6 +8,7 @@
 //   PodRecord        the v1 Pod, the summary, status.json (pod_record.h)
 //   LifecycleTimers  ArmTimer/CancelTimer on the loop (lifecycle_timers.h)
 //   HeapTrim         memory back to the kernel when quiet (heap_trim.h)
+//   ImagePulls       the images pulled from registries (image_pulls.h)
 //   control.cc       the control API's PodControl (control/pod_control.h)
 // Events raised while actions are carried out are queued and fed after the
 // current batch, never re-entrantly.
@@ -38,6 +39,7 @@
 #include "supervisor/executor/handover.h"
 #include "supervisor/executor/heap_trim.h"
 #include "supervisor/executor/hooks_probes.h"
+#include "supervisor/executor/image_pulls.h"
 #include "supervisor/executor/instances.h"
 #include "supervisor/executor/lifecycle_timers.h"
 #include "supervisor/executor/pod_networking.h"
@@ -82,6 +84,8 @@ class Executor : private InstanceHost {
   Result<std::optional<sandbox::PendingSandbox>> StartSandbox();
   sandbox::SandboxOptions SandboxOptionsOf() const;
   Status LoadImages();
+  void ImageReady(const std::string& container, image::Image image, Fd hold);
+  std::optional<std::filesystem::path> LayoutToUnpack(const std::string& reference) const;
   Status ClaimPodState();   // recovery, then the pod's directories and cgroup
   Status SetupPodCgroup();  // S10.4
   Status WatchSignals();
@@ -178,6 +182,9 @@ class Executor : private InstanceHost {
   Instances instances_;
   // Destroyed before the instances: their runs may kill an exec.
   std::unique_ptr<HooksAndProbes> hooks_probes_;
+  std::unique_ptr<ImagePulls> pulls_;  // S16: registry images; their workers, parked creates
+  std::optional<std::string> pending_pull_warning_;  // an unreadable imagePullSecret
+  std::optional<Error> fatal_;  // the run ends with it (a bundle image that cannot unpack)
   LifecycleTimers timers_;
   HeapTrim heap_trim_;  // setup's and churn's heap back to the kernel
   std::vector<control::ControlServer::Responder> stop_waiters_;

@@ -175,6 +175,10 @@ void Executor::MaybeUpgrade() {
     upgrade_->busy = "a lifecycle hook runs";
     return;
   }
+  if (pulls_->Busy()) {
+    upgrade_->busy = "an image pull runs";
+    return;
+  }
   ExecInPlace();
 }
 
