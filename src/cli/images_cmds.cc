@@ -52,7 +52,8 @@ int ImagesList(const ImagesOptions& o) {
     for (const auto& name : record.names) names += (names.empty() ? "" : ",") + name;
     // Layers shared with other images count for each, as with crictl.
     uint64_t size = 0;
-    for (const auto& id : record.diff_ids) size += image::LayerStore::DiskUsage(store->LayerDir(id));
+    for (const auto& id : record.diff_ids)
+      size += image::LayerStore::DiskUsage(store->LayerDir(id));
     std::printf("%-48s %-14s %-7zu %s\n", names.empty() ? "<none>" : names.c_str(),
                 ShortDigest(record.manifest_digest).c_str(), record.diff_ids.size(),
                 HumanSize(size).c_str());
@@ -81,7 +82,8 @@ int ImagesPrune(const ImagesOptions& o) {
     std::fprintf(stderr, "podvisor: %s\n", report.error().message().c_str());
     return kExitFailed;
   }
-  for (const auto& digest : report->images_removed) std::printf("image %s removed\n", digest.c_str());
+  for (const auto& digest : report->images_removed)
+    std::printf("image %s removed\n", digest.c_str());
   for (const auto& id : report->layers_removed) std::printf("layer %s removed\n", id.c_str());
   std::size_t in_use = store->List().size();
   std::fprintf(stderr, "%zu images and %zu layers removed, %s freed; %zu images in use\n",

@@ -28,8 +28,7 @@ using image::testing::TarEntry;
 // Whether this kernel takes "lowerdir+" (Linux 6.8).
 bool KernelHasLowerdirPlus() {
   Fd context(::fsopen("overlay", FSOPEN_CLOEXEC));
-  return context &&
-         ::fsconfig(context.get(), FSCONFIG_SET_STRING, "lowerdir+", "/tmp", 0) == 0;
+  return context && ::fsconfig(context.get(), FSCONFIG_SET_STRING, "lowerdir+", "/tmp", 0) == 0;
 }
 
 class LayeredRoot : public ::testing::Test {
@@ -103,10 +102,10 @@ class LayeredRoot : public ::testing::Test {
 };
 
 TEST_F(LayeredRoot, S16_3_TheOverlayShowsTheLayersMerged) {
-  auto lowers = Stack({{Dir("etc"), File("etc/passwd", "root:x:0:0::/:/bin/sh\n"),
-                        File("etc/keep", "k"), Dir("var"), File("var/old", "o")},
-                       {File("etc/.wh.passwd", ""), File("var/.wh..wh..opq", ""),
-                        File("var/new", "n")}});
+  auto lowers =
+      Stack({{Dir("etc"), File("etc/passwd", "root:x:0:0::/:/bin/sh\n"), File("etc/keep", "k"),
+              Dir("var"), File("var/old", "o")},
+             {File("etc/.wh.passwd", ""), File("var/.wh..wh..opq", ""), File("var/new", "n")}});
   std::vector<OverlayMountApi> apis = {OverlayMountApi::kMountData};
   if (KernelHasLowerdirPlus()) apis.push_back(OverlayMountApi::kNewApi);
   int n = 0;

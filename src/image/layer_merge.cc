@@ -6,8 +6,8 @@
 #include "image/layer_merge.h"
 
 #include <dirent.h>
-#include <string.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -61,7 +61,8 @@ Status RemoveAt(int dir_fd, const std::string& name) {
     for (const auto& child : *children) {
       if (auto s = RemoveAt(dir.get(), child); !s) return s;
     }
-    if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0) return Error::FromErrno("rmdir " + name);
+    if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0)
+      return Error::FromErrno("rmdir " + name);
     return Ok();
   }
   if (::unlinkat(dir_fd, name.c_str(), 0) != 0) return Error::FromErrno("unlink " + name);
@@ -114,7 +115,8 @@ class Merger {
  private:
   Status Entry(int src, int dst, const std::string& name) {
     struct stat st {};
-    if (::fstatat(src, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Error::FromErrno("stat");
+    if (::fstatat(src, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      return Error::FromErrno("stat");
     if (IsOverlayWhiteout(st)) return RemoveAt(dst, name);
     struct stat there {};
     bool exists = ::fstatat(dst, name.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0;
@@ -142,7 +144,8 @@ class Merger {
     if (S_ISLNK(st.st_mode)) {
       std::vector<char> target(static_cast<std::size_t>(st.st_size) + 1);
       ssize_t n = ::readlinkat(src, name.c_str(), target.data(), target.size());
-      if (n < 0 || static_cast<std::size_t>(n) >= target.size()) return Error::FromErrno("readlink");
+      if (n < 0 || static_cast<std::size_t>(n) >= target.size())
+        return Error::FromErrno("readlink");
       target[static_cast<std::size_t>(n)] = '\0';
       if (::symlinkat(target.data(), dst, name.c_str()) != 0) return Error::FromErrno("symlink");
     } else if (::mknodat(dst, name.c_str(), st.st_mode, st.st_rdev) != 0) {
@@ -182,7 +185,7 @@ class Merger {
 };
 
 struct StackOfStore {
-  fs::path root;               // the store
+  fs::path root;  // the store
   std::vector<Digest> bottom_first;
 };
 
@@ -191,8 +194,8 @@ Result<StackOfStore> ParseStack(const std::vector<fs::path>& lower_dirs) {
   for (auto it = lower_dirs.rbegin(); it != lower_dirs.rend(); ++it) {
     const fs::path dir = it->lexically_normal();
     const fs::path layers = dir.parent_path().parent_path();
-    auto digest = ParseDigest(dir.parent_path().filename().string() + ":" +
-                              dir.filename().string());
+    auto digest =
+        ParseDigest(dir.parent_path().filename().string() + ":" + dir.filename().string());
     if (!digest || layers.filename() != store::kLayers ||
         (!stack.root.empty() && stack.root != layers.parent_path())) {
       return Error(it->string() + " is not a layer of an image store", EINVAL);

@@ -39,8 +39,8 @@ Result<std::filesystem::path> MergedTreePath(const std::vector<std::filesystem::
                                              MergedTree kind);
 
 // MergedTreePath, made first when absent.
-Result<std::filesystem::path> EnsureMergedTree(
-    const std::vector<std::filesystem::path>& lower_dirs, MergedTree kind);
+Result<std::filesystem::path> EnsureMergedTree(const std::vector<std::filesystem::path>& lower_dirs,
+                                               MergedTree kind);
 
 // Merges the overlayfs lower directories `lower_dirs` (top first) onto the
 // empty directory `target`: regular files hard linked when `link_files`,

@@ -127,8 +127,8 @@ Status LayerStore::IngestLayer(int blob_fd, const LayerDescriptor& layer, LayerB
     budget.bytes += size->uncompressed;
     budget.entries += mine.entries - entries_before;
   }
-  if (auto s = WriteLayerSize(store::EntryPath(root_, store::kLayers, id, ".json"), layer.blob.digest,
-                              *size);
+  if (auto s = WriteLayerSize(store::EntryPath(root_, store::kLayers, id, ".json"),
+                              layer.blob.digest, *size);
       !s) {
     return fail(s.take_error().Wrap(what));
   }

@@ -40,9 +40,8 @@ class Store : public ::testing::Test {
     json d = builder_->Layer(entries);
     auto digest = ParseDigest(d["digest"].get<std::string>());
     auto diff_id = ParseDigest("sha256:" + HashHex("sha256", MakeTar(entries, false)));
-    return {{d["mediaType"], *digest, d["size"], std::nullopt, ""},
-            LayerCompression::kGzip,
-            *diff_id};
+    return {
+        {d["mediaType"], *digest, d["size"], std::nullopt, ""}, LayerCompression::kGzip, *diff_id};
   }
   Status Ingest(const LayerDescriptor& layer) {
     Fd fd(::open(BlobPath(builder_->dir(), layer.blob.digest).c_str(), O_RDONLY | O_CLOEXEC));
@@ -94,9 +93,9 @@ TEST_F(Store, S16_2_TwoImagesOfOneBaseStoreTheBaseOnce) {
 }
 
 TEST_F(Store, S16_1_WhiteoutsAndOpaqueDirectoriesTakeOverlayfsForm) {
-  LayerDescriptor layer = Layer({Dir("etc"), File("etc/.wh.passwd", ""), Dir("var"),
-                                 File("var/.wh..wh..opq", ""), File("var/new", "n"),
-                                 File(".wh.gone", "")});
+  LayerDescriptor layer =
+      Layer({Dir("etc"), File("etc/.wh.passwd", ""), Dir("var"), File("var/.wh..wh..opq", ""),
+             File("var/new", "n"), File(".wh.gone", "")});
   ASSERT_TRUE(Ingest(layer));
   const fs::path dir = store_->LayerDir(*layer.diff_id);
   struct stat st {};
@@ -213,8 +212,11 @@ TEST_F(Store, NamesMoveAsTagsDoAndStayWithTheirImage) {
   EXPECT_THAT(found->names,
               ::testing::ElementsAre("example/app:1", "example/app:2", "example/app:latest"));
   EXPECT_TRUE(store_->FindByManifest(b.manifest_digest)->names.empty());
-  ImageRecord missing{"sha256:" + std::string(64, 'c'), "{}",
-                      {*ParseDigest("sha256:" + std::string(64, 'd'))}, {}, {}};
+  ImageRecord missing{"sha256:" + std::string(64, 'c'),
+                      "{}",
+                      {*ParseDigest("sha256:" + std::string(64, 'd'))},
+                      {},
+                      {}};
   EXPECT_FALSE(store_->PutImage(missing)) << "its layer is not in the store";
 }
 
@@ -252,10 +254,10 @@ TEST_F(Store, S16_2_PruneKeepsHeldImagesAndTheirLayers) {
 }
 
 TEST_F(Store, S16_3_MergedStackAppliesWhiteoutsAndOpaqueDirectories) {
-  auto image = LoadLayout("merge", {{Dir("etc"), File("etc/passwd", "root"), File("etc/keep", "k"),
-                                     Dir("var"), File("var/old", "o"), Symlink("link", "/etc")},
-                                    {File("etc/.wh.passwd", ""), File("var/.wh..wh..opq", ""),
-                                     File("var/new", "n")}});
+  auto image = LoadLayout(
+      "merge", {{Dir("etc"), File("etc/passwd", "root"), File("etc/keep", "k"), Dir("var"),
+                 File("var/old", "o"), Symlink("link", "/etc")},
+                {File("etc/.wh.passwd", ""), File("var/.wh..wh..opq", ""), File("var/new", "n")}});
   ASSERT_TRUE(image) << image.error().message();
   auto tree = EnsureMergedTree(image->layers, MergedTree::kWritableRoot);
   ASSERT_TRUE(tree) << tree.error().message();
@@ -266,7 +268,8 @@ TEST_F(Store, S16_3_MergedStackAppliesWhiteoutsAndOpaqueDirectories) {
   EXPECT_EQ(ReadFile(*tree / "var/new"), "n");
   EXPECT_EQ(fs::read_symlink(*tree / "link"), "/etc");
   // A writable root shares no inode with the layers.
-  struct stat a {}, b{};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::lstat((*tree / "var/new").c_str(), &a), 0);
   ASSERT_EQ(::lstat((image->layers.front() / "var/new").c_str(), &b), 0);
   EXPECT_NE(a.st_ino, b.st_ino);

@@ -57,7 +57,7 @@ struct Req : UserRequest {
   }
 };
 
-Result<ProcessUser> Resolve(UserRequest r) {
+Result<ProcessUser> Resolve(const UserRequest& r) {
   return ResolveUser(r, kPasswd, kGroup);
 }
 
