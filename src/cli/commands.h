@@ -30,7 +30,7 @@ void AddDescribeCommand(CLI::App& app, int& exit_code);
 // `command`: the words after exec's "--", split off before parsing.
 void AddExecCommand(CLI::App& app, int& exit_code, const std::vector<std::string>& command);
 void AddPortForwardCommand(CLI::App& app, int& exit_code);
-void AddRecordCommands(CLI::App& app, int& exit_code);  // rm, prune, images prune
+void AddRecordCommands(CLI::App& app, int& exit_code);  // rm, prune, images ls|prune
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddPackCommand(CLI::App& app, int& exit_code);
 void AddVersionCommand(CLI::App& app, int& exit_code);

@@ -1,6 +1,6 @@
-// `podvisor rm`, `prune` and `images prune`: what outlives a pod on
-// purpose (its kept record, events and logs; the image cache) goes only
-// when the user says so (docs/INTERFACE.md "Kept records").
+// `podvisor rm`, `prune` and `images`: what outlives a pod on purpose
+// (its kept record, events and logs; the image store, images_cmds.h) goes
+// only when the user says so (docs/INTERFACE.md "Kept records").
 #include <fcntl.h>
 #include <sys/file.h>
 
@@ -11,6 +11,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/images_cmds.h"
 #include "cli/pod_records.h"
 #include "cli/pod_runs.h"
 #include "cli/pod_target.h"
@@ -18,7 +19,6 @@
 #include "common/pod_dir.h"
 #include "common/pod_lock.h"
 #include "image/bundle_image.h"
-#include "image/image_cache.h"
 
 namespace podvisor::cli {
 namespace {
@@ -139,41 +139,6 @@ int Prune(const Dirs& d) {
   return code;
 }
 
-// A cache entry is in use while a pod holds a shared lock on its lock
-// file (oci/image_cache.h); taking it exclusively without waiting proves
-// no pod does, and keeps a starting pod from taking it until the entry is
-// gone (it then unpacks the image again).
-int ImagesPrune(const Dirs& d) {
-  const fs::path cache = image::ImageCacheDir(fs::absolute(d.state_dir));
-  std::error_code ec;
-  int removed = 0, kept = 0, code = kExitSucceeded;
-  for (const auto& alg : fs::directory_iterator(cache, ec)) {
-    if (!alg.is_directory(ec)) continue;
-    for (const auto& entry : fs::directory_iterator(alg.path(), ec)) {
-      const std::string hex = entry.path().filename().string();
-      if (!entry.is_directory(ec) || hex.starts_with('.')) continue;
-      const fs::path lock_path = alg.path() / (hex + ".lock");
-      Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-      if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
-        ++kept;
-        continue;
-      }
-      fs::remove_all(entry.path(), ec);
-      if (ec) {
-        std::fprintf(stderr, "podvisor: removing %s: %s\n", entry.path().c_str(),
-                     ec.message().c_str());
-        code = kExitFailed;
-        continue;
-      }
-      fs::remove(lock_path, ec);
-      std::printf("image %s:%s removed\n", alg.path().filename().c_str(), hex.c_str());
-      ++removed;
-    }
-  }
-  std::fprintf(stderr, "%d image cache entries removed, %d in use\n", removed, kept);
-  return code;
-}
-
 }  // namespace
 
 void AddRecordCommands(CLI::App& app, int& exit_code) {
@@ -193,12 +158,9 @@ void AddRecordCommands(CLI::App& app, int& exit_code) {
     cmd->callback([d, &exit_code] { exit_code = Prune(*d); });
   }
   {
-    CLI::App* images = app.add_subcommand("images", "Manage the unpacked image cache");
+    CLI::App* images = app.add_subcommand("images", "List and prune the image store");
     images->require_subcommand(1);
-    auto d = std::make_shared<Dirs>();
-    CLI::App* cmd = images->add_subcommand("prune", "Remove image cache entries no pod uses");
-    AddDirs(cmd, *d, false);
-    cmd->callback([d, &exit_code] { exit_code = ImagesPrune(*d); });
+    AddImageSubcommands(*images, exit_code);
   }
 }
 

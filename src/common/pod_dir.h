@@ -18,7 +18,7 @@
 //   DIR/<pod>/.runs/<uid>/       an earlier run's record, events, log-dir (S14.33)
 //   DIR/<pod>.lock               held by the pod's supervisor (common/pod_lock.h)
 //   DIR/network.lock             held across the hostPort check and ADD of every pod
-//   DIR/.images/                 unpacked OCI image layouts, shared by pods
+//   DIR/.images/                 the layer store (image/layer_store.h), shared by pods
 //   DIR/.bundles/                bundle images `run` unpacked
 //
 // The names beside the pods start with a dot or hold one, so no pod (a DNS

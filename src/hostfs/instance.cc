@@ -9,6 +9,7 @@
 #include "common/mounts.h"
 #include "hostfs/rootfs.h"
 #include "hostfs/volumes.h"
+#include "image/layer_merge.h"
 
 namespace podvisor::hostfs {
 
@@ -56,6 +57,12 @@ Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& conta
   if (facts.own_root) {
     if (Status s = MountWritableRoot(out.root); !s) return s;
     out.root_mounted = true;
+  } else if (!image.layers.empty()) {
+    // Without privileges to mount an overlay, a layered image's root is
+    // its layers merged once into a tree all such instances share, as a
+    // plain rootfs is shared.
+    auto tree = image::EnsureMergedTree(image.layers, image::MergedTree::kWritableRoot);
+    if (!tree) return tree.take_error().Wrap("container " + container.name + ": its root");
   }
   if (Status s = CreateTerminationMessageFile(TerminationMessageFile(dir)); !s) return s;
   oci::ContainerConfigInput input = PlanContainerConfig(pod, container, image, layout, facts, host);

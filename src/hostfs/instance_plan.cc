@@ -1,5 +1,6 @@
 #include "hostfs/instance_plan.h"
 
+#include "image/layer_merge.h"
 #include "oci/capabilities.h"
 #include "oci/devices.h"
 #include "oci/node_info.h"
@@ -33,8 +34,18 @@ std::string InstanceRuntimeId(std::string_view pod, std::string_view container, 
 
 WritableRootPaths InstanceRoot(const std::filesystem::path& instance_dir,
                                const image::Image& image) {
-  return {image.rootfs, instance_dir / InstanceFile::kUpperDir,
-          instance_dir / InstanceFile::kWorkDir, instance_dir / InstanceFile::kRootfsDir};
+  WritableRootPaths root{image.layers.empty() ? image.rootfs : image.layers.front(),
+                         instance_dir / InstanceFile::kUpperDir,
+                         instance_dir / InstanceFile::kWorkDir,
+                         instance_dir / InstanceFile::kRootfsDir};
+  if (!image.layers.empty()) root.lower_dirs = image.layers;
+  return root;
+}
+
+std::filesystem::path SharedRoot(const image::Image& image) {
+  if (image.layers.empty()) return image.rootfs;
+  auto tree = image::MergedTreePath(image.layers, image::MergedTree::kWritableRoot);
+  return tree ? *tree : std::filesystem::path();
 }
 
 std::filesystem::path TerminationMessageFile(const std::filesystem::path& instance_dir) {
@@ -46,7 +57,8 @@ oci::ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Co
                                               const InstanceFacts& facts, const HostFacts& host) {
   oci::ContainerConfigInput in;
   in.bundle = facts.bundle;
-  in.root_path = facts.own_root ? InstanceRoot(facts.instance_dir, image).merged : image.rootfs;
+  in.root_path =
+      facts.own_root ? InstanceRoot(facts.instance_dir, image).merged : SharedRoot(image);
   in.volumes_dir = layout.VolumesDir();
   in.sub_path_sources = facts.sub_path_sources;
   in.termination_message_file = TerminationMessageFile(facts.instance_dir);

@@ -55,7 +55,7 @@ struct InstanceFacts {
   std::filesystem::path instance_dir;  // the runtime bundle (--bundle) of this instance
   // true: the instance writes into its own overlay (instance_dir/rootfs),
   // which needs privileges (the namespaces sandbox); false: into the
-  // image rootfs itself.
+  // image's shared root (SharedRoot).
   bool own_root = false;
   // S14.2: the bound sources of subPath mounts (volumes.h BindSubPaths);
   // empty for display (validate, oci-config).
@@ -82,10 +82,16 @@ struct InstanceFacts {
 std::string InstanceRuntimeId(std::string_view pod, std::string_view container, int instance,
                               uint64_t attempt);
 
-// The instance's writable root: the image rootfs below, upper/ and work/
-// beside the merged rootfs/ in `instance_dir`.
+// The instance's writable root: the image rootfs or its layers below,
+// upper/ and work/ beside the merged rootfs/ in `instance_dir`.
 WritableRootPaths InstanceRoot(const std::filesystem::path& instance_dir,
                                const image::Image& image);
+
+// The root an instance without its own overlay writes into (--sandbox
+// none): a plain image's rootfs, or a layered image's layers merged into
+// one writable tree of the store (image::MergedTree::kWritableRoot, which
+// PrepareContainerInstance makes). No I/O.
+std::filesystem::path SharedRoot(const image::Image& image);
 std::filesystem::path TerminationMessageFile(const std::filesystem::path& instance_dir);
 
 // Fills everything GenerateConfig reads for `container` (an element of

@@ -1,19 +1,25 @@
 #include "hostfs/rootfs.h"
 
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <system_error>
 
+#include "common/fd.h"
 #include "common/mounts.h"
+#include "image/layer_merge.h"
 
 namespace podvisor::hostfs {
 namespace {
 
+namespace fs = std::filesystem;
+
 // overlayfs splits its mount data at ',' and lowerdir at ':'; a backslash
 // makes the next character literal (image directories like
 // "registry.example/app:1.2" contain a colon).
-std::string EscapeOverlayPath(const std::filesystem::path& p) {
+std::string EscapeOverlayPath(const fs::path& p) {
   std::string out;
   for (char c : p.string()) {
     if (c == ',' || c == ':' || c == '\\') out.push_back('\\');
@@ -22,15 +28,145 @@ std::string EscapeOverlayPath(const std::filesystem::path& p) {
   return out;
 }
 
-}  // namespace
-
-std::string OverlayMountData(const WritableRootPaths& paths) {
-  return "lowerdir=" + EscapeOverlayPath(paths.lower) +
-         ",upperdir=" + EscapeOverlayPath(paths.upper) +
+std::string MountData(const std::vector<fs::path>& lowers, const WritableRootPaths& paths) {
+  std::string data = "lowerdir=";
+  for (std::size_t i = 0; i < lowers.size(); ++i) {
+    if (i > 0) data += ':';
+    data += EscapeOverlayPath(lowers[i]);
+  }
+  return data + ",upperdir=" + EscapeOverlayPath(paths.upper) +
          ",workdir=" + EscapeOverlayPath(paths.work);
 }
 
-Status MountWritableRoot(const WritableRootPaths& paths) {
+bool Fits(const std::vector<fs::path>& lowers, const WritableRootPaths& paths,
+          OverlayMountApi api) {
+  if (lowers.size() > kOverlayMaxLowerDirs) return false;
+  if (api == OverlayMountApi::kMountData) return MountData(lowers, paths).size() <= kMountDataMax;
+  for (const fs::path& p : lowers) {
+    if (p.string().size() > kFsconfigStringMax) return false;
+  }
+  return paths.upper.string().size() <= kFsconfigStringMax &&
+         paths.work.string().size() <= kFsconfigStringMax;
+}
+
+// What the kernel said about a failed fsconfig() or fsmount(): the fs
+// context descriptor reads as lines "e overlay: ...".
+std::string KernelMessage(int fs_fd) {
+  char buf[512];
+  ssize_t n = ::read(fs_fd, buf, sizeof buf - 1);
+  if (n <= 2) return "";
+  std::string text(buf, static_cast<std::size_t>(n));
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return " (" + text.substr(2) + ")";
+}
+
+std::string Describe(const WritableRootPaths& paths, std::size_t lower_count) {
+  return "mounting the overlay root " + paths.merged.string() + " over " +
+         paths.LowerDirs().front().string() +
+         (lower_count > 1 ? " and " + std::to_string(lower_count - 1) + " more layers" : "");
+}
+
+std::string UpperHint(const WritableRootPaths& paths, int err) {
+  if (err == EINVAL && FilesystemType(paths.upper) == OVERLAYFS_SUPER_MAGIC) {
+    return " (the state directory is itself on overlayfs, which cannot be an upper layer; use "
+           "--state-dir on tmpfs or a disk filesystem)";
+  }
+  return "";
+}
+
+// Linux 6.8's "lowerdir+": one lower directory per fsconfig() call, no
+// escaping, no page limit. false: the kernel lacks it (or the new mount
+// API altogether).
+Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
+  const std::vector<fs::path> all = paths.LowerDirs();
+  {
+    Fd probe(::fsopen("overlay", FSOPEN_CLOEXEC));
+    if (!probe) {
+      if (errno == ENOSYS || errno == ENODEV) return false;
+      return Error::FromErrno("fsopen(overlay)");
+    }
+    if (::fsconfig(probe.get(), FSCONFIG_SET_STRING, "lowerdir+", all.front().c_str(), 0) != 0) {
+      if (errno == EINVAL) return false;
+      return Error::FromErrno(Describe(paths, all.size()) + ": lowerdir+ " + all.front().string());
+    }
+  }
+  auto lowers = FitLowerDirs(paths, OverlayMountApi::kNewApi);
+  if (!lowers) {
+    if (fall_back && lowers.error().code() == ENAMETOOLONG) return false;
+    return lowers.take_error();
+  }
+  const std::string what = Describe(paths, lowers->size());
+  Fd context(::fsopen("overlay", FSOPEN_CLOEXEC));
+  if (!context) return Error::FromErrno("fsopen(overlay)");
+  auto set = [&](const char* key, const fs::path& value) -> Status {
+    if (::fsconfig(context.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) != 0) {
+      int err = errno;
+      return Error::FromErrno(
+          what + ": " + key + " " + value.string() + KernelMessage(context.get()), err);
+    }
+    return Ok();
+  };
+  for (const fs::path& lower : *lowers) {
+    if (auto s = set("lowerdir+", lower); !s) return s.take_error();
+  }
+  if (auto s = set("upperdir", paths.upper); !s) return s.take_error();
+  if (auto s = set("workdir", paths.work); !s) return s.take_error();
+  if (::fsconfig(context.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    int err = errno;
+    return Error::FromErrno(what + KernelMessage(context.get()) + UpperHint(paths, err), err);
+  }
+  Fd mnt(::fsmount(context.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV));
+  if (!mnt) return Error::FromErrno(what + ": fsmount");
+  if (::move_mount(mnt.get(), "", AT_FDCWD, paths.merged.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    return Error::FromErrno(what + ": move_mount");
+  }
+  return true;
+}
+
+Status MountWithData(const WritableRootPaths& paths) {
+  auto lowers = FitLowerDirs(paths, OverlayMountApi::kMountData);
+  if (!lowers) return lowers.take_error();
+  std::string data = MountData(*lowers, paths);
+  if (::mount("overlay", paths.merged.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {
+    int err = errno;
+    return Error::FromErrno(Describe(paths, lowers->size()) + UpperHint(paths, err), err);
+  }
+  return Ok();
+}
+
+}  // namespace
+
+std::string OverlayMountData(const WritableRootPaths& paths) {
+  return MountData(paths.LowerDirs(), paths);
+}
+
+Result<std::vector<fs::path>> FitLowerDirs(const WritableRootPaths& paths, OverlayMountApi api) {
+  std::vector<fs::path> lowers = paths.LowerDirs();
+  if (Fits(lowers, paths, api)) return lowers;
+  const std::string what = "the image's " + std::to_string(lowers.size()) + " layers";
+  if (lowers.size() < 2) {
+    return Error(what + " cannot be mounted: a path is too long for overlayfs", ENAMETOOLONG);
+  }
+  // S16.3: the fewest bottom layers merged into one that make the stack
+  // fit. Every merged directory's path has the same length (a chain id of
+  // at least two layers is a sha256), so one stands for all.
+  std::vector<fs::path> bottom(lowers.end() - 2, lowers.end());
+  auto sample = image::MergedTreePath(bottom, image::MergedTree::kLowerStack);
+  if (!sample) return sample.take_error().Wrap(what + " do not fit one overlay mount");
+  for (std::size_t k = 2; k <= lowers.size(); ++k) {
+    std::vector<fs::path> candidate(lowers.begin(), lowers.end() - static_cast<std::ptrdiff_t>(k));
+    candidate.push_back(*sample);
+    if (!Fits(candidate, paths, api)) continue;
+    bottom.assign(lowers.end() - static_cast<std::ptrdiff_t>(k), lowers.end());
+    auto merged = image::EnsureMergedTree(bottom, image::MergedTree::kLowerStack);
+    if (!merged) return merged.take_error().Wrap(what);
+    candidate.back() = *merged;
+    return candidate;
+  }
+  return Error(what + " cannot be mounted: a path is too long for overlayfs", ENAMETOOLONG);
+}
+
+Status MountWritableRoot(const WritableRootPaths& paths, OverlayMountApi api) {
   if (IsMountPoint(paths.merged)) {
     if (FilesystemType(paths.merged) == OVERLAYFS_SUPER_MAGIC) return Ok();
     return Error(paths.merged.string() + " is already a mount point of another kind", EBUSY);
@@ -38,20 +174,17 @@ Status MountWritableRoot(const WritableRootPaths& paths) {
   for (const auto* dir : {&paths.upper, &paths.work, &paths.merged}) {
     if (Status s = MakeDirs(*dir, 0755); !s) return s.error().Wrap("preparing the writable root");
   }
-  std::string data = OverlayMountData(paths);
-  if (::mount("overlay", paths.merged.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {
-    int err = errno;
-    std::string hint;
-    if (err == EINVAL && FilesystemType(paths.upper) == OVERLAYFS_SUPER_MAGIC) {
-      hint =
-          " (the state directory is itself on overlayfs, which cannot be an upper layer; use "
-          "--state-dir on tmpfs or a disk filesystem)";
+  if (api != OverlayMountApi::kMountData) {
+    auto mounted = MountWithNewApi(paths, api == OverlayMountApi::kAuto);
+    if (!mounted) return mounted.take_error();
+    if (*mounted) return Ok();
+    if (api == OverlayMountApi::kNewApi) {
+      return Error(Describe(paths, paths.LowerDirs().size()) +
+                       ": this kernel has no overlayfs \"lowerdir+\" (Linux 6.8)",
+                   ENOSYS);
     }
-    return Error::FromErrno("mounting the overlay root " + paths.merged.string() + " over " +
-                                paths.lower.string() + hint,
-                            err);
   }
-  return Ok();
+  return MountWithData(paths);
 }
 
 Status RemoveWritableRoot(const WritableRootPaths& paths) {

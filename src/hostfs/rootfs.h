@@ -1,7 +1,8 @@
-// Per-container-instance writable roots: an overlay whose lower layer is
-// the image rootfs and whose upper/work directories live in the instance
-// directory under the pod state dir (layout.h). Two containers of one image,
-// or two instances of one container, never see each other's writes.
+// Per-container-instance writable roots: an overlay whose lower layers are
+// the image (its rootfs, or its layers in the layer store, S16.3) and
+// whose upper/work directories live in the instance directory under the
+// pod state dir (layout.h). Two containers of one image, or two instances
+// of one container, never see each other's writes.
 //
 // readOnlyRootFilesystem does not change the mount: the overlay stays
 // writable on the host and config.json sets root.readonly, which the
@@ -10,18 +11,40 @@
 // create mount points (/etc/hosts, the termination-message file) that the
 // image lacks, in this instance's upper layer.
 //
+// S16.3, the kernel's limits on a stack: overlayfs takes at most 500 lower
+// layers, mount(2)'s data is one page, and the new mount API's fsconfig()
+// takes one lower directory per call ("lowerdir+", Linux 6.8) of at most
+// 255 bytes. The new API is used when the kernel has it, else mount(2)
+// when the data fits; beyond what the one used can take, the bottom
+// layers are merged into one directory of the store
+// (image/layer_merge.h), so any image within the LayerBudget mounts.
+//
 // overlayfs needs upper/work on a filesystem that supports it as an upper
 // layer (ext4, xfs, tmpfs, ...; not overlayfs itself); the error says so.
 #pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "hostfs/layout.h"
 
 namespace podvisor::hostfs {
 
+inline constexpr std::size_t kOverlayMaxLowerDirs = 500;  // overlayfs's OVL_MAX_STACK
+inline constexpr std::size_t kMountDataMax = 4095;        // one page with its NUL
+inline constexpr std::size_t kFsconfigStringMax = 255;    // fsconfig() copies 256 with the NUL
+
+// How the overlay is mounted. kAuto: the new mount API when the kernel
+// has "lowerdir+", else mount(2). The others force one (tests).
+enum class OverlayMountApi { kAuto, kNewApi, kMountData };
+
 // Creates upper/, work/, rootfs/ and mounts the overlay on rootfs/.
 // Idempotent: an overlay already mounted there is left as is.
-Status MountWritableRoot(const WritableRootPaths& paths);
+Status MountWritableRoot(const WritableRootPaths& paths,
+                         OverlayMountApi api = OverlayMountApi::kAuto);
 
 // Unmounts the overlay (idempotent; MNT_DETACH when busy) and removes the
 // instance's upper/, work/ and rootfs/ directories.
@@ -30,5 +53,11 @@ Status RemoveWritableRoot(const WritableRootPaths& paths);
 // The overlay mount data for `paths` (exposed for tests): paths escaped so
 // that ',' ':' and '\' in them are taken literally by overlayfs.
 std::string OverlayMountData(const WritableRootPaths& paths);
+
+// The lower directories `paths` is mounted with by `api` (kNewApi or
+// kMountData): its own, or with the bottom ones merged into one
+// (image::EnsureMergedTree, made when absent) so that the stack fits.
+Result<std::vector<std::filesystem::path>> FitLowerDirs(const WritableRootPaths& paths,
+                                                        OverlayMountApi api);
 
 }  // namespace podvisor::hostfs

@@ -154,14 +154,14 @@ TEST_F(BundlePack, UnpacksToTheBundle) {
     auto app = LoadOciLayoutImage(dir / "images" / "app", "app", tmp_.path() / "cache");
     ASSERT_TRUE(app);
     EXPECT_THAT(app->config.cmd, ::testing::ElementsAre("/bin/app"));
-    EXPECT_EQ(ReadFile(app->rootfs / "bin" / "app2"), "#!/bin/sh\necho hi\n");
+    EXPECT_EQ(ReadFile(app->layers.front() / "bin" / "app2"), "#!/bin/sh\necho hi\n");
     struct stat a {
     }, b{};
-    ASSERT_EQ(::stat((app->rootfs / "bin" / "app").c_str(), &a), 0);
-    ASSERT_EQ(::stat((app->rootfs / "bin" / "app2").c_str(), &b), 0);
+    ASSERT_EQ(::stat((app->layers.front() / "bin" / "app").c_str(), &a), 0);
+    ASSERT_EQ(::stat((app->layers.front() / "bin" / "app2").c_str(), &b), 0);
     EXPECT_EQ(a.st_ino, b.st_ino);  // the hard link stayed one
     EXPECT_EQ(a.st_mode & 0777, 0755u);
-    EXPECT_EQ(fs::read_symlink(app->rootfs / "bin" / "app3"), "app");
+    EXPECT_EQ(fs::read_symlink(app->layers.front() / "bin" / "app3"), "app");
   }
   // Gone with the object, and the emptied parent with it.
   EXPECT_FALSE(fs::exists(dir));
@@ -196,7 +196,7 @@ TEST_F(BundlePack, ATaggedLayoutAsSkopeoWritesItPacksOnce) {
        {std::pair{std::string("tools:1.0"), "1"}, {"tools:2.0", "2"}, {"tools@" + digest, "1"}}) {
     auto image = LoadImage(dir, ref, options);
     ASSERT_TRUE(image) << ref << ": " << image.error().message();
-    EXPECT_EQ(ReadFile(image->rootfs / "v"), content) << ref;
+    EXPECT_EQ(ReadFile(image->layers.front() / "v"), content) << ref;
   }
 }
 

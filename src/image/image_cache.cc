@@ -1,12 +1,9 @@
 #include "image/image_cache.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/fd.h"
-#include "common/mounts.h"
 #include "common/pod_dir.h"
 #include "image/layer_unpack.h"
 
@@ -15,50 +12,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A plain write, not common/file_io.h's WriteFileAtomic: the files go into
-// a scratch directory that only its rename below publishes, whole.
-Status WriteFile(const fs::path& path, std::string_view data) {
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd) return Error::FromErrno("creating " + path.string());
-  while (!data.empty()) {
-    ssize_t n = ::write(fd.get(), data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error::FromErrno("writing " + path.string());
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return Ok();
-}
-
-// S14.7: what makes an entry whole. rename(2) publishes only a scratch
-// directory whose unpack returned success, and this is checked again on
-// every use, so an entry that lost its rootfs (a layer that got to remove
-// it, a crash of an older podvisor, a hand edit) is unpacked again instead
-// of handed to the runtime.
-bool IsCompleteEntry(const fs::path& entry) {
-  struct stat st {};
-  return ::lstat((entry / "rootfs").c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-         ::lstat((entry / "image.json").c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-Status Unpack(const ResolvedLayout& layout, const fs::path& scratch) {
-  if (auto s = MakeDirs(scratch / "rootfs", 0755); !s) return s;
-  // ApplyLayer wants a root without symlinks on the way.
-  std::error_code ec;
-  fs::path root = fs::canonical(scratch / "rootfs", ec);
-  if (ec)
-    return Error("resolving " + (scratch / "rootfs").string() + ": " + ec.message(), ec.value());
-  auto budget = LayerBudget::FromEnvironment();
-  if (!budget) return budget.take_error();
-  for (const auto& layer : layout.layers) {
-    if (auto s = ApplyLayer(layout.dir, layer, root, *budget); !s) return s;
-  }
-  if (auto s = WriteFile(scratch / "image.json", layout.config_json); !s) return s;
-  if (!IsCompleteEntry(scratch)) return Error("the unpacked " + root.string() + " is gone");
-  // On a disk-backed state dir the rename below must not reach the disk
-  // before the files it publishes (tmpfs: a no-op).
-  Fd dir(::open(scratch.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir) ::syncfs(dir.get());
-  return Ok();
+Error OverBudget(const LayerBudget& budget) {
+  return Error("the image unpacks to more than " + std::to_string(budget.max_bytes) +
+                   " bytes (S14.9: the bound is " + LayerBudget::kMaxBytesVariable + ")",
+               EFBIG);
 }
 
 }  // namespace
@@ -67,58 +24,62 @@ fs::path ImageCacheDir(const fs::path& state_dir) {
   return state_dir / StateDirEntry::kImageCache;
 }
 
-Result<fs::path> EnsureUnpacked(const fs::path& cache_dir, const ResolvedLayout& layout) {
-  const Digest& digest = layout.manifest.digest;
-  std::string what = "unpacking manifest " + digest.ToString();
-  fs::path base = cache_dir / digest.algorithm;
-  fs::path entry = base / digest.hex;
-  std::error_code ec;
-  if (IsCompleteEntry(entry)) return entry;
-  if (auto s = MakeDirs(base, 0700); !s) return s.take_error().Wrap(what);
-
-  // Blocks only while another podvisor unpacks this very image, before
-  // either has started a container.
-  fs::path lock_path = base / (digest.hex + ".lock");
-  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (!lock) return Error::FromErrno(what + ": opening " + lock_path.string());
-  while (::flock(lock.get(), LOCK_EX) != 0) {
-    if (errno != EINTR) return Error::FromErrno(what + ": locking " + lock_path.string());
-  }
-  if (IsCompleteEntry(entry)) return entry;  // the other one finished it
-  // Incomplete: nobody can be using it (HoldEntry finds no rootfs to run),
-  // and we hold the lock that every unpacker of it takes.
-  fs::remove_all(entry, ec);
-  if (ec) return Error(what + ": removing " + entry.string() + ": " + ec.message(), ec.value());
-
-  fs::path scratch = base / ("." + digest.hex + ".partial");
-  fs::remove_all(scratch, ec);  // a crashed unpack's; we hold the lock
-  if (ec) return Error(what + ": removing " + scratch.string() + ": " + ec.message(), ec.value());
-  if (auto s = MakeDirs(scratch, 0700); !s) return s.take_error().Wrap(what);
-  Status s = Unpack(layout, scratch);
-  if (s && ::rename(scratch.c_str(), entry.c_str()) != 0) {
-    s = Error::FromErrno("publishing " + entry.string());
-  }
-  if (!s) {
-    fs::remove_all(scratch, ec);
-    return s.take_error().Wrap(what);
-  }
-  return entry;
+Result<std::optional<Fd>> HoldEntry(const fs::path& cache_dir, std::string_view manifest_digest) {
+  auto store = LayerStore::Open(cache_dir);
+  if (!store) return store.take_error();
+  return store->HoldImage(manifest_digest);
 }
 
-Result<std::optional<Fd>> HoldEntry(const fs::path& cache_dir, std::string_view manifest_digest) {
-  const std::size_t colon = manifest_digest.find(':');
-  if (colon == std::string_view::npos) return Error("bad digest " + std::string(manifest_digest));
-  const fs::path base = cache_dir / std::string(manifest_digest.substr(0, colon));
-  const std::string hex(manifest_digest.substr(colon + 1));
-  const fs::path lock_path = base / (hex + ".lock");
-  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (!lock) return Error::FromErrno("opening " + lock_path.string());
-  while (::flock(lock.get(), LOCK_SH) != 0) {
-    if (errno != EINTR) return Error::FromErrno("locking " + lock_path.string());
+Result<ImageRecord> StoreLayout(LayerStore& store, const ResolvedLayout& layout) {
+  // S16.2: the layers added are not pruned before the record names them.
+  auto hold = store.HoldForAdding();
+  if (!hold) return hold.take_error();
+  auto budget = LayerBudget::FromEnvironment();
+  if (!budget) return budget.take_error();
+  ImageRecord record;
+  record.manifest_digest = layout.manifest.digest.ToString();
+  record.config_json = layout.config_json;
+  for (const LayerDescriptor& layer : layout.layers) {
+    const Digest& id = *layer.diff_id;  // ResolveLayout always sets it (S14.8)
+    record.diff_ids.push_back(id);
+    record.compressed_size += static_cast<uint64_t>(std::max<int64_t>(layer.blob.size, 0));
+    if (!store.HasLayer(id)) {
+      fs::path path = BlobPath(layout.dir, layer.blob.digest);
+      Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd) {
+        return Error::FromErrno("blob " + layer.blob.digest.ToString() +
+                                " is missing: " + path.string());
+      }
+      if (auto s = store.IngestLayer(fd.get(), layer, *budget); !s) return s.take_error();
+    } else if (auto size = store.LayerSize(id)) {
+      // S14.9 bounds the image, whichever of its layers were stored before.
+      if (size->uncompressed > budget->max_bytes - std::min(budget->bytes, budget->max_bytes)) {
+        return OverBudget(*budget);
+      }
+      budget->bytes += size->uncompressed;
+    }
   }
-  std::error_code ec;
-  if (!fs::is_directory(base / hex, ec)) return std::optional<Fd>();
-  return std::optional<Fd>(std::move(lock));
+  record.unpacked_size = budget->bytes;
+  if (auto s = store.PutImage(record); !s) return s.take_error();
+  auto stored = store.FindByManifest(record.manifest_digest);
+  if (!stored) return Error("image " + record.manifest_digest + " vanished from the store");
+  return std::move(*stored);
+}
+
+Result<Image> ImageFromStore(const LayerStore& store, const ImageRecord& record,
+                             std::string_view reference) {
+  const std::string what = "image \"" + std::string(reference) + "\"";
+  auto config = ParseImageConfig(record.config_json, "config of " + record.manifest_digest);
+  if (!config) return config.take_error().Wrap(what);
+  auto layers = store.LowerDirs(record);
+  if (!layers) return layers.take_error().Wrap(what);
+  Image image;
+  image.reference = std::string(reference);
+  image.layers = std::move(*layers);
+  image.config = std::move(*config);
+  image.manifest_digest = record.manifest_digest;
+  if (!record.repo_digests.empty()) image.image_id = record.repo_digests.front();
+  return image;
 }
 
 Result<Image> LoadOciLayoutImage(const fs::path& dir, std::string_view reference,
@@ -126,21 +87,19 @@ Result<Image> LoadOciLayoutImage(const fs::path& dir, std::string_view reference
   std::string what = "image \"" + std::string(reference) + "\"";
   if (cache_dir.empty()) {
     return Error(what + ": " + dir.string() +
-                 " is an OCI image layout, and no cache directory "
-                 "to unpack it into was given");
+                 " is an OCI image layout, and no image store to unpack it into was given");
   }
   auto layout = ResolveLayout(dir, TagOf(reference), HostPlatform());
   if (!layout) return layout.take_error().Wrap(what);
-  auto entry = EnsureUnpacked(cache_dir, *layout);
-  if (!entry) return entry.take_error().Wrap(what);
-  auto config = ParseImageConfig(layout->config_json, "config " + layout->config.digest.ToString());
-  if (!config) return config.take_error().Wrap(what);
-  Image image;
-  image.reference = std::string(reference);
-  image.dir = dir;
-  image.rootfs = *entry / "rootfs";
-  image.config = std::move(*config);
-  image.manifest_digest = layout->manifest.digest.ToString();
+  auto store = LayerStore::Open(cache_dir);
+  if (!store) return store.take_error().Wrap(what);
+  auto record = StoreLayout(*store, *layout);
+  if (!record) return record.take_error().Wrap(what);
+  auto image = ImageFromStore(*store, *record, reference);
+  if (!image) return image.take_error();
+  image->dir = dir;
+  // A bundle's layout has no repository digest: its id is the manifest's.
+  image->image_id.clear();
   return image;
 }
 

@@ -1,46 +1,52 @@
-// Unpacked OCI image layouts, cached per manifest digest under the state
-// directory:
+// Images of the layer store (layer_store.h, S16) as pods use them: an OCI
+// image layout of a bundle is ingested layer by layer from its blob files
+// (a layer already in the store, from another image or a pull, is not
+// unpacked again) and recorded with no names (a bundle's images are not
+// registry names); a record the registry puller made becomes an Image the
+// same way. Either Image stacks its layers (Image::layers) and has no
+// rootfs.
 //
-//   <state-dir>/.images/<alg>/<hex>/rootfs/       the layers applied in order
-//   <state-dir>/.images/<alg>/<hex>/image.json    the image config blob
-//
-// (".images" cannot collide with a pod: pod names are DNS labels.) An entry
-// appears only by rename(2) of a finished scratch directory, so a reader
-// sees a whole rootfs or none; unpackers of one digest serialise on a lock
-// file, and the one holding the lock removes a scratch directory a crashed
-// unpack left. Entries are never modified afterwards (the manifest digest
-// pins every layer's digest) and live as long as the state directory
-// (/run: until reboot).
+// STORE is STATE/.images (".images" cannot collide with a pod: pod names
+// are DNS labels) and lives as long as the state directory (/run: until
+// reboot) or until `podvisor images prune`.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "common/fd.h"
 #include "common/result.h"
 #include "image/image.h"
+#include "image/layer_store.h"
 #include "image/oci_layout.h"
 
 namespace podvisor::image {
 
-// The cache directory for a state directory: STATE/.images.
+// The store's directory for a state directory: STATE/.images.
 std::filesystem::path ImageCacheDir(const std::filesystem::path& state_dir);
 
-// The cache entry for the layout's manifest, unpacking it first when
-// absent. Returns the entry directory (holding rootfs/ and image.json).
-Result<std::filesystem::path> EnsureUnpacked(const std::filesystem::path& cache_dir,
-                                             const ResolvedLayout& layout);
-
-// A shared lock on the cache entry of `manifest_digest` ("sha256:<hex>"),
-// held by a pod for as long as its containers may use the entry: `podvisor
-// images prune` removes only entries it can lock exclusively. nullopt when
-// the entry is gone (pruned between unpack and lock): load the image again.
+// A shared lock on the image `manifest_digest` ("sha256:<hex>") of the
+// store at `cache_dir` (LayerStore::HoldImage), held by a pod for as long
+// as its containers may use its layers: `podvisor images prune` removes
+// only images it can lock exclusively. nullopt when the image is gone
+// (pruned between loading and holding it): load the image again.
 Result<std::optional<Fd>> HoldEntry(const std::filesystem::path& cache_dir,
                                     std::string_view manifest_digest);
 
+// Ingests the layers of `layout` missing from `store` from its blob files
+// and records the image (no names). Returns the record as stored.
+Result<ImageRecord> StoreLayout(LayerStore& store, const ResolvedLayout& layout);
+
+// The Image of a record of `store`: its layers as lower directories, its
+// config, its manifest digest, and as image_id its first repository
+// digest (empty for a bundle's image: the manifest digest is its id).
+Result<Image> ImageFromStore(const LayerStore& store, const ImageRecord& record,
+                             std::string_view reference);
+
 // LoadImage's path for a directory that is an OCI layout: resolve the
-// manifest for `reference`'s tag and this host, unpack into the cache,
-// parse the config.
+// manifest for `reference`'s tag and this host, store it (StoreLayout),
+// and return its Image (dir set to `dir`).
 Result<Image> LoadOciLayoutImage(const std::filesystem::path& dir, std::string_view reference,
                                  const std::filesystem::path& cache_dir);
 

@@ -5,9 +5,17 @@
 //   STORE/layers/sha256/<diff-id hex>/        one layer's tree in overlayfs's lower-directory
 //                                             format (a whiteout is a 0/0 character device, an
 //                                             opaque directory has trusted.overlay.opaque=y)
+//   STORE/layers/sha256/<diff-id hex>.json    its sizes (written before the directory appears)
+//   STORE/layers/sha256/<diff-id hex>.lock    held by the one ingesting it
+//   STORE/layers/sha256/.<diff-id hex>.partial  the scratch of an ingest in progress (or crashed)
+//   STORE/flat/sha256/<chain-id hex>/         the bottom layers of a stack too deep to mount,
+//                                             merged (layer_merge.h)
+//   STORE/trees/sha256/<chain-id hex>/        an image's layers merged into one writable tree,
+//                                             the root of containers without their own overlay
 //   STORE/images/sha256/<manifest hex>.json   an ImageRecord
 //   STORE/images/sha256/<manifest hex>.lock   held shared by every pod using the image
 //   STORE/names.json                          normalised reference -> manifest digest
+//   STORE/records.lock                        held while a record or names.json is rewritten
 //   STORE/store.lock                          shared while a pull or unpack adds to the store,
 //                                             exclusive while `images prune` removes from it
 //
@@ -16,7 +24,7 @@
 // finished scratch entry, so a reader sees all of it or none; a layer is
 // published only after both its blob digest and its diff id verified.
 // Layers are never modified afterwards. Everything read from a layer is
-// hostile (layer_unpack.h).
+// hostile (layer_unpack.h). The rules are S16.1-S16.3.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +45,8 @@ namespace podvisor::image {
 
 // One image in the store.
 struct ImageRecord {
-  std::string manifest_digest;  // "sha256:…" of the platform's image manifest
-  std::string config_json;      // the image configuration blob, verified
+  std::string manifest_digest;   // "sha256:…" of the platform's image manifest
+  std::string config_json;       // the image configuration blob, verified
   std::vector<Digest> diff_ids;  // the layers, bottom first (the config's rootfs.diff_ids)
   // Normalised references that name it ("docker.io/library/nginx:1.25"),
   // and the repository digests a registry gave it
@@ -74,13 +82,23 @@ class LayerStore {
   // LayerDir(*layer.diff_id). A layer already present is not written again
   // (the stream is still drained: the caller's pipe must reach EOF).
   // Concurrent ingests of one diff id (threads or processes) serialise;
-  // different ones run in parallel. On error nothing is published.
+  // different ones run in parallel. On error nothing is published, and
+  // the error names the blob's digest or the diff id that did not match.
+  // `budget` may be shared by the concurrent ingests of one image: each
+  // layer is charged to it under a lock when it is done (refused, and not
+  // published, when that goes over), and bounded while it unpacks by what
+  // was left when it started. It takes a HoldForAdding of its own.
   Status IngestLayer(int blob_fd, const LayerDescriptor& layer, LayerBudget& budget,
                      const IngestProgress& progress = {});
 
+  // The sizes of a present layer (nullopt when absent or unrecorded).
+  std::optional<LayerStreamSize> LayerSize(const Digest& diff_id) const;
+
   // Adds or replaces an image record (all its layers must be present), and
   // points each of its names at it (a name moves from the image that had
-  // it, as a tag does).
+  // it, as a tag does). The names and repo digests the image had already
+  // stay: a second tag of one manifest adds a name. The record's names as
+  // read back (Find*, List) are those names.json points at it.
   Status PutImage(const ImageRecord& record);
 
   std::optional<ImageRecord> FindByName(std::string_view name) const;
@@ -99,12 +117,19 @@ class LayerStore {
   struct PruneReport {
     std::vector<std::string> images_removed;  // manifest digests
     std::vector<std::string> layers_removed;  // diff ids
-    uint64_t bytes_freed = 0;
+    std::vector<std::string> merged_removed;  // chain ids of flat/ and trees/ entries
+    int scratch_removed = 0;                  // what crashed ingests and merges left
+    uint64_t bytes_freed = 0;                 // on disk (blocks), hard links counted once
   };
   // Removes images no pod holds, then every layer no remaining image
-  // uses, and scratch entries a crashed unpack left. Waits for pulls in
-  // progress (store.lock).
+  // uses, the merged trees no remaining image stacks, and scratch entries
+  // a crashed unpack left; also the whole-image entries of the cache this
+  // store replaced (STORE/<alg>/<hex>/rootfs) no pod holds. Waits for
+  // pulls in progress (store.lock).
   Result<PruneReport> Prune();
+
+  // Bytes on disk under `dir` (st_blocks), each inode once; 0 when absent.
+  static uint64_t DiskUsage(const std::filesystem::path& dir);
 
  private:
   explicit LayerStore(std::filesystem::path root) : root_(std::move(root)) {}

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/fd.h"
-#include "image/tar_reader.h"
+#include "image/layer_entries.h"
 
 namespace podvisor::image {
 namespace {
@@ -21,93 +21,6 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kWhiteoutPrefix = ".wh.";
 constexpr std::string_view kOpaqueMarker = ".wh..wh..opq";
-
-// The blob as the decompressor reads it, hashed on the way. Reads stop one
-// byte past the descriptor's size: a blob that is a symlink to /dev/zero
-// or a file still growing must not be read forever, and one byte more is
-// enough for CheckBlob to name the mismatch.
-struct BlobSource {
-  Fd fd;
-  DigestHasher hasher;
-  uint64_t limit = 0;
-  uint64_t bytes = 0;
-  int read_errno = 0;
-
-  Result<std::size_t> Read(char* buf, std::size_t size) {
-    if (bytes > limit) return std::size_t{0};
-    size = static_cast<std::size_t>(std::min<uint64_t>(size, limit + 1 - bytes));
-    ssize_t n;
-    do {
-      n = ::read(fd.get(), buf, size);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      read_errno = errno;
-      return Error::FromErrno("reading the blob");
-    }
-    hasher.Update(buf, static_cast<std::size_t>(n));
-    bytes += static_cast<uint64_t>(n);
-    return static_cast<std::size_t>(n);
-  }
-
-  // The tar end-of-archive blocks and compressor trailers are part of the
-  // blob too: hash whatever the reader did not need.
-  void Drain() {
-    std::vector<char> buf(1 << 16);
-    for (;;) {
-      auto n = Read(buf.data(), buf.size());
-      if (!n || *n == 0) return;
-    }
-  }
-};
-
-// The uncompressed tar stream as the tar reader reads it: hashed for the
-// diff_id (S14.8) and charged to the image's budget (S14.9) on the way,
-// so nothing reads a layer twice.
-class MeteredStream final : public Decompressor {
- public:
-  MeteredStream(Decompressor& in, std::optional<DigestHasher> hasher, LayerBudget& budget)
-      : in_(in), hasher_(std::move(hasher)), budget_(budget) {}
-
-  Result<std::size_t> Read(char* buf, std::size_t size) override {
-    auto n = in_.Read(buf, size);
-    if (!n) return n;
-    if (hasher_) hasher_->Update(buf, *n);
-    budget_.bytes += *n;
-    if (budget_.bytes > budget_.max_bytes) return OverBudget();
-    return n;
-  }
-
-  // Before a file's data is written: refuses one that would not fit, so
-  // an 18 MB blob claiming a 4 GiB file fails before the first byte.
-  Status Reserve(uint64_t size) const {
-    if (size > budget_.max_bytes - std::min(budget_.bytes, budget_.max_bytes)) return OverBudget();
-    return Ok();
-  }
-
-  // The rest of the stream (end-of-archive blocks, padding) belongs to the
-  // diff_id as much as the entries do.
-  Status Drain() {
-    std::vector<char> buf(1 << 16);
-    for (;;) {
-      auto n = Read(buf.data(), buf.size());
-      if (!n) return n.take_error();
-      if (*n == 0) return Ok();
-    }
-  }
-
-  std::string FinishHex() { return hasher_ ? hasher_->FinishHex() : std::string(); }
-
- private:
-  Error OverBudget() const {
-    return Error("the image unpacks to more than " + std::to_string(budget_.max_bytes) +
-                     " bytes (S14.9: the bound is " + LayerBudget::kMaxBytesVariable + ")",
-                 EFBIG);
-  }
-
-  Decompressor& in_;
-  std::optional<DigestHasher> hasher_;
-  LayerBudget& budget_;
-};
 
 // "./a//b/" -> "a/b"; nullopt when a component is "..". Leading '/' and
 // "./" are dropped: layer names are relative to the image root whatever
@@ -130,10 +43,11 @@ std::optional<std::string> CleanEntryPath(std::string_view raw) {
 
 class LayerApplier {
  public:
-  LayerApplier(const fs::path& root, const LayerDescriptor& layer, MeteredStream& stream,
-               LayerBudget& budget)
+  LayerApplier(const fs::path& root, const LayerDescriptor& layer, LayerFormat format,
+               MeteredStream& stream, LayerBudget& budget)
       : root_(root),
         name_("layer " + layer.blob.digest.ToString()),
+        format_(format),
         stream_(stream),
         budget_(budget) {}
 
@@ -164,6 +78,8 @@ class LayerApplier {
   bool RealDirChain(const std::string& rel, bool& missing) const;
   Status Whiteout(const std::string& rel);
   Status Opaque(const std::string& dir_rel);
+  Status OverlayWhiteout(const std::string& rel);
+  Status OverlayOpaque(const std::string& dir_rel);
   void HideLowerChildren(const std::string& dir_rel);
   bool WrittenBelow(const std::string& rel) const {
     std::string prefix = rel + "/";
@@ -174,6 +90,7 @@ class LayerApplier {
 
   fs::path root_;
   std::string name_;
+  LayerFormat format_;
   MeteredStream& stream_;
   LayerBudget& budget_;
   // Paths this layer wrote: whiteouts apply to lower layers only (the
@@ -200,6 +117,7 @@ bool LayerApplier::RealDirChain(const std::string& rel, bool& missing) const {
 
 Status LayerApplier::Whiteout(const std::string& rel) {
   if (written_.count(rel)) return Ok();  // this layer's own entry stays
+  if (format_ == LayerFormat::kOverlay) return OverlayWhiteout(rel);
   std::string parent = fs::path(rel).parent_path().string();
   bool missing = false;
   // A whiteout below a symlink or a missing directory has nothing of a
@@ -237,10 +155,50 @@ void LayerApplier::HideLowerChildren(const std::string& dir_rel) {
 }
 
 Status LayerApplier::Opaque(const std::string& dir_rel) {
+  if (format_ == LayerFormat::kOverlay) return OverlayOpaque(dir_rel);
   bool missing = false;
   if (!RealDirChain(dir_rel, missing)) return Ok();
   HideLowerChildren(dir_rel);
   return Ok();
+}
+
+// S16.1: the whiteout overlayfs reads, a character device 0/0 in place of
+// the name. There is nothing of this layer to remove: a name it wrote
+// stays (Whiteout), a directory made for a deeper entry stays, and one
+// whiteout of the name is enough.
+Status LayerApplier::OverlayWhiteout(const std::string& rel) {
+  std::string parent = fs::path(rel).parent_path().string();
+  bool missing = false;
+  if (!parent.empty() && !RealDirChain(parent, missing)) {
+    // Below a symlink of this layer nothing lower is visible to hide.
+    if (!missing) return Ok();
+    if (auto s = MakeParents(parent); !s) return s;
+  }
+  struct stat st {};
+  fs::path full = Full(rel);
+  if (::lstat(full.c_str(), &st) == 0) return Ok();
+  // Unprivileged too since Linux 5.8: the 0/0 device is the whiteout.
+  if (::mknod(full.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0) {
+    return Error::FromErrno(name_ + ": whiteout of " + rel);
+  }
+  return Ok();
+}
+
+// S16.1: the directory (made here when this layer has no entry for it)
+// tells overlayfs to stop looking into lower layers. trusted.* xattrs need
+// CAP_SYS_ADMIN; without it, the user.* form a userxattr overlay reads.
+Status LayerApplier::OverlayOpaque(const std::string& dir_rel) {
+  bool missing = false;
+  if (!dir_rel.empty() && !RealDirChain(dir_rel, missing)) {
+    if (!missing) return Ok();
+    if (auto s = MakeParents(dir_rel); !s) return s;
+  }
+  fs::path full = Full(dir_rel);
+  if (::lsetxattr(full.c_str(), kOverlayOpaqueXattr, "y", 1, 0) == 0) return Ok();
+  if (errno == EPERM && ::lsetxattr(full.c_str(), kOverlayUserOpaqueXattr, "y", 1, 0) == 0) {
+    return Ok();
+  }
+  return Error::FromErrno(name_ + ": marking " + (dir_rel.empty() ? "/" : dir_rel) + " opaque");
 }
 
 Status LayerApplier::ApplyEntry(TarReader& reader, const TarHeader& h) {
@@ -410,6 +368,7 @@ void LayerApplier::SetOwnerTimesXattrs(const TarHeader& h, const std::string& re
     // Numeric ids, never looked up on the host.
     (void)::lchown(full.c_str(), static_cast<uid_t>(h.uid), static_cast<gid_t>(h.gid));
     for (const auto& [name, value] : h.xattrs) {
+      if (IsOverlayXattr(name)) continue;  // S14.7: overlayfs's markers are ours to write
       (void)::lsetxattr(full.c_str(), name.c_str(), value.data(), value.size(), 0);
     }
   }
@@ -446,53 +405,25 @@ Status LayerApplier::Apply(TarReader& reader) {
 
 }  // namespace
 
-Status ApplyLayer(const fs::path& layout_dir, const LayerDescriptor& layer, const fs::path& root,
-                  LayerBudget& budget) {
-  const Descriptor& blob = layer.blob;
-  fs::path path = BlobPath(layout_dir, blob.digest);
-  auto hasher = DigestHasher::Create(blob.digest.algorithm);
-  if (!hasher) return hasher.take_error();
-  std::optional<DigestHasher> diff_hasher;
-  if (layer.diff_id) {
-    auto h = DigestHasher::Create(layer.diff_id->algorithm);
-    if (!h) return h.take_error();
-    diff_hasher.emplace(std::move(*h));
-  }
-  BlobSource src{Fd(), std::move(*hasher), static_cast<uint64_t>(std::max<int64_t>(blob.size, 0)),
-                 0, 0};
-  src.fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!src.fd)
-    return Error::FromErrno("blob " + blob.digest.ToString() + " is missing: " + path.string());
+Status ApplyEntries(TarReader& reader, MeteredStream& stream, const fs::path& root,
+                    const LayerDescriptor& layer, LayerFormat format, LayerBudget& budget) {
+  return LayerApplier(root, layer, format, stream, budget).Apply(reader);
+}
 
-  // Only the compression the media type declares: a gzip blob labelled
-  // plain tar is as wrong as a corrupt one.
-  auto decompressor = MakeDecompressor(
-      layer.compression, [&src](char* buf, std::size_t size) { return src.Read(buf, size); });
-  const std::string name = "layer " + blob.digest.ToString();
-  MeteredStream stream(*decompressor, std::move(diff_hasher), budget);
-  TarReader reader(stream);
-  Status applied = LayerApplier(root, layer, stream, budget).Apply(reader);
-  if (applied) {
-    if (auto s = stream.Drain(); !s)
-      applied = Error(name + ": " + s.error().message(), s.error().code());
+bool IsOverlayWhiteout(const struct stat& st) {
+  return S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
+}
+
+bool IsOverlayOpaqueDir(int dir_fd) {
+  for (const char* name : {kOverlayOpaqueXattr, kOverlayUserOpaqueXattr}) {
+    char value[2] = {};
+    if (::fgetxattr(dir_fd, name, value, sizeof value) == 1 && value[0] == 'y') return true;
   }
-  if (src.read_errno) {
-    return Error::FromErrno(name + ": reading " + path.string(), src.read_errno);
-  }
-  src.Drain();
-  if (auto s = CheckBlob(blob.digest, blob.size, src.hasher.FinishHex(), src.bytes); !s) return s;
-  if (!applied) return applied;
-  // S14.8: the blob was the one the manifest names, but the config (whose
-  // digest is the image's id) must describe the same content.
-  if (layer.diff_id) {
-    std::string actual = stream.FinishHex();
-    if (actual != layer.diff_id->hex) {
-      return Error(name + ": its uncompressed content is " + layer.diff_id->algorithm + ":" +
-                   actual + ", the image config's rootfs.diff_ids says " +
-                   layer.diff_id->ToString());
-    }
-  }
-  return Ok();
+  return false;
+}
+
+bool IsOverlayXattr(std::string_view name) {
+  return name.starts_with("trusted.overlay.") || name.starts_with("user.overlay.");
 }
 
 }  // namespace podvisor::image

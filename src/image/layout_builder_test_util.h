@@ -179,6 +179,7 @@ class LayoutBuilder {
   json Simple(const std::vector<std::vector<TarEntry>>& layers,
               const json& config = json::object()) {
     std::vector<json> descs;
+    descs.reserve(layers.size());
     for (const auto& l : layers) descs.push_back(Layer(l));
     json manifest = ManifestWith(config, descs);
     WriteIndex({manifest});

@@ -33,6 +33,11 @@ class OciLayout : public ::testing::Test {
   Result<image::Image> Load(const std::string& ref = "app") {
     return LoadImage(Bundle(), ref, {Cache()});
   }
+  // The top layer's directory of an image of the store (a single-layer
+  // image's whole tree).
+  static fs::path Top(const image::Image& image) {
+    return image.layers.empty() ? fs::path() : image.layers.front();
+  }
   // Nothing under the cache but finished entries and lock files.
   std::vector<std::string> CacheLeftovers() const {
     std::vector<std::string> out;
@@ -89,9 +94,12 @@ TEST_F(OciLayout, UnpacksAndTakesTheImageConfig) {
   EXPECT_EQ(image->config.stop_signal, "SIGQUIT");
   EXPECT_EQ(image->manifest_digest, manifest["digest"]);
   std::string hex = std::string(manifest["digest"]).substr(7);
-  EXPECT_EQ(image->rootfs, Cache() / "sha256" / hex / "rootfs");
-  EXPECT_EQ(ReadFile(image->rootfs / "bin" / "app"), "#!app");
-  EXPECT_TRUE(fs::exists(Cache() / "sha256" / hex / "image.json"));
+  // S16.1: stored as layers, recorded by manifest digest.
+  EXPECT_TRUE(image->rootfs.empty());
+  ASSERT_EQ(image->layers.size(), 1u);
+  EXPECT_EQ(Top(*image).parent_path(), Cache() / "layers" / "sha256");
+  EXPECT_EQ(ReadFile(Top(*image) / "bin" / "app"), "#!app");
+  EXPECT_TRUE(fs::exists(Cache() / "images" / "sha256" / (hex + ".json")));
 }
 
 TEST_F(OciLayout, WithoutACacheDirALayoutIsAClearError) {
@@ -156,8 +164,14 @@ TEST_F(OciLayout, CorruptLayerNamesItsDigestAndLeavesNoCacheEntry) {
   EXPECT_THAT(image.error().message(),
               HasSubstr("blob " + std::string(layer["digest"]) + " is corrupt"));
   EXPECT_TRUE(CacheLeftovers().empty());
-  EXPECT_TRUE(fs::is_empty(Cache() / "sha256") ||
-              fs::directory_iterator(Cache() / "sha256")->path().extension() == ".lock");
+  // S16.1: no layer directory, no record; at most the layer's lock file.
+  for (const auto& e : fs::recursive_directory_iterator(Cache())) {
+    EXPECT_TRUE(e.is_directory()
+                    ? e.path().filename() == "layers" || e.path().filename() == "images" ||
+                          e.path().filename() == "sha256"
+                    : e.path().extension() == ".lock")
+        << e.path();
+  }
 }
 
 TEST_F(OciLayout, TruncatedLayerNamesItsDigest) {
@@ -214,34 +228,44 @@ TEST_F(OciLayout, UnsupportedLayerMediaTypeIsNamed) {
               HasSubstr("unsupported media type \"application/vnd.example.weird\""));
 }
 
-TEST_F(OciLayout, CacheEntryIsReusedAndAStalePartialUnpackIsReplaced) {
+TEST_F(OciLayout, StoredLayerIsReusedAndAStalePartialUnpackIsReplaced) {
   LayoutBuilder& b = Image();
   json layer = b.Layer({File("a", "1")});
   json manifest = b.ManifestWith(json::object(), {layer});
   b.WriteIndex({manifest});
-  std::string hex = std::string(manifest["digest"]).substr(7);
+  std::string diff_hex = HashHex("sha256", MakeTar({File("a", "1")}, false));
   // A crashed unpack left a scratch dir behind.
-  fs::create_directories(Cache() / "sha256" / ("." + hex + ".partial") / "rootfs" / "junk");
+  fs::create_directories(Cache() / "layers" / "sha256" / ("." + diff_hex + ".partial") / "junk");
   auto first = Load();
   ASSERT_TRUE(first) << first.error().message();
-  EXPECT_FALSE(fs::exists(first->rootfs / "junk"));
+  EXPECT_EQ(Top(*first), Cache() / "layers" / "sha256" / diff_hex);
+  EXPECT_FALSE(fs::exists(Top(*first) / "junk"));
   EXPECT_TRUE(CacheLeftovers().empty());
-  // A second load finds the entry and does not unpack again: the layer
+  // A second load finds the layer and does not unpack again: the layer
   // blob may even be gone by then.
-  LayoutBuilder::Write(first->rootfs / "marker", "kept");
+  LayoutBuilder::Write(Top(*first) / "marker", "kept");
   fs::remove(b.BlobFile(layer));
   auto second = Load();
   ASSERT_TRUE(second) << second.error().message();
-  EXPECT_EQ(second->rootfs, first->rootfs);
-  EXPECT_EQ(ReadFile(second->rootfs / "marker"), "kept");
+  EXPECT_EQ(second->layers, first->layers);
+  EXPECT_EQ(ReadFile(Top(*second) / "marker"), "kept");
 }
 
 // No finished entry under the cache: a failed unpack leaves nothing a
 // later run would take as good.
-void ExpectNoEntry(const fs::path& cache, const json& manifest) {
+// S16.1: no record, no scratch, and no layer but the `good` ones before
+// the failing one.
+void ExpectNoEntry(const fs::path& cache, const json& manifest, std::size_t good = 0) {
   std::string hex = std::string(manifest["digest"]).substr(7);
-  EXPECT_FALSE(fs::exists(cache / "sha256" / hex));
-  EXPECT_FALSE(fs::exists(cache / "sha256" / ("." + hex + ".partial")));
+  EXPECT_FALSE(fs::exists(cache / "images" / "sha256" / (hex + ".json")));
+  std::error_code ec;
+  std::size_t layers = 0;
+  for (const auto& e : fs::directory_iterator(cache / "layers" / "sha256", ec)) {
+    if (!e.is_directory()) continue;
+    EXPECT_FALSE(e.path().filename().string().starts_with(".")) << e.path();
+    ++layers;
+  }
+  EXPECT_EQ(layers, good);
 }
 
 TEST_F(OciLayout, S14_8_WrongDiffIdIsRefusedAndLeavesNoEntry) {
@@ -288,24 +312,24 @@ TEST_F(OciLayout, S14_9_ImageOverTheBoundIsRefusedAndLeavesNoEntry) {
 
 TEST_F(OciLayout, S14_7_WhiteoutOfTheParentLeavesNothingOutsideAndNoEntry) {
   LayoutBuilder& b = Image();
-  fs::create_directories(Cache() / "sha256");
-  LayoutBuilder::Write(Cache() / "sha256" / "sentinel", "beside the scratch directory");
+  fs::create_directories(Cache() / "layers" / "sha256");
+  LayoutBuilder::Write(Cache() / "layers" / "sha256" / "sentinel", "beside the scratch directory");
   json manifest = b.Simple({{Dir("a"), File("a/x", "x")}, {File("a/.wh...", "")}});
   auto r = Load();
   ASSERT_FALSE(r);
   EXPECT_THAT(r.error().message(), HasSubstr("whiteout \"a/.wh...\" names no file"));
-  ExpectNoEntry(Cache(), manifest);
-  EXPECT_EQ(ReadFile(Cache() / "sha256" / "sentinel"), "beside the scratch directory");
+  ExpectNoEntry(Cache(), manifest, /*good=*/1);
+  EXPECT_EQ(ReadFile(Cache() / "layers" / "sha256" / "sentinel"), "beside the scratch directory");
 }
 
-TEST_F(OciLayout, S14_7_AnEntryThatLostItsRootfsIsUnpackedAgain) {
+TEST_F(OciLayout, S14_7_ALayerThatWentIsUnpackedAgain) {
   Image().Simple({{File("a", "1")}});
   auto first = Load();
   ASSERT_TRUE(first) << first.error().message();
-  fs::remove_all(first->rootfs);
+  fs::remove_all(Top(*first));
   auto second = Load();
   ASSERT_TRUE(second) << second.error().message();
-  EXPECT_EQ(ReadFile(second->rootfs / "a"), "1");
+  EXPECT_EQ(ReadFile(Top(*second) / "a"), "1");
 }
 
 TEST_F(OciLayout, UncompressedLayersWork) {
@@ -313,7 +337,7 @@ TEST_F(OciLayout, UncompressedLayersWork) {
   b.WriteIndex({b.ManifestWith(json::object(), {b.Layer({File("plain", "tar")}, false)})});
   auto image = Load();
   ASSERT_TRUE(image) << image.error().message();
-  EXPECT_EQ(ReadFile(image->rootfs / "plain"), "tar");
+  EXPECT_EQ(ReadFile(Top(*image) / "plain"), "tar");
 }
 
 TEST_F(OciLayout, ValidateAcceptsALayoutWithoutRootfs) {

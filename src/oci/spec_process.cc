@@ -39,7 +39,7 @@ Result<json> BuildProcess(const SpecContext& ctx) {
   auto cwd = BuildWorkingDir(ctx.image.config, ctx.container);
   if (!cwd) return cwd.error().Wrap(ctx.field);
 
-  auto user = ResolveUserInRootfs(MakeUserRequest(ctx), ctx.image.rootfs);
+  auto user = ResolveUserInImage(MakeUserRequest(ctx), ctx.image);
   if (!user) return user.error().Wrap(ctx.field);
 
   auto caps = BuildCapabilitiesJson(ctx);

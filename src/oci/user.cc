@@ -10,6 +10,7 @@
 #include <charconv>
 
 #include "common/fd.h"
+#include "image/layer_view.h"
 
 namespace podvisor::oci {
 namespace {
@@ -89,14 +90,43 @@ std::vector<GroupEntry> ParseGroup(std::string_view text) {
   return entries;
 }
 
+namespace {
+
+// The account database read from an opened file: a regular file or
+// nothing (a FIFO would block, a device node would read the host's
+// device), bounded.
+Result<std::string> ReadAccountFile(const Fd& fd, const std::string& name) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("checking " + name);
+  if (!S_ISREG(st.st_mode)) return Error(name + ": not a regular file");
+  std::string content;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error::FromErrno("reading " + name);
+    }
+    if (n == 0) break;
+    content.append(buf, static_cast<std::size_t>(n));
+    // passwd and group files are small; a huge one is not an account database.
+    if (content.size() > 16 * 1024 * 1024) return Error(name + ": too large");
+  }
+  return content;
+}
+
+// O_NONBLOCK: a FIFO planted by a layer must not hang the supervisor in
+// open(2); what is opened is then checked to be a regular file, so no
+// device node of the image is ever read (S14.7).
+constexpr int kAccountFileFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+
+}  // namespace
+
 Result<std::string> ReadFileInRoot(const std::filesystem::path& rootfs, std::string_view relative) {
   Fd root(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) return Error::FromErrno("opening " + rootfs.string());
   open_how how{};
-  // O_NONBLOCK: a FIFO planted by a layer must not hang the supervisor in
-  // open(2); what is opened is then checked to be a regular file, so no
-  // device node of the image is ever read (S14.7).
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  how.flags = kAccountFileFlags;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
   std::string rel(relative);
   Fd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how)));
@@ -104,23 +134,18 @@ Result<std::string> ReadFileInRoot(const std::filesystem::path& rootfs, std::str
     if (errno == ENOENT) return std::string();
     return Error::FromErrno("opening " + (rootfs / rel).string());
   }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("checking " + (rootfs / rel).string());
-  if (!S_ISREG(st.st_mode)) return Error((rootfs / rel).string() + ": not a regular file");
-  std::string content;
-  char buf[8192];
-  while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error::FromErrno("reading " + (rootfs / rel).string());
-    }
-    if (n == 0) break;
-    content.append(buf, static_cast<std::size_t>(n));
-    // passwd and group files are small; a huge one is not an account database.
-    if (content.size() > 16 * 1024 * 1024) return Error((rootfs / rel).string() + ": too large");
-  }
-  return content;
+  return ReadAccountFile(fd, (rootfs / rel).string());
+}
+
+Result<std::string> ReadFileInImage(const image::Image& image, std::string_view relative) {
+  if (image.layers.empty()) return ReadFileInRoot(image.rootfs, relative);
+  // S16.1: the merged view of the layers, whiteouts and opaque
+  // directories honoured, symlinks resolved as RESOLVE_IN_ROOT does.
+  const std::string name = "/" + std::string(relative) + " of image " + image.reference;
+  auto fd = image::OpenInLayers(image.layers, relative, kAccountFileFlags);
+  if (!fd) return fd.take_error().Wrap(name);
+  if (!*fd) return std::string();
+  return ReadAccountFile(**fd, name);
 }
 
 Result<ProcessUser> ResolveUser(const UserRequest& request, std::string_view passwd_text,
@@ -217,6 +242,14 @@ Result<ProcessUser> ResolveUserInRootfs(const UserRequest& request,
   auto passwd = ReadFileInRoot(rootfs, "etc/passwd");
   if (!passwd) return passwd.take_error();
   auto group = ReadFileInRoot(rootfs, "etc/group");
+  if (!group) return group.take_error();
+  return ResolveUser(request, *passwd, *group);
+}
+
+Result<ProcessUser> ResolveUserInImage(const UserRequest& request, const image::Image& image) {
+  auto passwd = ReadFileInImage(image, "etc/passwd");
+  if (!passwd) return passwd.take_error();
+  auto group = ReadFileInImage(image, "etc/group");
   if (!group) return group.take_error();
   return ResolveUser(request, *passwd, *group);
 }

@@ -1,8 +1,9 @@
 // The user a container process runs as, resolved the way containerd and
 // runc do it, but only ever from the IMAGE's own /etc/passwd and
 // /etc/group: never through NSS on the host, whose users mean nothing
-// inside the container. The files are opened with RESOLVE_IN_ROOT so a
-// symlink in the image cannot make podvisor read a host file.
+// inside the container. The files are opened with RESOLVE_IN_ROOT (or,
+// for an image stored as layers, looked up through them the same way) so
+// a symlink in the image cannot make podvisor read a host file.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "image/image.h"
 
 namespace podvisor::oci {
 
@@ -76,5 +78,13 @@ Result<ProcessUser> ResolveUser(const UserRequest& request, std::string_view pas
 // ResolveUser with the files of `rootfs`.
 Result<ProcessUser> ResolveUserInRootfs(const UserRequest& request,
                                         const std::filesystem::path& rootfs);
+
+// ReadFileInRoot of an image: its rootfs, or for an image of the layer
+// store the merged view of its layers (image/layer_view.h: whiteouts and
+// opaque directories honoured, no symlink of the image followed out).
+Result<std::string> ReadFileInImage(const image::Image& image, std::string_view relative);
+
+// ResolveUser with the files of `image` (ReadFileInImage).
+Result<ProcessUser> ResolveUserInImage(const UserRequest& request, const image::Image& image);
 
 }  // namespace podvisor::oci

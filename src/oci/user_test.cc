@@ -2,6 +2,8 @@
 #include "oci/user.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -55,7 +57,7 @@ struct Req : UserRequest {
   }
 };
 
-Result<ProcessUser> Resolve(UserRequest r) {
+Result<ProcessUser> Resolve(const UserRequest& r) {
   return ResolveUser(r, kPasswd, kGroup);
 }
 
@@ -222,6 +224,56 @@ TEST_F(RootfsFiles, S14_7_AFifoOrDeviceIsNeverOpenedForReading) {
   std::filesystem::create_directories(dir_ / "rootfs/dev");
   ASSERT_EQ(::mkfifo((dir_ / "rootfs/dev/null").c_str(), 0644), 0);
   EXPECT_FALSE(ReadFileInRoot(dir_ / "rootfs", "etc/group"));
+}
+
+// S16.1: an image of the layer store is read through its layers, top
+// down, as overlayfs shows them: a whiteout (0/0 character device) hides
+// the lower /etc/passwd, an opaque /etc hides every lower file in it, and
+// a symlink of the image stays inside the image.
+TEST_F(RootfsFiles, S16_1_UsersResolveThroughTheLayers) {
+  namespace fs = std::filesystem;
+  const fs::path base = dir_ / "layers/base", mid = dir_ / "layers/mid", top = dir_ / "layers/top";
+  for (const auto& d : {base / "etc", mid / "etc", top / "etc"}) fs::create_directories(d);
+  std::ofstream(base / "etc/passwd") << "old:x:10:10::/:/bin/sh\n";
+  std::ofstream(base / "etc/group") << "oldgroup:x:10:old\n";
+  std::ofstream(mid / "etc/group") << "g:x:90:img\n";
+  std::ofstream(dir_ / "outside/passwd") << "host:x:5:5::/:/bin/sh\n";
+  image::Image image;
+  image.reference = "layered";
+  image.layers = {top, mid, base};
+  // The base layer's passwd is whited out by the middle one.
+  ASSERT_EQ(::mknod((mid / "etc/passwd").c_str(), S_IFCHR | 0, makedev(0, 0)), 0)
+      << "mknod of a whiteout needs Linux 5.8 or CAP_MKNOD";
+  auto text = ReadFileInImage(image, "etc/passwd");
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_EQ(*text, "");
+  auto u = ResolveUserInImage(Req().Image("old"), image);
+  ASSERT_FALSE(u) << "the whited-out user is gone";
+  // The top layer adds a passwd; the group file comes from the middle.
+  std::ofstream(top / "etc/passwd") << "img:x:77:78::/:/bin/sh\n";
+  u = ResolveUserInImage(Req().Image("img"), image);
+  ASSERT_TRUE(u) << u.error().message();
+  EXPECT_EQ(u->uid, 77u);
+  EXPECT_EQ(u->additional_gids, (std::vector<uint32_t>{78, 90}));
+  // A symlink of the image resolves inside it, never to the host.
+  fs::remove(top / "etc/passwd");
+  fs::create_symlink("../../../outside/passwd", top / "etc/passwd");
+  text = ReadFileInImage(image, "etc/passwd");
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_EQ(*text, "") << "'..' stops at the image root";
+  // An opaque /etc in the top layer hides the middle one's group.
+  fs::remove(top / "etc/passwd");
+  if (::setxattr((top / "etc").c_str(), "trusted.overlay.opaque", "y", 1, 0) != 0) {
+    ASSERT_EQ(::setxattr((top / "etc").c_str(), "user.overlay.opaque", "y", 1, 0), 0);
+  }
+  text = ReadFileInImage(image, "etc/group");
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_EQ(*text, "");
+  // A plain rootfs image still reads its rootfs.
+  std::ofstream(dir_ / "rootfs/etc/passwd") << "plain:x:3:3::/:/bin/sh\n";
+  image::Image plain;
+  plain.rootfs = dir_ / "rootfs";
+  EXPECT_EQ(ResolveUserInImage(Req().Image("plain"), plain)->uid, 3u);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Test tier 2 (docs/TESTING.md), issue 7 point 1 end to end against the fake
 // runtime: a pod whose image is an OCI image layout runs with the image
 // config's Entrypoint, Cmd and Env, the layout unpacked once into the
-// state dir's cache and reused by the next run. (The fake runtime runs
+// state dir's layer store and reused by the next run. (The fake runtime runs
 // processes on the host, so the rootfs itself is checked in tier 3.)
 #include <fstream>
 
@@ -41,13 +41,31 @@ TEST_F(Images, OciLayoutConfigDrivesTheProcessAndTheUnpackIsCached) {
       "  containers:\n  - {name: app, image: layout}\n");
   EXPECT_EQ(Run(), 0) << RunStderr();
   EXPECT_EQ(ReadScratch("out"), "layout-env");
-  fs::path entry = state_dir_ / ".images" / "sha256" / digest.substr(7);
-  std::ifstream motd(entry / "rootfs" / "etc" / "motd");
-  std::string line;
-  std::getline(motd, line);
-  EXPECT_EQ(line, "hello");
-  // A second run reuses the entry: the layer blob is no longer needed.
-  std::ofstream(entry / "rootfs" / "marker") << "kept";
+  // S16.1: recorded by manifest digest, the layer stored once by its diff
+  // id; without an overlay of its own (--sandbox none) the container's
+  // root is the image's layers merged into one tree of the store.
+  EXPECT_TRUE(
+      fs::exists(state_dir_ / ".images" / "images" / "sha256" / (digest.substr(7) + ".json")));
+  auto dirs = [](const fs::path& parent) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+      if (e.is_directory()) out.push_back(e.path());
+    }
+    return out;
+  };
+  auto layers = dirs(state_dir_ / ".images" / "layers" / "sha256");
+  ASSERT_EQ(layers.size(), 1u);
+  auto trees = dirs(state_dir_ / ".images" / "trees" / "sha256");
+  ASSERT_EQ(trees.size(), 1u);
+  for (const fs::path& root : {layers[0], trees[0]}) {
+    std::ifstream motd(root / "etc" / "motd");
+    std::string line;
+    std::getline(motd, line);
+    EXPECT_EQ(line, "hello") << root;
+  }
+  // A second run reuses both: the layer blob is no longer needed.
+  std::ofstream(trees[0] / "marker") << "kept";
   for (const auto& b : fs::directory_iterator(bundle_ / "images" / "layout" / "blobs" / "sha256")) {
     std::ifstream in(b.path(), std::ios::binary);
     if (in.get() == 0x1f && in.get() == 0x8b) fs::remove(b.path());  // the gzip layer, not the JSON
@@ -55,7 +73,7 @@ TEST_F(Images, OciLayoutConfigDrivesTheProcessAndTheUnpackIsCached) {
   fs::remove(scratch_ / "out");
   EXPECT_EQ(Run(), 0) << RunStderr();
   EXPECT_EQ(ReadScratch("out"), "layout-env");
-  EXPECT_TRUE(fs::exists(entry / "rootfs" / "marker"));
+  EXPECT_TRUE(fs::exists(trees[0] / "marker"));
 }
 
 }  // namespace

@@ -187,8 +187,9 @@ TEST_F(Records, ImagesPruneKeepsWhatARunningPodUses) {
        (bundle_ / "images" / "layout").string(), "{}", layer.string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string digest = made.out.substr(0, made.out.find('\n'));
-  const fs::path used = state_dir_ / ".images" / "sha256" / digest.substr(7);
-  // An entry an earlier pod left, which nothing uses now.
+  const fs::path used = state_dir_ / ".images" / "images" / "sha256" / (digest.substr(7) + ".json");
+  // An entry of the whole-image cache the layer store replaced, which
+  // nothing uses now.
   const fs::path stale = state_dir_ / ".images" / "sha256" / std::string(64, 'a');
   fs::create_directories(stale / "rootfs");
   WritePod(Pod("uses", "  - {name: app, image: layout, command: " +
@@ -204,17 +205,22 @@ TEST_F(Records, ImagesPruneKeepsWhatARunningPodUses) {
   auto prune = Client({"images", "prune"});
   ASSERT_EQ(prune.exit_code, 0) << prune.err;
   EXPECT_EQ(prune.out, "image sha256:" + std::string(64, 'a') + " removed\n");
-  EXPECT_THAT(prune.err, HasSubstr("1 image cache entries removed, 1 in use"));
+  EXPECT_THAT(prune.err, HasSubstr("1 images and 0 layers removed"));
+  EXPECT_THAT(prune.err, HasSubstr("1 images in use"));
   EXPECT_FALSE(fs::exists(stale));
-  EXPECT_TRUE(fs::exists(used / "rootfs" / "etc" / "motd"));
+  EXPECT_TRUE(fs::exists(used));
+  auto ls = Client({"images", "ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_THAT(ls.out, ::testing::ContainsRegex("<none> +" + digest.substr(7, 12) + " +1 +"));
 
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_EQ(WaitRun(), 4);
   // Once the pod has ended nothing holds the entry.
   auto after = Client({"images", "prune"});
   ASSERT_EQ(after.exit_code, 0) << after.err;
-  EXPECT_EQ(after.out, "image " + digest + " removed\n");
+  EXPECT_THAT(after.out, ::testing::StartsWith("image " + digest + " removed\nlayer sha256:"));
   EXPECT_FALSE(fs::exists(used));
+  EXPECT_TRUE(fs::is_empty(state_dir_ / ".images" / "layers" / "sha256"));
 }
 
 TEST_F(Records, StopSignalEventsShowTheRealStopOrder) {

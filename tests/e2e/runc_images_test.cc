@@ -60,8 +60,15 @@ TEST_F(RuncImages, OciLayoutImageRunsWithItsConfigAndLayersApplied) {
   std::ifstream out(scratch_ / "out");
   std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "from-image-config /tmp\nadded-by-layer-2\n");
-  // Unpacked once into the state dir's cache, keyed by the manifest digest.
-  EXPECT_TRUE(fs::is_directory(state_dir_ / ".images" / "sha256" / digest.substr(7) / "rootfs"));
+  // S16.1: recorded by manifest digest, its two layers stored by diff id
+  // and stacked by the overlay (the whiteout took overlayfs's form).
+  EXPECT_TRUE(fs::is_regular_file(state_dir_ / ".images" / "images" / "sha256" /
+                                  (digest.substr(7) + ".json")));
+  int layers = 0;
+  for (const auto& e : fs::directory_iterator(state_dir_ / ".images" / "layers" / "sha256")) {
+    if (e.is_directory()) ++layers;
+  }
+  EXPECT_EQ(layers, 2);
 }
 
 TEST_F(RuncImages, CorruptLayerBlobStopsTheRunNamingTheDigest) {
@@ -83,7 +90,12 @@ TEST_F(RuncImages, CorruptLayerBlobStopsTheRunNamingTheDigest) {
   EXPECT_EQ(Run(), 3) << RunStderr();
   EXPECT_THAT(RunStderr(), HasSubstr("blob sha256:" + biggest.filename().string() + " is corrupt"));
   EXPECT_FALSE(fs::exists(state_dir_ / "oci-corrupt" / "runtime"));
-  EXPECT_FALSE(fs::exists(state_dir_ / ".images" / "sha256" / biggest.filename()));
+  // S16.1: nothing published: no record, no layer directory, no scratch.
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(state_dir_ / ".images", ec)) {
+    EXPECT_NE(e.path().extension(), ".json") << e.path();
+    EXPECT_FALSE(e.is_directory() && e.path().parent_path().filename() == "sha256") << e.path();
+  }
 }
 
 TEST_F(RuncImages, S11_3_TerminationMessageFilesBecomeTheMessage) {
