@@ -22,10 +22,10 @@ namespace podvisor::registry {
 constexpr std::string_view kDockerHubDomain = "docker.io";
 
 struct ImageName {
-  std::string domain;  // "docker.io", "registry.example.com:5000"
-  std::string path;    // "library/nginx", "team/app"
-  std::string tag;     // "" when the reference named none
-  std::string digest;  // "sha256:<hex>", "" when none
+  std::string domain{};  // "docker.io", "registry.example.com:5000"
+  std::string path{};    // "library/nginx", "team/app"
+  std::string tag{};     // "" when the reference named none
+  std::string digest{};  // "sha256:<hex>", "" when none
   // True when the reference as written had no domain (a short name):
   // only those may be replaced by a registries.conf alias.
   bool short_name = false;

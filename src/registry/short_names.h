@@ -31,8 +31,8 @@ namespace podvisor::registry {
 // Where the files are looked for; the defaults are the host's, tests
 // point them at a temporary directory.
 struct RegistriesConfLocation {
-  std::filesystem::path main_file;  // the registries.conf read first
-  std::filesystem::path drop_in_dir;
+  std::filesystem::path main_file{};  // the registries.conf read first
+  std::filesystem::path drop_in_dir{};
   // True when main_file came from $CONTAINERS_REGISTRIES_CONF: skopeo
   // 1.9 does not read that variable, so the proxy is given the file as
   // --registries-conf (image_proxy.h) to see the same configuration.
@@ -43,9 +43,9 @@ struct RegistriesConfLocation {
 RegistriesConfLocation DefaultRegistriesConfLocation();
 
 struct ShortNameAliases {
-  std::map<std::string, std::string> aliases;  // short name -> repository
+  std::map<std::string, std::string> aliases{};  // short name -> repository
   // Which file each alias came from, for messages.
-  std::map<std::string, std::filesystem::path> sources;
+  std::map<std::string, std::filesystem::path> sources{};
 };
 
 // Reads [aliases] of every file of `location` that exists. A file that is
