@@ -216,6 +216,7 @@ class Decoder {
   bool Decode(const json& v, const std::string& path, PodDNSConfig& dns);
   bool Decode(const json& v, const std::string& path, PodDNSConfigOption& option);
   bool Decode(const json& v, const std::string& path, HostAlias& alias);
+  bool Decode(const json& v, const std::string& path, LocalObjectReference& ref);
   bool Decode(const json& v, const std::string& path, Volume& volume);
   bool Decode(const json& v, const std::string& path, EmptyDirVolumeSource& dir);
   bool Decode(const json& v, const std::string& path, HostPathVolumeSource& host);

@@ -50,7 +50,6 @@ constexpr IgnoredField kPodSpecIgnored[] = {
     {"schedulingGates", kNoScheduler},
     {"serviceAccount", "ignored: deprecated alias of serviceAccountName"},
     {"automountServiceAccountToken", kNoApiServer},
-    {"imagePullSecrets", "ignored: podvisor runs images from the bundle and pulls nothing"},
     {"enableServiceLinks", kNoApiServer},
     {"resourceClaims", "ignored: podvisor has no dynamic resource allocation"},
     {"runtimeClassName", "ignored: podvisor's runtime is chosen with --runtime"},
@@ -191,6 +190,7 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
       Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn), Field("overhead", &S::overhead),
       Field("readinessGates", &S::readiness_gates),
       Field("serviceAccountName", &S::service_account_name),
+      Field("imagePullSecrets", &S::image_pull_secrets),
       Field("securityContext", &S::security_context));
 }
 
@@ -203,6 +203,10 @@ bool Decoder::Decode(const json& v, const std::string& path, PodDNSConfig& dns) 
 bool Decoder::Decode(const json& v, const std::string& path, PodDNSConfigOption& option) {
   return Struct(v, path, option, {}, Field("name", &PodDNSConfigOption::name),
                 Field("value", &PodDNSConfigOption::value));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, LocalObjectReference& ref) {
+  return Struct(v, path, ref, {}, Field("name", &LocalObjectReference::name));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, HostAlias& alias) {

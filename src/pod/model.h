@@ -423,6 +423,13 @@ struct PodDNSConfig {
 };
 
 // spec.hostAliases: extra /etc/hosts lines.
+// spec.imagePullSecrets[]: a Secret of the bundle by name
+// (registry/credentials.h reads it when pulling).
+struct LocalObjectReference {
+  std::string name;
+  friend bool operator==(const LocalObjectReference&, const LocalObjectReference&) = default;
+};
+
 struct HostAlias {
   std::string ip;
   std::vector<std::string> hostnames;
@@ -456,6 +463,7 @@ struct PodSpec {
   std::vector<PodReadinessGate> readiness_gates;
   std::optional<PodSecurityContext> security_context;
   std::string service_account_name;  // only for the downward API
+  std::vector<LocalObjectReference> image_pull_secrets;
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 

@@ -49,6 +49,7 @@ json ToJsonValue(const PodReadinessGate& g);
 json ToJsonValue(const PodDNSConfig& d);
 json ToJsonValue(const PodDNSConfigOption& o);
 json ToJsonValue(const HostAlias& a);
+json ToJsonValue(const LocalObjectReference& r);
 json ToJsonValue(const EnvVarSource& e);
 json ToJsonValue(const ObjectFieldSelector& f);
 json ToJsonValue(const ResourceFieldSelector& r);
@@ -411,6 +412,8 @@ json ToJsonValue(const PodDNSConfig& d) {
   return out;
 }
 
+json ToJsonValue(const LocalObjectReference& r) { return json{{"name", r.name}}; }
+
 json ToJsonValue(const HostAlias& a) {
   json out = {{"ip", a.ip}};
   SetIfNotEmpty(out, "hostnames", a.hostnames);
@@ -486,6 +489,7 @@ json ToJson(const PodSpec& spec) {
   SetIfNotEmpty(out, "readinessGates", spec.readiness_gates);
   SetIfPresent(out, "securityContext", spec.security_context);
   SetIfNotEmpty(out, "serviceAccountName", spec.service_account_name);
+  SetIfNotEmpty(out, "imagePullSecrets", spec.image_pull_secrets);
   return out;
 }
 

@@ -31,6 +31,8 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
       {"oci", {"common", "pod", "image"}},
       {"hostfs", {"common", "pod", "image", "oci"}},
       {"network", {"common", "process"}},
+      // Pulling from registries (skopeo's image proxy) into the image store.
+      {"registry", {"common", "process", "pod", "image"}},
       // Parse, default and validate a pod from a bundle: below the CLI and
       // the containerd shim, which both load pods.
       {"loading", {"common", "pod", "image", "oci", "hostfs", "network"}},
@@ -42,11 +44,12 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
       {"supervisor/control", {"common", "pod", "supervisor/loop"}},
       {"supervisor/sandbox", {"common", "process"}},
       {"supervisor/executor",
-       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network",
+       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network", "registry",
         "supervisor/lifecycle", "supervisor/loop", "supervisor/probes", "supervisor/logs",
         "supervisor/control", "supervisor/sandbox"}},
       {"cli",
-       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network", "loading",
+       {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network", "registry",
+        "loading",
         "supervisor/lifecycle", "supervisor/loop", "supervisor/probes", "supervisor/logs",
         "supervisor/control", "supervisor/sandbox", "supervisor/executor"}},
       // containerd's shim: a client of running pods, like the CLI, and not
