@@ -112,6 +112,7 @@ void AddCommands(CLI::App& app, int& exit_code, const std::vector<std::string>& 
       {{"rm", "prune", "images"}, &AddRecordCommands},
       {{"validate"}, &AddValidateCommand},
       {{"pack"}, &AddPackCommand},
+      {{"pull", "pull-worker"}, &AddPullCommands},
       {{"version"}, &AddVersionCommand},
       {{"oci-config"}, &AddOciConfigCommand},
       {{"upgrade", "handover-check"}, &AddUpgradeCommands},

@@ -33,6 +33,7 @@ void AddPortForwardCommand(CLI::App& app, int& exit_code);
 void AddRecordCommands(CLI::App& app, int& exit_code);  // rm, prune, images ls|prune
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddPackCommand(CLI::App& app, int& exit_code);
+void AddPullCommands(CLI::App& app, int& exit_code);  // pull, pull-worker (internal)
 void AddVersionCommand(CLI::App& app, int& exit_code);
 void AddOciConfigCommand(CLI::App& app, int& exit_code);
 void AddUpgradeCommands(CLI::App& app, int& exit_code);     // upgrade, handover-check (internal)

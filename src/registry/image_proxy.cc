@@ -376,8 +376,12 @@ Result<ProxyPipe> ImageProxy::GetBlob(uint64_t image, std::string_view digest, u
 
 Status ImageProxy::FinishPipe(uint32_t pipe_id) {
   auto reply = Call("FinishPipe", Json::array({pipe_id}).dump());
-  if (!reply) return reply.take_error();
-  return Ok();
+  if (reply) return Ok();
+  // "FinishPipe" is the protocol's word; the error is the transfer's.
+  std::string message = reply.error().message();
+  constexpr std::string_view kMethod = "FinishPipe: ";
+  if (message.rfind(kMethod, 0) == 0) message = message.substr(kMethod.size());
+  return Error("transferring: " + message);
 }
 
 Status ImageProxy::Shutdown() {
@@ -426,7 +430,18 @@ Result<std::string> FetchTopManifest(const ProxyOptions& options, std::string_vi
   for (std::string& a : SkopeoAuthArgs(options, "--")) args.push_back(std::move(a));
   args.push_back("docker://" + std::string(reference));
   constexpr std::size_t kMaxManifest = 4 << 20;
-  return RunSkopeo(options, args, kMaxManifest);
+  auto manifest = RunSkopeo(options, args, kMaxManifest);
+  if (manifest) return manifest;
+  // skopeo's `Error parsing image name "docker://…": ` says nothing the
+  // caller does not know; the registry's answer follows it.
+  std::string message = manifest.error().message();
+  constexpr std::string_view kPrefix = "Error parsing image name \"";
+  if (message.rfind(kPrefix, 0) == 0) {
+    if (auto end = message.find("\": ", kPrefix.size()); end != std::string::npos) {
+      message = message.substr(end + 3);
+    }
+  }
+  return Error(message);
 }
 
 }  // namespace podvisor::registry

@@ -59,10 +59,11 @@ TEST(Help, TopLevelListsEverySubcommandButTheInternalOne) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* cmd :
        {"run", "status", "stop", "kill", "list", "logs", "events", "validate", "oci-config",
-        "version", "rm", "prune", "images", "describe", "exec", "port-forward", "upgrade"}) {
+        "version", "rm", "prune", "images", "describe", "exec", "port-forward", "upgrade", "pull"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + cmd)) << cmd;
   }
   EXPECT_THAT(r.out, Not(HasSubstr("sandbox-init")));
+  EXPECT_THAT(r.out, Not(HasSubstr("pull-worker")));
 }
 
 TEST(Help, HelpAllShowsEachSubcommandsOptions) {
