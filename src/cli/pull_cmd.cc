@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -39,6 +40,7 @@ struct WorkerOptions {
   std::string policy;
   int progress_fd = -1;
   int auth_fd = -1;
+  std::string layout;  // a bundle's OCI layout to unpack instead of a pull
   std::string image;
 };
 
@@ -229,6 +231,21 @@ int RunPullWorker(const WorkerOptions& opts) {
     std::fprintf(stderr, "podvisor: pull-worker: --progress-fd %d is not open\n", opts.progress_fd);
     return kExitUsage;
   }
+  if (!opts.layout.empty()) {
+    // S16.9: a bundle's OCI layout into the store, in this worker so that
+    // the supervisor answers status meanwhile.
+    auto started = std::chrono::steady_clock::now();
+    auto image = image::LoadOciLayoutImage(opts.layout, opts.image, opts.store);
+    if (!image) return fail(image.error().message());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    writer.Emit({.kind = registry::ProgressKind::kPulled,
+                 .image = opts.image,
+                 .manifest_digest = image->manifest_digest,
+                 .seconds = seconds,
+                 .seconds_waiting = seconds});
+    return kExitSucceeded;
+  }
   auto policy = registry::ParsePullPolicy(opts.policy);
   if (!policy) return fail("--policy: " + policy.error().message());
   registry::PullRequest request = BaseRequest(opts.image, {});
@@ -267,6 +284,7 @@ void AddPullCommands(CLI::App& app, int& exit_code) {
   hidden->add_option("--policy", worker->policy, "Always, IfNotPresent or Never")->required();
   hidden->add_option("--progress-fd", worker->progress_fd, "Where progress lines go")->required();
   hidden->add_option("--auth-fd", worker->auth_fd, "A memfd of pull-secret credentials");
+  hidden->add_option("--layout", worker->layout, "Unpack this bundle OCI layout instead");
   hidden->add_option("image", worker->image, "The image as the pod names it")->required();
   hidden->callback([worker, &exit_code] { exit_code = RunPullWorker(*worker); });
 }
