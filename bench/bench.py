@@ -25,6 +25,11 @@ comparison is a ratio against a baseline measured in the same run:
            10 and 100 containers, against the goals of 4 and 8 MiB
   client   `podvisor kill`, `status NAME` and `stop --no-wait` (static
            binary) against `runc kill`, medians of hyperfine in one run
+  pull     a pod of three images sharing a base pulled from a registry on
+           this machine (bench/pull.py): cold start against `podman kube
+           play` (goal >= 3x faster), the store's size on disk against
+           podman's (goal: no larger), warm start against the same pod from
+           a bundle directory (goal: unchanged)
   upgrade  handover time of `podvisor upgrade` (S15.2): from writing the
            upgrade request to the control socket to the re-executed
            supervisor answering `summary` with one more upgrade; median and
@@ -51,6 +56,7 @@ import tempfile
 import time
 
 import podman
+import pull
 import static_client
 from pods import (CPU_SCENARIOS, HELPER_IN_CONTAINER, INITS, REGULARS, ROOT, RUNC, SIDECARS_START,
                   SIDECARS_STOP, Env, Supervisor, baseline_bundles, container, helper_cmd, log,
@@ -516,7 +522,9 @@ def main():
     ap.add_argument("--static-build", default=os.path.join(ROOT, "build-static"),
                     help="the -Dstatic=true build (scripts/build-static.sh)")
     ap.add_argument("--only", default="",
-                    help="comma list: start,network,kill,memory,scale,podman,static,client,upgrade")
+                    help="comma list: start,network,kill,memory,scale,podman,static,client,upgrade,pull")
+    ap.add_argument("--pull-sides", default="podvisor,podman",
+                    help="the pull case's sides (comma list): podvisor, podman")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (runc creates namespaces, mounts and cgroups)")
@@ -548,6 +556,9 @@ def main():
             static_client.bench_client(env, 30 if args.quick else 100, results)
         if not only or "upgrade" in only:
             bench_upgrade(env, 20 if args.quick else 100, results)
+        if not only or "pull" in only:
+            pull.bench_pull(env, 3 if args.quick else 5, results,
+                            sides=tuple(filter(None, args.pull_sides.split(","))))
         if not only or "podman" in only:
             # Last, and never the end of the run: a podman failure is a row
             # of the table, not the loss of everything measured before.

@@ -187,10 +187,11 @@ def wait_exit(proc, timeout):
 class Supervisor:
     """One `podvisor run` of a bundle, with its own state and log dirs."""
 
-    def __init__(self, env, d, bundle, extra=("--network", "none"), binary=None):
+    def __init__(self, env, d, bundle, extra=("--network", "none"), binary=None, state=None):
+        """state: the state directory (default: one on tmpfs for `d`)."""
         self.env, self.d = env, d
         self.binary = binary or env.podvisor
-        self.state = env.state_path(d, "state")
+        self.state = state or env.state_path(d, "state")
         self.logs = os.path.join(d, "logs")
         self.stderr = open(os.path.join(d, "run.stderr"), "w")
         self.t0 = now_ms()

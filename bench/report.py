@@ -74,6 +74,8 @@ def rows_of(r):
                      f"{e['refused']} refused, {e['restarts']} restarts; the supervisor's own "
                      f"measure {fmt(e.get('supervisor_median_ms'), ' ms')} median, "
                      f"{fmt(e.get('supervisor_p99_ms'), ' ms')} p99"))
+    from pull import pull_rows  # pull imports pods, as this module does
+    rows += pull_rows(r, fmt)
     p = r.get("podman", {})
     if "skipped" in p or not p:
         rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "not run")))

@@ -6,7 +6,8 @@
 #   bench/run.sh            the full run (about 10 minutes on 2 cores)
 #   bench/run.sh --quick    fewer repetitions, a 50-container scale run (a few minutes)
 #   bench/run.sh --only start,kill   a subset: start, network, kill, memory, scale, podman,
-#                                    static, client
+#                                    static, client, upgrade, pull
+#   bench/run.sh --only pull --pull-sides podman   one side of the pull case
 #
 # The podman comparison installs podman and catatonit from Debian first
 # (bench/install-podman.sh) when they are missing.
@@ -19,7 +20,7 @@ fi
 ninja -C build podvisor tests/podvisor-test-helper >/dev/null
 # The static binary of the "static" and "client" benchmarks.
 scripts/build-static.sh build-static >/dev/null
-if [[ " $* " != *" --only "* || " $* " == *podman* ]]; then
+if [[ " $* " != *" --only "* || " $* " == *podman* || " $* " == *pull* ]]; then
   bench/install-podman.sh >/dev/null || echo "bench: podman could not be installed; its comparison is skipped" >&2
 fi
 exec python3 bench/bench.py "$@"

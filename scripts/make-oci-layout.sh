@@ -9,6 +9,8 @@
 #
 # CONFIG_JSON is the config's "config" object, for example
 #   '{"Entrypoint":["/bin/sh","-c"],"Cmd":["echo hi"],"Env":["A=b"]}'
+# OCI_ARCH=arm64 builds the image for another architecture (the entries of
+# a multi-platform index in tests/helpers/test_registry.cc).
 set -euo pipefail
 layout=${1:?usage: make-oci-layout.sh LAYOUT_DIR CONFIG_JSON LAYER_DIR...}
 config=${2:?usage: make-oci-layout.sh LAYOUT_DIR CONFIG_JSON LAYER_DIR...}
@@ -19,6 +21,7 @@ case $(uname -m) in
   aarch64) arch=arm64 ;;
   *) arch=$(uname -m) ;;
 esac
+arch=${OCI_ARCH:-$arch}
 
 mkdir -p "$layout/blobs/sha256"
 tmp=$(mktemp -d)
