@@ -107,8 +107,16 @@ Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir)
   if (attempts.empty()) attempts.push_back(nullptr);
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
+  // skopeo's oci: transport splits DIR from TAG at the first ':', and an
+  // image directory's name holds the reference's (a registry's port, the
+  // tag): the layout is written under a name without one, then renamed
+  // into place, which also keeps a half-written layout out of the bundle.
+  fs::path images = dir;
+  while (images.has_parent_path() && images.filename() != "images") images = images.parent_path();
+  const fs::path scratch = images / (".pull-" + std::to_string(::getpid()));
+  fs::remove_all(scratch, ec);
   // pod::ResolveImageDir's layout reader picks the manifest by this tag.
-  std::string destination = "oci:" + dir.string();
+  std::string destination = "oci:" + scratch.string();
   if (name->digest.empty()) destination += ":" + (name->tag.empty() ? "latest" : name->tag);
   Error last("no attempt");
   for (const registry::RegistryCredential* credential : attempts) {
@@ -129,9 +137,17 @@ Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir)
     args.push_back("docker://" + name->PullReference());
     args.push_back(destination);
     auto copied = registry::RunSkopeo(options, args, 1 << 20);
-    if (copied) return Ok();
+    if (copied) {
+      fs::remove_all(dir, ec);  // an earlier pull's layout of this name
+      if (::rename(scratch.c_str(), dir.c_str()) != 0) {
+        Error renamed = Error::FromErrno("moving the layout to " + dir.string());
+        fs::remove_all(scratch, ec);
+        return renamed;
+      }
+      return Ok();
+    }
     last = copied.take_error();
-    fs::remove_all(dir, ec);  // nothing half-written stays in the bundle
+    fs::remove_all(scratch, ec);  // nothing half-written stays in the bundle
   }
   return last;
 }

@@ -146,8 +146,10 @@ class RuncPull : public RuncE2eTest {
   std::set<std::string> StoredLayers() const {
     std::set<std::string> out;
     std::error_code ec;
+    // One directory per layer; the store's <hex>.json and <hex>.lock
+    // beside each are its bookkeeping.
     for (const auto& e : fs::directory_iterator(state_dir_ / ".images" / "layers" / "sha256", ec)) {
-      out.insert(e.path().filename().string());
+      if (e.is_directory()) out.insert(e.path().filename().string());
     }
     return out;
   }

@@ -67,7 +67,9 @@ TEST_F(RuncPull, PruneKeepsARunningPodsLayersAndRemovesThemAfterItEnds) {
   std::set<std::string> used = {Hex(images_->app_a.diff_ids[0]), Hex(images_->app_a.diff_ids[1])};
   EXPECT_EQ(StoredLayers(), used) << "b's own layer removed, a's kept (the base is a's too)";
   // The running container still reads its image.
-  auto exec = Client({"exec", "app", "--", "/bin/cat", "/app-name"});
+  // The state directory goes before "--": Client() would append it after.
+  auto exec = testing::RunCommand({RequiredEnv("PODVISOR"), "exec", "--state-dir",
+                                   state_dir_.string(), "app", "--", "/bin/cat", "/app-name"});
   EXPECT_EQ(exec.exit_code, 0) << exec.err;
   EXPECT_EQ(exec.out, "app-a\n");
   StopPod();
