@@ -122,10 +122,13 @@ void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bun
 // image store (`podvisor pull`), which validate cannot see: a warning.
 void CheckRegistryImages(const pod::Pod& pod, const std::filesystem::path& bundle,
                          pod::FieldErrors& errors, std::vector<std::string>& messages) {
-  for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const pod::Container& c : *list) {
+  const std::string init_path = pod::InitContainersPath(pod);  // S13: maybe an annotation
+  for (const auto& [list, path] : {std::pair{&pod.spec.init_containers, init_path},
+                                   std::pair{&pod.spec.containers, std::string("spec.containers")}}) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const pod::Container& c = (*list)[i];
       if (c.image.empty() || pod::ImageInBundle(bundle, c.image)) continue;
-      const std::string field = oci::ContainerFieldPath(pod, c) + ".image";
+      const std::string field = path + "[" + std::to_string(i) + "].image";
       auto name = registry::ParseImageName(c.image);
       if (!name) {
         errors.push_back(pod::Invalid(field, pod::QuoteValue(c.image),

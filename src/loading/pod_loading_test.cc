@@ -65,12 +65,33 @@ TEST_F(PodLoading, InvalidPodReturnsEachProblemAndTheSummaryLast) {
   EXPECT_EQ(loaded.messages.back(), "podvisor: pod \"web\" is invalid: 2 problems");
 }
 
-TEST_F(PodLoading, MissingImageIsAProblemOnlyWhenImagesAreChecked) {
+// S16.4: an image the bundle lacks is pulled by run; it must be a valid
+// registry reference, which only the images' check looks at.
+TEST_F(PodLoading, ImageNotInTheBundleIsARegistryReference) {
   WritePod(kValid);
+  EXPECT_TRUE(LoadPod(dir_, /*check_images=*/false).ok());
+  EXPECT_TRUE(LoadPod(dir_, /*check_images=*/true).ok());
+  std::string invalid = kValid;
+  const std::size_t at = invalid.find("image: busybox");
+  ASSERT_NE(at, std::string::npos);
+  invalid.replace(at, std::string("image: busybox").size(), "image: BusyBox");
+  WritePod(invalid);
   EXPECT_TRUE(LoadPod(dir_, /*check_images=*/false).ok());
   LoadedPod loaded = LoadPod(dir_, /*check_images=*/true);
   EXPECT_EQ(loaded.failure, LoadFailure::kInvalid);
-  EXPECT_THAT(loaded.problems, ElementsAre(HasSubstr("spec.containers[0].image")));
+  EXPECT_THAT(loaded.problems,
+              ElementsAre(AllOf(HasSubstr("spec.containers[0].image"), HasSubstr("lowercase"))));
+}
+
+TEST_F(PodLoading, NeverForAnImageTheBundleLacksIsAWarning) {
+  std::string never = kValid;
+  const std::size_t at = never.find("image: busybox");
+  ASSERT_NE(at, std::string::npos);
+  never.insert(at + std::string("image: busybox").size(), "\n    imagePullPolicy: Never");
+  WritePod(never);
+  LoadedPod loaded = LoadPod(dir_, /*check_images=*/true);
+  EXPECT_TRUE(loaded.ok());
+  EXPECT_THAT(loaded.messages, Contains(AllOf(StartsWith("Warning: "), HasSubstr("ErrImageNeverPull"))));
 }
 
 TEST_F(PodLoading, UnreadablePathIsTheHostsFailureNotTheUsers) {

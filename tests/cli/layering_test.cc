@@ -35,7 +35,7 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
       {"registry", {"common", "process", "pod", "image"}},
       // Parse, default and validate a pod from a bundle: below the CLI and
       // the containerd shim, which both load pods.
-      {"loading", {"common", "pod", "image", "oci", "hostfs", "network"}},
+      {"loading", {"common", "pod", "image", "oci", "hostfs", "network", "registry"}},
       // The pure core: the pod model and plain values, nothing that acts.
       {"supervisor/lifecycle", {"common", "pod"}},
       {"supervisor/loop", {"common"}},
