@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
 #include "image/bundle_image.h"
+#include "pod/bundle.h"
 #include "oci/spec.h"
 
 namespace podvisor::cli {
@@ -53,6 +54,16 @@ int RunPack(const PackOptions& opts) {
                      "an absolute path stays on this host\n",
                      oci::ContainerFieldPath(pod, c).c_str(), c.image.c_str());
         return kExitUsage;
+      }
+      // S16.4: an image the bundle lacks is a registry reference; the
+      // packed pod pulls it where it runs.
+      if (!pod::ImageInBundle(opts.bundle, c.image)) {
+        std::fprintf(stderr,
+                     "Warning: %s.image: \"%s\" is not in BUNDLE/images/: the packed pod pulls "
+                     "it from its registry where it runs (`podvisor pull --into BUNDLE BUNDLE` "
+                     "packs it instead)\n",
+                     oci::ContainerFieldPath(pod, c).c_str(), c.image.c_str());
+        continue;
       }
       input.images.push_back(c.image);
     }
