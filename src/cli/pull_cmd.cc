@@ -93,7 +93,12 @@ registry::PullRequest BaseRequest(const std::string& image,
 }
 
 // skopeo copy docker://REF oci:DIR[:TAG], each candidate credential in turn.
-Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir) {
+// skopeo's oci: transport ends the path at its first ':', which a
+// registry's port puts in `dir`: the layout is written to a scratch
+// directory beside the images and renamed into place, which also leaves
+// nothing half-written behind.
+Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& images_root,
+                      const fs::path& dir) {
   auto aliases = registry::LoadShortNameAliases(request.registries_conf);
   if (!aliases) return aliases.take_error();
   auto name = registry::ResolveImageName(request.image, *aliases);
@@ -105,8 +110,10 @@ Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir)
   if (attempts.empty()) attempts.push_back(nullptr);
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
+  const fs::path scratch = images_root / (".pull-" + std::to_string(::getpid()));
+  fs::remove_all(scratch, ec);
   // pod::ResolveImageDir's layout reader picks the manifest by this tag.
-  std::string destination = "oci:" + dir.string();
+  std::string destination = "oci:" + scratch.string();
   if (name->digest.empty()) destination += ":" + (name->tag.empty() ? "latest" : name->tag);
   Error last("no attempt");
   for (const registry::RegistryCredential* credential : attempts) {
@@ -127,9 +134,16 @@ Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir)
     args.push_back("docker://" + name->PullReference());
     args.push_back(destination);
     auto copied = registry::RunSkopeo(options, args, 1 << 20);
-    if (copied) return Ok();
+    if (copied) {
+      fs::rename(scratch, dir, ec);
+      if (ec) {
+        fs::remove_all(scratch, ec);
+        return Error("moving the layout to " + dir.string() + ": " + ec.message());
+      }
+      return Ok();
+    }
     last = copied.take_error();
-    fs::remove_all(dir, ec);  // nothing half-written stays in the bundle
+    fs::remove_all(scratch, ec);
   }
   return last;
 }
@@ -144,12 +158,12 @@ int PullOne(const registry::PullRequest& request, const PullOptions& opts,
     }
     std::printf("%s\n", TerminalSafe(registry::PullingEventMessage(request.image)).c_str());
     std::fflush(stdout);
-    Status copied = CopyIntoBundle(request, *dir);
+    Status copied = CopyIntoBundle(request, fs::path(opts.into) / "images", *dir);
     if (!copied) {
-      std::fprintf(stderr, "podvisor: pull: %s\n",
-                   TerminalSafe(registry::FailedEventMessage(request.image,
-                                                                   copied.error().message()))
-                       .c_str());
+      std::fprintf(
+          stderr, "podvisor: pull: %s\n",
+          TerminalSafe(registry::FailedEventMessage(request.image, copied.error().message()))
+              .c_str());
       return kExitFailed;
     }
     std::printf("  %s\n", dir->c_str());
@@ -169,7 +183,8 @@ int RunPull(const PullOptions& opts) {
     }
     sink = std::move(*opened);
   } else if (!IsBundle(opts.into)) {
-    std::fprintf(stderr, "podvisor: pull: --into %s is not a bundle directory (pod.yaml or pod.json)\n",
+    std::fprintf(stderr,
+                 "podvisor: pull: --into %s is not a bundle directory (pod.yaml or pod.json)\n",
                  opts.into.c_str());
     return kExitUsage;
   }
