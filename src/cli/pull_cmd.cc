@@ -95,7 +95,12 @@ registry::PullRequest BaseRequest(const std::string& image,
 }
 
 // skopeo copy docker://REF oci:DIR[:TAG], each candidate credential in turn.
-Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir) {
+// skopeo's oci: transport ends the path at its first ':', which a
+// registry's port puts in `dir`: the layout is written to a scratch
+// directory beside the images and renamed into place, which also leaves
+// nothing half-written behind.
+Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& images_root,
+                      const fs::path& dir) {
   auto aliases = registry::LoadShortNameAliases(request.registries_conf);
   if (!aliases) return aliases.take_error();
   auto name = registry::ResolveImageName(request.image, *aliases);
@@ -107,13 +112,7 @@ Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir)
   if (attempts.empty()) attempts.push_back(nullptr);
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
-  // skopeo's oci: transport splits DIR from TAG at the first ':', and an
-  // image directory's name holds the reference's (a registry's port, the
-  // tag): the layout is written under a name without one, then renamed
-  // into place, which also keeps a half-written layout out of the bundle.
-  fs::path images = dir;
-  while (images.has_parent_path() && images.filename() != "images") images = images.parent_path();
-  const fs::path scratch = images / (".pull-" + std::to_string(::getpid()));
+  const fs::path scratch = images_root / (".pull-" + std::to_string(::getpid()));
   fs::remove_all(scratch, ec);
   // pod::ResolveImageDir's layout reader picks the manifest by this tag.
   std::string destination = "oci:" + scratch.string();
@@ -139,15 +138,15 @@ Status CopyIntoBundle(const registry::PullRequest& request, const fs::path& dir)
     auto copied = registry::RunSkopeo(options, args, 1 << 20);
     if (copied) {
       fs::remove_all(dir, ec);  // an earlier pull's layout of this name
-      if (::rename(scratch.c_str(), dir.c_str()) != 0) {
-        Error renamed = Error::FromErrno("moving the layout to " + dir.string());
+      fs::rename(scratch, dir, ec);
+      if (ec) {
         fs::remove_all(scratch, ec);
-        return renamed;
+        return Error("moving the layout to " + dir.string() + ": " + ec.message());
       }
       return Ok();
     }
     last = copied.take_error();
-    fs::remove_all(scratch, ec);  // nothing half-written stays in the bundle
+    fs::remove_all(scratch, ec);
   }
   return last;
 }
@@ -162,12 +161,12 @@ int PullOne(const registry::PullRequest& request, const PullOptions& opts,
     }
     std::printf("%s\n", TerminalSafe(registry::PullingEventMessage(request.image)).c_str());
     std::fflush(stdout);
-    Status copied = CopyIntoBundle(request, *dir);
+    Status copied = CopyIntoBundle(request, fs::path(opts.into) / "images", *dir);
     if (!copied) {
-      std::fprintf(stderr, "podvisor: pull: %s\n",
-                   TerminalSafe(registry::FailedEventMessage(request.image,
-                                                                   copied.error().message()))
-                       .c_str());
+      std::fprintf(
+          stderr, "podvisor: pull: %s\n",
+          TerminalSafe(registry::FailedEventMessage(request.image, copied.error().message()))
+              .c_str());
       return kExitFailed;
     }
     std::printf("  %s\n", dir->c_str());
@@ -187,7 +186,8 @@ int RunPull(const PullOptions& opts) {
     }
     sink = std::move(*opened);
   } else if (!IsBundle(opts.into)) {
-    std::fprintf(stderr, "podvisor: pull: --into %s is not a bundle directory (pod.yaml or pod.json)\n",
+    std::fprintf(stderr,
+                 "podvisor: pull: --into %s is not a bundle directory (pod.yaml or pod.json)\n",
                  opts.into.c_str());
     return kExitUsage;
   }

@@ -412,7 +412,9 @@ json ToJsonValue(const PodDNSConfig& d) {
   return out;
 }
 
-json ToJsonValue(const LocalObjectReference& r) { return json{{"name", r.name}}; }
+json ToJsonValue(const LocalObjectReference& r) {
+  return json{{"name", r.name}};
+}
 
 json ToJsonValue(const HostAlias& a) {
   json out = {{"ip", a.ip}};

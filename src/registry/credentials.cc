@@ -83,9 +83,9 @@ Result<RegistryCredential> ParseEntry(const std::string& name, const Json& entry
     return Ok();
   };
   std::string auth;
-  for (auto [field, out] : {std::pair{"username", &c.username}, std::pair{"password", &c.password},
-                            std::pair{"identitytoken", &c.identity_token},
-                            std::pair{"auth", &auth}}) {
+  for (auto [field, out] :
+       {std::pair{"username", &c.username}, std::pair{"password", &c.password},
+        std::pair{"identitytoken", &c.identity_token}, std::pair{"auth", &auth}}) {
     if (Status s = text(field, *out); !s) return s.take_error();
   }
   if (!auth.empty()) {
@@ -99,9 +99,21 @@ Result<RegistryCredential> ParseEntry(const std::string& name, const Json& entry
   return c;
 }
 
+// "imagePullSecrets[0]: secret "x"" and the problem, which never quotes a value.
+Error SecretError(const std::string& where, const std::string& name, std::string_view problem) {
+  std::string message = where;
+  message += ": secret \"";
+  message += name;
+  message += '"';
+  message += problem;
+  return Error(std::move(message));
+}
+
 Json ToJson(const RegistryCredential& c) {
-  return {{"key", c.key},           {"source", c.source},
-          {"username", c.username}, {"password", c.password},
+  return {{"key", c.key},
+          {"source", c.source},
+          {"username", c.username},
+          {"password", c.password},
           {"identitytoken", c.identity_token}};
 }
 
@@ -150,28 +162,31 @@ Result<std::vector<RegistryCredential>> PullSecretCredentials(const pod::Pod& po
     std::string where = "imagePullSecrets[" + std::to_string(i) + "]";
     const pod::Secret* secret = pod::FindSecret(objects, name);
     if (secret == nullptr) {
-      return Error(where + ": secret \"" + name + "\" not found in the bundle");
+      return SecretError(where, name, " not found in the bundle");
     }
-    std::string source = where + " (secret \"" + name + "\")";
+    std::string source = where;
+    source += " (secret \"" + name + "\")";
     std::string_view key;
     if (secret->type == kDockerConfigJsonType) {
       key = kDockerConfigJsonKey;
     } else if (secret->type == kDockerCfgType) {
       key = kDockerCfgKey;
     } else {
-      return Error(where + ": secret \"" + name + "\" has type \"" + secret->type +
-                   "\", not kubernetes.io/dockerconfigjson or kubernetes.io/dockercfg");
+      return SecretError(where, name,
+                         " has type \"" + secret->type +
+                             "\", not kubernetes.io/dockerconfigjson or kubernetes.io/dockercfg");
     }
     auto data = secret->data.find(std::string(key));
     if (data == secret->data.end() || data->second.empty()) {
-      return Error(where + ": secret \"" + name + "\" has no " + std::string(key));
+      return SecretError(where, name, " has no " + std::string(key));
     }
     std::string map_json = data->second;
     if (key == kDockerConfigJsonKey) {
       Json config = Json::parse(data->second, nullptr, /*allow_exceptions=*/false);
       if (!config.is_object() || !config.contains("auths") || !config["auths"].is_object()) {
-        return Error(where + ": secret \"" + name + "\": " + std::string(key) +
-                     " is not a JSON object with an \"auths\" object");
+        return SecretError(
+            where, name,
+            ": " + std::string(key) + " is not a JSON object with an \"auths\" object");
       }
       map_json = config["auths"].dump();
     }
@@ -273,8 +288,8 @@ Result<Fd> CredentialMemfd(const RegistryCredential& credential, const ImageName
     entry["auth"] = pod::EncodeBase64(credential.username + ":" + credential.password);
   }
   if (!credential.identity_token.empty()) entry["identitytoken"] = credential.identity_token;
-  std::string text = Json{{"auths", {{image.domain, entry}}}}.dump(
-      -1, ' ', false, Json::error_handler_t::replace);
+  std::string text =
+      Json{{"auths", {{image.domain, entry}}}}.dump(-1, ' ', false, Json::error_handler_t::replace);
   int raw = ::memfd_create("podvisor-authfile", MFD_CLOEXEC);
   if (raw < 0) return Error::FromErrno("memfd_create for the auth file");
   Fd fd(raw);

@@ -15,7 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ImageName Name(std::string_view reference) { return *ParseImageName(reference); }
+ImageName Name(std::string_view reference) {
+  return *ParseImageName(reference);
+}
 
 RegistryCredential Cred(std::string key, std::string user) {
   return {.key = std::move(key), .source = "test", .username = std::move(user), .password = "pw"};
@@ -52,16 +54,16 @@ TEST(CredentialKeys, MatchHostGlobsPortAndPathPrefix) {
 TEST(CredentialOrder, LongestKeyFirstThenSecretOrder) {
   std::vector<RegistryCredential> all = {
       Cred("registry.example.com", "host"), Cred("registry.example.com/team", "team"),
-      Cred("*.example.com", "glob"), Cred("registry.example.com/team/app", "app"),
-      Cred("other.example.org", "other"), Cred("registry.example.com", "host2")};
+      Cred("*.example.com", "glob"),        Cred("registry.example.com/team/app", "app"),
+      Cred("other.example.org", "other"),   Cred("registry.example.com", "host2")};
   EXPECT_EQ(Users(MatchCredentials(all, Name("registry.example.com/team/app:1"))),
             (std::vector<std::string>{"app", "team", "host", "host2", "glob"}));
   EXPECT_TRUE(MatchCredentials(all, Name("quay.io/x/y")).empty());
 }
 
 TEST(CredentialOrder, DockerHubFallsBackToIndexDockerIo) {
-  std::vector<RegistryCredential> all = {Cred(NormaliseCredentialKey("https://index.docker.io/v1/"),
-                                              "hub")};
+  std::vector<RegistryCredential> all = {
+      Cred(NormaliseCredentialKey("https://index.docker.io/v1/"), "hub")};
   EXPECT_EQ(Users(MatchCredentials(all, Name("nginx"))), (std::vector<std::string>{"hub"}));
   EXPECT_EQ(Users(MatchCredentials(all, Name("team/app:1"))), (std::vector<std::string>{"hub"}));
   EXPECT_TRUE(MatchCredentials(all, Name("quay.io/team/app")).empty());
@@ -70,11 +72,11 @@ TEST(CredentialOrder, DockerHubFallsBackToIndexDockerIo) {
 }
 
 TEST(DockerAuths, AuthOrFieldsAndIdentityToken) {
-  auto parsed = ParseDockerAuths(
-      R"({"a.example.com":{"auth":")" + pod::EncodeBase64("alice:s3cret:x") +
-          R"("},"b.example.com":{"username":"bob","password":"pw"},)"
-          R"("c.example.com":{"identitytoken":"tok"}})",
-      "test");
+  auto parsed =
+      ParseDockerAuths(R"({"a.example.com":{"auth":")" + pod::EncodeBase64("alice:s3cret:x") +
+                           R"("},"b.example.com":{"username":"bob","password":"pw"},)"
+                           R"("c.example.com":{"identitytoken":"tok"}})",
+                       "test");
   ASSERT_TRUE(parsed) << parsed.error().message();
   ASSERT_EQ(parsed->size(), 3u);
   EXPECT_EQ((*parsed)[0].username, "alice");
@@ -85,8 +87,8 @@ TEST(DockerAuths, AuthOrFieldsAndIdentityToken) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("src: entry \"a\": auth is not valid base64"),
             std::string::npos);
-  auto no_colon = ParseDockerAuths(R"({"a":{"auth":")" + pod::EncodeBase64("secretvalue") + "\"}}",
-                                   "src");
+  auto no_colon =
+      ParseDockerAuths(R"({"a":{"auth":")" + pod::EncodeBase64("secretvalue") + "\"}}", "src");
   ASSERT_FALSE(no_colon);
   EXPECT_EQ(no_colon.error().message().find("secretvalue"), std::string::npos);
 }
@@ -99,13 +101,15 @@ pod::Pod PodWithSecrets(std::vector<std::string> names) {
 
 TEST(PullSecrets, BothTypesInOrderAndErrorsNameTheSecret) {
   pod::ConfigObjects objects;
-  objects.secrets["json"] = {.name = "json",
-                             .type = "kubernetes.io/dockerconfigjson",
-                             .data = {{".dockerconfigjson",
-                                       R"({"auths":{"r.example.com":{"username":"u1","password":"p1"}}})"}}};
-  objects.secrets["cfg"] = {.name = "cfg",
-                            .type = "kubernetes.io/dockercfg",
-                            .data = {{".dockercfg", R"({"r.example.com":{"username":"u2","password":"p2"}})"}}};
+  objects.secrets["json"] = {
+      .name = "json",
+      .type = "kubernetes.io/dockerconfigjson",
+      .data = {{".dockerconfigjson",
+                R"({"auths":{"r.example.com":{"username":"u1","password":"p1"}}})"}}};
+  objects.secrets["cfg"] = {
+      .name = "cfg",
+      .type = "kubernetes.io/dockercfg",
+      .data = {{".dockercfg", R"({"r.example.com":{"username":"u2","password":"p2"}})"}}};
   objects.secrets["opaque"] = {.name = "opaque", .data = {{"x", "y"}}};
   objects.secrets["broken"] = {.name = "broken",
                                .type = "kubernetes.io/dockerconfigjson",
@@ -139,9 +143,9 @@ TEST(AuthFiles, FirstFileWithAMatchWins) {
   std::ofstream(dir / "a.json") << R"({"auths":{"quay.io":{"username":"q","password":"p"}}})";
   std::ofstream(dir / "b.json") << R"({"auths":{"r.example.com":{"username":"b","password":"p"}}})";
   std::ofstream(dir / "c.json") << R"({"auths":{"r.example.com":{"username":"c","password":"p"}}})";
-  auto found = AuthFileCredentials({dir / "none.json", dir / "a.json", dir / "b.json",
-                                    dir / "c.json"},
-                                   Name("r.example.com/app"));
+  auto found =
+      AuthFileCredentials({dir / "none.json", dir / "a.json", dir / "b.json", dir / "c.json"},
+                          Name("r.example.com/app"));
   ASSERT_TRUE(found) << found.error().message();
   EXPECT_EQ(Users(*found), (std::vector<std::string>{"b"}));
   ::setenv("REGISTRY_AUTH_FILE", (dir / "c.json").c_str(), 1);
@@ -156,8 +160,8 @@ TEST(AuthFiles, MemfdHoldsOneEntryForTheRegistry) {
   char buf[512] = {};
   ssize_t n = ::pread(fd->get(), buf, sizeof buf - 1, 0);
   ASSERT_GT(n, 0);
-  EXPECT_EQ(std::string(buf), R"({"auths":{"r.example.com:5000":{"auth":")" +
-                                  pod::EncodeBase64("u:pw") + "\"}}}");
+  EXPECT_EQ(std::string(buf),
+            R"({"auths":{"r.example.com:5000":{"auth":")" + pod::EncodeBase64("u:pw") + "\"}}}");
   EXPECT_EQ(CredentialSecrets(Cred("k", "u")),
             (std::vector<std::string>{"pw", pod::EncodeBase64("u:pw")}));
 }

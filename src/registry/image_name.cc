@@ -18,7 +18,9 @@ Error Invalid(std::string_view reference, std::string_view why) {
                std::string(reference) + "\")");
 }
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 // path-component: [a-z0-9]+ separated by ".", "_", "__" or any number of "-".
 bool IsPathComponent(std::string_view part) {
@@ -149,7 +151,8 @@ Result<ImageName> ParseImageName(std::string_view reference) {
     bool upper = false;
     for (char c : first) upper = upper || (c >= 'A' && c <= 'Z');
     if (first.find_first_of(".:") != std::string_view::npos || first == "localhost" || upper) {
-      if (!IsDomain(first)) return Invalid(reference, "invalid registry \"" + std::string(first) + "\"");
+      if (!IsDomain(first))
+        return Invalid(reference, "invalid registry \"" + std::string(first) + "\"");
       name.domain = std::string(first);
       path = rest.substr(slash + 1);
     }
@@ -163,7 +166,8 @@ Result<ImageName> ParseImageName(std::string_view reference) {
   std::size_t start = 0;
   while (true) {
     std::size_t slash = path.find('/', start);
-    std::string_view part = path.substr(start, slash == std::string_view::npos ? slash : slash - start);
+    std::string_view part =
+        path.substr(start, slash == std::string_view::npos ? slash : slash - start);
     if (!IsPathComponent(part)) {
       bool upper = false;
       for (char c : part) upper = upper || (c >= 'A' && c <= 'Z');

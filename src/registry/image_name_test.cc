@@ -46,8 +46,7 @@ TEST(ImageName, RejectsWithTheRule) {
   EXPECT_NE(Normalised("nginx@sha256:abc").find("invalid digest"), std::string::npos);
   EXPECT_NE(Normalised("a//b").find("path component"), std::string::npos);
   EXPECT_NE(Normalised("app-/x").find("path component"), std::string::npos);
-  EXPECT_NE(Normalised("reg.example.com:99999999/app").find("invalid registry"),
-            std::string::npos);
+  EXPECT_NE(Normalised("reg.example.com:99999999/app").find("invalid registry"), std::string::npos);
   EXPECT_NE(Normalised("nginx latest").find("space"), std::string::npos);
   EXPECT_NE(Normalised("a/" + std::string(260, 'b')).find("255"), std::string::npos);
   EXPECT_NE(Normalised(":tag").find("no repository"), std::string::npos);

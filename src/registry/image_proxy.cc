@@ -85,8 +85,8 @@ Result<process::ChildProcess> SpawnSkopeo(const ProxyOptions& options,
                                           std::function<int()> pre_exec = {}) {
   std::vector<std::string> argv = {options.skopeo};
   if (options.registries_conf) {
-    argv.push_back("--registries-conf");
-    argv.push_back(options.registries_conf->string());
+    argv.emplace_back("--registries-conf");
+    argv.emplace_back(options.registries_conf->string());
   }
   argv.insert(argv.end(), args.begin(), args.end());
   if (options.auth_fd >= 0) keep_fds.push_back(options.auth_fd);
@@ -103,7 +103,8 @@ Result<process::ChildProcess> SpawnSkopeo(const ProxyOptions& options,
 }
 
 bool IsSecretKeyword(std::string_view lower_word) {
-  for (std::string_view key : {"password", "passwd", "token", "auth", "secret", "bearer", "basic"}) {
+  for (std::string_view key :
+       {"password", "passwd", "token", "auth", "secret", "bearer", "basic"}) {
     if (lower_word.size() >= key.size() &&
         lower_word.substr(lower_word.size() - key.size()) == key) {
       return true;
@@ -204,8 +205,8 @@ Result<ImageProxy> ImageProxy::Start(const ProxyOptions& options) {
   };
   std::vector<std::string> args = SkopeoAuthArgs(options, "--");
   args.insert(args.begin(), "experimental-image-proxy");
-  args.push_back("--sockfd");
-  args.push_back(std::to_string(kProxySocketFd));
+  args.emplace_back("--sockfd");
+  args.emplace_back(std::to_string(kProxySocketFd));
   // The auth memfd must not be fd 3, which the socket takes.
   Fd moved_auth;
   ProxyOptions spawn_options = options;
@@ -215,8 +216,8 @@ Result<ImageProxy> ImageProxy::Start(const ProxyOptions& options) {
     spawn_options.auth_fd = moved_auth.get();
     args = SkopeoAuthArgs(spawn_options, "--");
     args.insert(args.begin(), "experimental-image-proxy");
-    args.push_back("--sockfd");
-    args.push_back(std::to_string(kProxySocketFd));
+    args.emplace_back("--sockfd");
+    args.emplace_back(std::to_string(kProxySocketFd));
   }
   auto child = SpawnSkopeo(spawn_options, std::move(args), process::SpawnOptions::kDevNull,
                            stderr_memfd->get(), {}, pre_exec);
@@ -257,12 +258,10 @@ Error ImageProxy::ProxyError(std::string_view what, std::string_view message) {
   return Error(std::string(what) + ": " + text);
 }
 
-Result<ImageProxy::Reply> ImageProxy::Call(std::string_view method,
-                                           const std::string& args_json) {
+Result<ImageProxy::Reply> ImageProxy::Call(std::string_view method, const std::string& args_json) {
   std::lock_guard lock(*mutex_);
   if (!socket_) return Error("skopeo's image proxy: already shut down");
-  std::string request =
-      R"({"method":")" + std::string(method) + R"(","args":)" + args_json + "}";
+  std::string request = R"({"method":")" + std::string(method) + R"(","args":)" + args_json + "}";
   if (::send(socket_.get(), request.data(), request.size(), MSG_NOSIGNAL) < 0) {
     return ProxyError(method, "");
   }

@@ -62,10 +62,9 @@ class FakeProxy {
     int p[2];
     ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
     uint32_t id = next_pipe_++;
-    writers_[id] = {Fd(p[1]), std::thread([fd = p[1], data] {
-                      (void)!::write(fd, data.data(), data.size());
-                    }),
-                    std::move(error)};
+    writers_[id] = {
+        Fd(p[1]), std::thread([fd = p[1], data] { (void)!::write(fd, data.data(), data.size()); }),
+        std::move(error)};
     Reply({{"success", true}, {"value", value}, {"pipeid", id}, {"error", ""}}, p[0]);
     ::close(p[0]);
   }
@@ -82,7 +81,9 @@ class FakeProxy {
         Reply({{"success", true}, {"value", "0.2.3"}, {"pipeid", 0}, {"error", ""}});
       } else if (method == "OpenImage") {
         if (args[0] == "docker://missing") {
-          Reply({{"success", false}, {"value", nullptr}, {"pipeid", 0},
+          Reply({{"success", false},
+                 {"value", nullptr},
+                 {"pipeid", 0},
                  {"error", "reading manifest x: manifest unknown; password=hunter2"}});
         } else {
           Reply({{"success", true}, {"value", 1}, {"pipeid", 0}, {"error", ""}});

@@ -53,8 +53,8 @@ void Pump(Fd from, Fd to, const image::LayerDescriptor& layer, PumpState& state,
     if (n <= 0) break;
     bool reader_gone = false;
     for (ssize_t off = 0; off < n;) {
-      ssize_t w = ::send(to.get(), buffer.data() + off, static_cast<std::size_t>(n - off),
-                         MSG_NOSIGNAL);
+      ssize_t w =
+          ::send(to.get(), buffer.data() + off, static_cast<std::size_t>(n - off), MSG_NOSIGNAL);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         reader_gone = true;
@@ -135,9 +135,10 @@ Result<LayerFetchResult> FetchLayers(RegistrySource& source, LayerSink& sink,
         mine.bytes = start_bytes = spent_bytes;
         mine.entries = start_entries = spent_entries;
       }
-      locked_progress({.kind = ProgressKind::kLayer,
-                       .diff_id = layer->diff_id ? layer->diff_id->ToString() : "",
-                       .layer_size = static_cast<uint64_t>(std::max<int64_t>(layer->blob.size, 0))});
+      locked_progress(
+          {.kind = ProgressKind::kLayer,
+           .diff_id = layer->diff_id ? layer->diff_id->ToString() : "",
+           .layer_size = static_cast<uint64_t>(std::max<int64_t>(layer->blob.size, 0))});
       Status status = FetchOne(source, sink, *layer, mine, locked_progress);
       std::lock_guard lock(mutex);
       if (status) {
@@ -203,8 +204,8 @@ Result<std::string> ReadSmallBlob(RegistrySource& source, const image::Descripto
   reader.join();
   if (!finished) return finished.take_error();
   if (too_big) return Error("blob " + blob.digest.ToString() + " is larger than its descriptor");
-  Status ok = image::CheckBlob(blob.digest, blob.size,
-                               image::HashHex(blob.digest.algorithm, data), data.size());
+  Status ok = image::CheckBlob(blob.digest, blob.size, image::HashHex(blob.digest.algorithm, data),
+                               data.size());
   if (!ok) return ok.take_error();
   return data;
 }

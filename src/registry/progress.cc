@@ -149,8 +149,8 @@ std::string PulledEventMessage(const ProgressEvent& pulled) {
     return "Container image \"" + pulled.image + "\" already present on machine";
   }
   return "Successfully pulled image \"" + pulled.image + "\" in " + GoDuration(pulled.seconds) +
-         " (" + GoDuration(pulled.seconds_waiting) + " including waiting). Image size: " +
-         std::to_string(pulled.size) + " bytes.";
+         " (" + GoDuration(pulled.seconds_waiting) +
+         " including waiting). Image size: " + std::to_string(pulled.size) + " bytes.";
 }
 
 std::string FailedEventMessage(std::string_view image, std::string_view message) {
@@ -158,8 +158,7 @@ std::string FailedEventMessage(std::string_view image, std::string_view message)
 }
 
 std::string NeverPullMessage(std::string_view image) {
-  return "Container image \"" + std::string(image) +
-         "\" is not present with pull policy of Never";
+  return "Container image \"" + std::string(image) + "\" is not present with pull policy of Never";
 }
 
 void ProgressWriter::Emit(const ProgressEvent& event) {

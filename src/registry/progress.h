@@ -54,7 +54,7 @@ struct ProgressEvent {
   std::string manifest_digest{};
   std::string image_id{};     // the config's digest, as crictl shows an image id
   std::string repo_digest{};  // the kubelet's imageID
-  uint64_t size = 0;        // compressed layers added up
+  uint64_t size = 0;          // compressed layers added up
   double seconds = 0;
   double seconds_waiting = 0;  // from the request, waiting for a worker included
   bool already_present = false;

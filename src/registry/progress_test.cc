@@ -10,16 +10,27 @@ namespace {
 TEST(Progress, EveryKindRoundTrips) {
   std::vector<ProgressEvent> events = {
       {.kind = ProgressKind::kResolving, .image = "nginx:1.25"},
-      {.kind = ProgressKind::kPulling, .image = "nginx:1.25",
+      {.kind = ProgressKind::kPulling,
+       .image = "nginx:1.25",
        .reference = "docker.io/library/nginx:1.25"},
       {.kind = ProgressKind::kLayer, .diff_id = "sha256:ab", .layer_size = 300, .bytes = 100},
-      {.kind = ProgressKind::kLayer, .diff_id = "sha256:ab", .layer_size = 300, .bytes = 300,
+      {.kind = ProgressKind::kLayer,
+       .diff_id = "sha256:ab",
+       .layer_size = 300,
+       .bytes = 300,
        .unpacked = true},
-      {.kind = ProgressKind::kPulled, .image = "nginx:1.25",
-       .reference = "docker.io/library/nginx:1.25", .manifest_digest = "sha256:m",
-       .image_id = "sha256:c", .repo_digest = "docker.io/library/nginx@sha256:i", .size = 12345,
-       .seconds = 1.5, .seconds_waiting = 2.25},
-      {.kind = ProgressKind::kFailed, .image = "x", .reason = "ErrImagePull",
+      {.kind = ProgressKind::kPulled,
+       .image = "nginx:1.25",
+       .reference = "docker.io/library/nginx:1.25",
+       .manifest_digest = "sha256:m",
+       .image_id = "sha256:c",
+       .repo_digest = "docker.io/library/nginx@sha256:i",
+       .size = 12345,
+       .seconds = 1.5,
+       .seconds_waiting = 2.25},
+      {.kind = ProgressKind::kFailed,
+       .image = "x",
+       .reason = "ErrImagePull",
        .message = "unauthorized \"quoted\"\nline"},
   };
   for (const ProgressEvent& e : events) {
@@ -33,12 +44,15 @@ TEST(Progress, EveryKindRoundTrips) {
 }
 
 TEST(Progress, TheLineFormat) {
-  EXPECT_EQ(FormatProgressLine({.kind = ProgressKind::kLayer, .diff_id = "sha256:ab",
-                                .layer_size = 3, .bytes = 1}),
-            R"({"bytes":1,"diffId":"sha256:ab","event":"Layer","size":3,"unpacked":false})"
-            "\n");
-  EXPECT_EQ(FormatProgressLine({.kind = ProgressKind::kFailed, .image = "a",
-                                .reason = "ErrImageNeverPull", .message = "m"}),
+  EXPECT_EQ(
+      FormatProgressLine(
+          {.kind = ProgressKind::kLayer, .diff_id = "sha256:ab", .layer_size = 3, .bytes = 1}),
+      R"({"bytes":1,"diffId":"sha256:ab","event":"Layer","size":3,"unpacked":false})"
+      "\n");
+  EXPECT_EQ(FormatProgressLine({.kind = ProgressKind::kFailed,
+                                .image = "a",
+                                .reason = "ErrImageNeverPull",
+                                .message = "m"}),
             R"({"event":"Failed","image":"a","message":"m","reason":"ErrImageNeverPull"})"
             "\n");
 }
@@ -52,13 +66,17 @@ TEST(Progress, RejectsWhatIsNotALine) {
 }
 
 TEST(Progress, KubeletMessages) {
-  ProgressEvent pulled{.kind = ProgressKind::kPulled, .image = "nginx:1.25", .size = 12345,
-                       .seconds = 1.2345, .seconds_waiting = 1.5};
+  ProgressEvent pulled{.kind = ProgressKind::kPulled,
+                       .image = "nginx:1.25",
+                       .size = 12345,
+                       .seconds = 1.2345,
+                       .seconds_waiting = 1.5};
   EXPECT_EQ(PulledEventMessage(pulled),
             "Successfully pulled image \"nginx:1.25\" in 1.234s (1.5s including waiting). "
             "Image size: 12345 bytes.");
   pulled.already_present = true;
-  EXPECT_EQ(PulledEventMessage(pulled), "Container image \"nginx:1.25\" already present on machine");
+  EXPECT_EQ(PulledEventMessage(pulled),
+            "Container image \"nginx:1.25\" already present on machine");
   EXPECT_EQ(NeverPullMessage("app:1"),
             "Container image \"app:1\" is not present with pull policy of Never");
   EXPECT_EQ(PullingEventMessage("a"), "Pulling image \"a\"");

@@ -141,8 +141,7 @@ Result<std::string> PickPlatformManifest(std::string_view index_json,
 
 Result<ParsedManifest> ParseImageManifest(std::string_view manifest_json) {
   Json m = Json::parse(manifest_json, nullptr, /*allow_exceptions=*/false);
-  if (!m.is_object() || !m.contains("config") || !m.contains("layers") ||
-      !m["layers"].is_array()) {
+  if (!m.is_object() || !m.contains("config") || !m.contains("layers") || !m["layers"].is_array()) {
     return Error("the image manifest has no config or layers");
   }
   ParsedManifest out;
@@ -168,8 +167,8 @@ Status AttachDiffIds(std::string_view config_json, std::vector<image::LayerDescr
   }
   if (ids == nullptr) return Error("the image config has no rootfs.diff_ids");
   if (ids->size() != layers.size()) {
-    return Error("the image config has " + std::to_string(ids->size()) +
-                 " diff_ids for " + std::to_string(layers.size()) + " layers");
+    return Error("the image config has " + std::to_string(ids->size()) + " diff_ids for " +
+                 std::to_string(layers.size()) + " layers");
   }
   for (std::size_t i = 0; i < layers.size(); ++i) {
     auto digest = image::ParseDigest((*ids)[i].is_string() ? (*ids)[i].get<std::string>() : "");
@@ -212,17 +211,17 @@ PullOutcome PullImage(const PullRequest& request, LayerSink& sink, const Progres
   }
   const std::string reference = name->ToString();
   auto present = [&](const image::ImageRecord& record) {
-    PullOutcome outcome{.ok = true,
-                        .event = {.kind = ProgressKind::kPulled,
-                                  .image = request.image,
-                                  .reference = reference,
-                                  .manifest_digest = record.manifest_digest,
-                                  .image_id = "sha256:" + image::HashHex("sha256", record.config_json),
-                                  .repo_digest = record.repo_digests.empty() ? ""
-                                                                             : record.repo_digests[0],
-                                  .size = record.compressed_size,
-                                  .already_present = true},
-                        .record = record};
+    PullOutcome outcome{
+        .ok = true,
+        .event = {.kind = ProgressKind::kPulled,
+                  .image = request.image,
+                  .reference = reference,
+                  .manifest_digest = record.manifest_digest,
+                  .image_id = "sha256:" + image::HashHex("sha256", record.config_json),
+                  .repo_digest = record.repo_digests.empty() ? "" : record.repo_digests[0],
+                  .size = record.compressed_size,
+                  .already_present = true},
+        .record = record};
     emit(outcome.event);
     return outcome;
   };
@@ -278,14 +277,13 @@ PullOutcome PullImage(const PullRequest& request, LayerSink& sink, const Progres
               .layer_size = static_cast<uint64_t>(layer.blob.size),
               .bytes = static_cast<uint64_t>(layer.blob.size),
               .unpacked = true});
-      } else if (std::none_of(missing.begin(), missing.end(), [&](const auto& m) {
-                   return m.diff_id == layer.diff_id;
-                 })) {
+      } else if (std::none_of(missing.begin(), missing.end(),
+                              [&](const auto& m) { return m.diff_id == layer.diff_id; })) {
         missing.push_back(layer);
       }
     }
-    auto fetched = FetchLayers(*source, sink, missing, request.parallel_layers, request.budget,
-                               progress);
+    auto fetched =
+        FetchLayers(*source, sink, missing, request.parallel_layers, request.budget, progress);
     if (!fetched) return fail(kReasonErrImagePull, failed_prefix + fetched.error().message());
     record.manifest_digest = resolved->manifest_digest;
     record.config_json = resolved->config_json;

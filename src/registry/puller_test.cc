@@ -21,7 +21,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string Sha(const std::string& data) { return "sha256:" + image::HashHex("sha256", data); }
+std::string Sha(const std::string& data) {
+  return "sha256:" + image::HashHex("sha256", data);
+}
 
 // Uncompressed layers: the blob digest is the diff id.
 struct FakeImage {
@@ -40,22 +42,27 @@ FakeImage MakeImage(std::vector<std::string> layers, std::string_view arch = "am
                      {"digest", Sha(l)},
                      {"size", l.size()}});
   }
-  img.config = Json{{"architecture", arch}, {"os", "linux"},
-                    {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}.dump();
-  img.manifest = Json{{"schemaVersion", 2},
-                      {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-                      {"config", {{"mediaType", "application/vnd.oci.image.config.v1+json"},
-                                  {"digest", Sha(img.config)},
-                                  {"size", img.config.size()}}},
-                      {"layers", descs}}.dump();
+  img.config = Json{{"architecture", arch},
+                    {"os", "linux"},
+                    {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}
+                   .dump();
+  img.manifest = Json{
+      {"schemaVersion", 2},
+      {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+      {"config",
+       {{"mediaType", "application/vnd.oci.image.config.v1+json"},
+        {"digest", Sha(img.config)},
+        {"size", img.config.size()}}},
+      {"layers",
+       descs}}.dump();
   return img;
 }
 
 struct FakeRegistry {
-  std::map<std::string, std::string> top;  // reference -> top manifest
+  std::map<std::string, std::string> top;        // reference -> top manifest
   std::map<std::string, std::string> manifests;  // digest -> manifest
   std::map<std::string, std::string> blobs;
-  std::string accepted_user;  // "" = anonymous works
+  std::string accepted_user;        // "" = anonymous works
   std::set<std::string> truncated;  // blobs that die mid-way
   std::mutex mutex;
   std::vector<std::string> attempts;  // the user of each source made
@@ -168,15 +175,15 @@ class Puller : public ::testing::Test {
   PullOutcome Pull(PullRequest request) {
     request.registries_conf = {.main_file = "/nonexistent", .drop_in_dir = "/nonexistent"};
     request.platform = {.os = "linux", .architecture = "amd64", .variant = ""};
-    SourceFactory factory = [this](const RegistryCredential* c)
-        -> Result<std::unique_ptr<RegistrySource>> {
+    SourceFactory factory =
+        [this](const RegistryCredential* c) -> Result<std::unique_ptr<RegistrySource>> {
       std::string user = c ? c->username : "";
       reg_.attempts.push_back(c ? user : "<anonymous>");
       return std::unique_ptr<RegistrySource>(new FakeSource(reg_, user));
     };
     events_.clear();
-    return PullImage(request, sink_, [this](const ProgressEvent& e) { events_.push_back(e); },
-                     factory);
+    return PullImage(
+        request, sink_, [this](const ProgressEvent& e) { events_.push_back(e); }, factory);
   }
   FakeRegistry reg_;
   FakeSink sink_;
@@ -225,10 +232,12 @@ TEST_F(Puller, IndexResolvesToThisPlatformAndTheRepoDigestIsTheIndex) {
                 {"mediaType", "application/vnd.oci.image.index.v1+json"},
                 {"manifests",
                  {{{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-                   {"digest", arm.ManifestDigest()}, {"size", arm.manifest.size()},
+                   {"digest", arm.ManifestDigest()},
+                   {"size", arm.manifest.size()},
                    {"platform", {{"os", "linux"}, {"architecture", "arm64"}}}},
                   {{"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-                   {"digest", amd.ManifestDigest()}, {"size", amd.manifest.size()},
+                   {"digest", amd.ManifestDigest()},
+                   {"size", amd.manifest.size()},
                    {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}}}}};
   amd.index = index.dump();
   Publish(amd, "docker.io/library/nginx:1.25");
@@ -333,14 +342,18 @@ TEST_F(Puller, ADigestReferenceIsVerified) {
 }
 
 TEST(PickPlatform, ExactVariantThenLooseThenTheListOfWhatThereIs) {
-  std::string index = Json{{"manifests",
-                            {{{"digest", Sha("v7")}, {"size", 1},
-                              {"platform", {{"os", "linux"}, {"architecture", "arm"}, {"variant", "v7"}}}},
-                             {{"digest", Sha("v6")}, {"size", 1},
-                              {"platform", {{"os", "linux"}, {"architecture", "arm"}, {"variant", "v6"}}}},
-                             {{"digest", Sha("x86")}, {"size", 1},
-                              {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}}}}}
-                          .dump();
+  std::string index =
+      Json{{"manifests",
+            {{{"digest", Sha("v7")},
+              {"size", 1},
+              {"platform", {{"os", "linux"}, {"architecture", "arm"}, {"variant", "v7"}}}},
+             {{"digest", Sha("v6")},
+              {"size", 1},
+              {"platform", {{"os", "linux"}, {"architecture", "arm"}, {"variant", "v6"}}}},
+             {{"digest", Sha("x86")},
+              {"size", 1},
+              {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}}}}}
+          .dump();
   EXPECT_EQ(*PickPlatformManifest(index, {.os = "linux", .architecture = "arm", .variant = "v6"}),
             Sha("v6"));
   EXPECT_EQ(*PickPlatformManifest(index, {.os = "linux", .architecture = "amd64", .variant = "v2"}),

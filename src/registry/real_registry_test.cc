@@ -67,9 +67,8 @@ TEST(RealRegistry, PullsThroughSkopeo) {
                       .registries_conf = DefaultRegistriesConfLocation()};
   DigestSink sink;
   std::vector<std::string> lines;
-  PullOutcome out = PullImage(request, sink, [&](const ProgressEvent& e) {
-    lines.push_back(FormatProgressLine(e));
-  });
+  PullOutcome out = PullImage(
+      request, sink, [&](const ProgressEvent& e) { lines.push_back(FormatProgressLine(e)); });
   for (const std::string& line : lines) std::fputs(line.c_str(), stdout);
   ASSERT_TRUE(out.ok) << out.event.message;
   ASSERT_TRUE(sink.record_);

@@ -49,8 +49,9 @@ Status ReadAliases(const fs::path& file, ShortNameAliases& out) {
     }
     auto full = ParseImageName(target);
     if (!full || full->short_name || !full->tag.empty() || !full->digest.empty()) {
-      return Error(where + ": \"" + target +
-                   "\" is not a fully qualified repository without tag or digest");
+      std::string message = where;
+      message += ": \"" + target + "\" is not a fully qualified repository without tag or digest";
+      return Error(std::move(message));
     }
     out.aliases[key] = full->Repository();
     out.sources[key] = file;

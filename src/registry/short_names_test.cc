@@ -21,9 +21,7 @@ class ShortNames : public ::testing::Test {
     fs::create_directories(dir_ / "conf.d");
   }
   void TearDown() override { fs::remove_all(dir_); }
-  void Write(const fs::path& rel, const std::string& text) {
-    std::ofstream(dir_ / rel) << text;
-  }
+  void Write(const fs::path& rel, const std::string& text) { std::ofstream(dir_ / rel) << text; }
   RegistriesConfLocation Location() {
     return {.main_file = dir_ / "registries.conf", .drop_in_dir = dir_ / "conf.d"};
   }

@@ -11,7 +11,8 @@ namespace {
 
 class SkopeoSource : public RegistrySource {
  public:
-  SkopeoSource(ProxyOptions options, Fd auth) : options_(std::move(options)), auth_(std::move(auth)) {
+  SkopeoSource(ProxyOptions options, Fd auth)
+      : options_(std::move(options)), auth_(std::move(auth)) {
     options_.auth_fd = auth_ ? auth_.get() : -1;
   }
 
@@ -52,9 +53,10 @@ class SkopeoSource : public RegistrySource {
 
 SourceFactory SkopeoSourceFactory(const PullRequest& request, const ImageName& name) {
   ProxyOptions base{.skopeo = request.skopeo};
-  if (request.registries_conf.from_environment) base.registries_conf = request.registries_conf.main_file;
-  return [base, name](const RegistryCredential* credential)
-             -> Result<std::unique_ptr<RegistrySource>> {
+  if (request.registries_conf.from_environment)
+    base.registries_conf = request.registries_conf.main_file;
+  return [base,
+          name](const RegistryCredential* credential) -> Result<std::unique_ptr<RegistrySource>> {
     ProxyOptions options = base;
     Fd auth;
     if (credential != nullptr) {

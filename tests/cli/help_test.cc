@@ -57,9 +57,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Help, TopLevelListsEverySubcommandButTheInternalOne) {
   auto r = RunCommand({Podvisor(), "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* cmd :
-       {"run", "status", "stop", "kill", "list", "logs", "events", "validate", "oci-config",
-        "version", "rm", "prune", "images", "describe", "exec", "port-forward", "upgrade", "pull"}) {
+  for (const char* cmd : {"run", "status", "stop", "kill", "list", "logs", "events", "validate",
+                          "oci-config", "version", "rm", "prune", "images", "describe", "exec",
+                          "port-forward", "upgrade", "pull"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + cmd)) << cmd;
   }
   EXPECT_THAT(r.out, Not(HasSubstr("sandbox-init")));

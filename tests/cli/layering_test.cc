@@ -49,9 +49,8 @@ const std::map<std::string, std::set<std::string>>& AllowedIncludes() {
         "supervisor/control", "supervisor/sandbox"}},
       {"cli",
        {"common", "pod", "process", "cgroups", "image", "oci", "hostfs", "network", "registry",
-        "loading",
-        "supervisor/lifecycle", "supervisor/loop", "supervisor/probes", "supervisor/logs",
-        "supervisor/control", "supervisor/sandbox", "supervisor/executor"}},
+        "loading", "supervisor/lifecycle", "supervisor/loop", "supervisor/probes",
+        "supervisor/logs", "supervisor/control", "supervisor/sandbox", "supervisor/executor"}},
       // containerd's shim: a client of running pods, like the CLI, and not
       // a user of it.
       {"shim",
