@@ -595,11 +595,13 @@ TEST_F(FakeRuntime, S2_3_CreateFailureIsRetriedWithBackoffAndNeverKillsSuperviso
   EXPECT_THAT(WaitRun(), AnyOf(0, 4)) << RunStderr();
 }
 
+// S16.4: an image the bundle lacks is pulled; one that is not even a
+// registry reference is refused before anything starts.
 TEST_F(FakeRuntime, BadBundleMissingImageExitsTwoAndStartsNothing) {
   WritePod(Header("bad-bundle", "Never") + "  containers:\n" +
-           "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + "}\n");
+           "  - {name: app, image: Missing, command: " + HelperCmd("app", "exit 0") + "}\n");
   EXPECT_EQ(Run(), 2) << RunStderr();
-  EXPECT_THAT(RunStderr(), HasSubstr("missing"));
+  EXPECT_THAT(RunStderr(), HasSubstr("Missing"));
   EXPECT_TRUE(HelperEvents().empty());
   EXPECT_FALSE(fs::exists(state_dir_ / "bad-bundle" / "control.sock"));
 }

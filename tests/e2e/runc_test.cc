@@ -200,12 +200,14 @@ TEST_F(Runc, S12_3_JobWithADraftSidecarCompletesAndItStopsBeforeTheKep753Sidecar
   EXPECT_EQ(CountOf(events, "proxy-preStop Start"), 1) << Describe(events);
 }
 
+// S16.4: an image the bundle lacks is pulled; one that is not even a
+// registry reference is refused before anything starts.
 TEST_F(Runc, BadBundleMissingImageExitsTwoAndStartsNothing) {
   WritePod(Header("runc-bad", "Never") + "  containers:\n" +
-           "  - {name: app, image: missing, command: " + HelperCmd("app", "exit 0") + kSharedMount +
+           "  - {name: app, image: Missing, command: " + HelperCmd("app", "exit 0") + kSharedMount +
            "}\n");
   EXPECT_EQ(Run(), 2) << RunStderr();
-  EXPECT_THAT(RunStderr(), HasSubstr("missing"));
+  EXPECT_THAT(RunStderr(), HasSubstr("Missing"));
   EXPECT_TRUE(HelperEvents().empty());
   EXPECT_FALSE(fs::exists(state_dir_ / "runc-bad" / "runtime"));
 }

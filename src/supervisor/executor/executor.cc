@@ -493,7 +493,10 @@ void Executor::Execute(const lifecycle::Action& action) {
           state_urgent_ = true;
         }
         if constexpr (std::is_same_v<T, lifecycle::CreateContainer>) {
-          if (pulls_->Park(a)) return;  // S16.5: its image is on its way
+          if (pulls_->Park(a)) {  // S16.5: its image is on its way
+            Feed(lifecycle::ImagePulling{a.container, a.instance});
+            return;
+          }
           heap_trim_.Churned();
           instances_.Create(a);
         } else if constexpr (std::is_same_v<T, lifecycle::StartContainer>) {

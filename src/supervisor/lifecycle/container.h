@@ -120,6 +120,7 @@ struct ContainerRecord {
   // next pull waits the kubelet's image backoff. Zero again once a create
   // succeeds.
   int image_pull_failures = 0;
+  bool image_pending = false;  // S16.5: the shell holds its create until its image is here
 
   CrashLoopBackoff backoff;
   Duration backoff_delay{};  // the current wait, for the CrashLoopBackOff message

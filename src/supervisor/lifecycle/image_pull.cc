@@ -44,6 +44,7 @@ void Lifecycle::OnImagePullFailed(const ImagePullFailed& e, Now now) {
     c->start_attempt_finished = true;  // S1.4: the next ones need not wait for this image
     StartCreatedRegulars();
   }
+  c->image_pending = false;
   ++c->image_pull_failures;
   c->start_error = pod::ContainerStateWaiting{e.reason, e.message};
   if (e.reason == "ErrImageNeverPull") {
@@ -63,6 +64,20 @@ void Lifecycle::OnImagePullFailed(const ImagePullFailed& e, Now now) {
     Emit(ArmTimer{TimerId{TimerKind::kImagePullBackOff, c->spec.name, c->instance},
                   now.mono + std::min(kShowBackOffAfter, delay)});
   }
+}
+
+void Lifecycle::OnImagePulling(const ImagePulling& e) {
+  Container* c = Current(e.container, e.instance);
+  if (c && c->state == RunState::kCreating) c->image_pending = true;
+}
+
+// S9.1, S16.5: waiting for its image, being pulled or in its backoff.
+bool Lifecycle::WaitsForImage(const Container& c) const {
+  if (c.state == RunState::kCreating) return c.image_pending;
+  if (c.state != RunState::kBackOff || !c.start_error) return false;
+  const std::string& reason = c.start_error->reason;
+  return reason == kErrImagePull || reason == kImagePullBackOff || reason == "ErrImageNeverPull" ||
+         reason == "InvalidImageName";
 }
 
 void Lifecycle::ShowImagePullBackOff(Container& c) {

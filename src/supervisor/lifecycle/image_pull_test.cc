@@ -43,6 +43,10 @@ TEST(LifecycleImagePull, S16_6_FailedPullWaitsWithBackoffUnderNeverAndCountsNoRe
   h.Start();
   EXPECT_THAT(h.Take(), ElementsAre("0s Create(app#0)"));
   EXPECT_EQ(WaitingReason(h, "app"), "ContainerCreating");
+  EXPECT_EQ(h.lc().Phase(), PodPhase::kRunning) << "a create in flight is not an image wait";
+  h.Feed(ImagePulling{"app", 0});
+  EXPECT_EQ(WaitingReason(h, "app"), "ContainerCreating");
+  EXPECT_EQ(h.lc().Phase(), PodPhase::kPending);
 
   h.Feed(PullFailed(h, "app"));
   EXPECT_EQ(WaitingReason(h, "app"), "ErrImagePull");

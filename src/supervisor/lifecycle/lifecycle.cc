@@ -72,6 +72,7 @@ std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
         if constexpr (std::is_same_v<T, TimerFired>) OnTimerFired(e, now);
         if constexpr (std::is_same_v<T, StopRequested>) OnStopRequested(e, now);
         if constexpr (std::is_same_v<T, ImagePullFailed>) OnImagePullFailed(e, now);
+        if constexpr (std::is_same_v<T, ImagePulling>) OnImagePulling(e);
       },
       event);
   RecordConditions(now);
@@ -124,6 +125,7 @@ void Lifecycle::AnnounceFor(const Container& c, EventType type, std::string reas
 
 void Lifecycle::CreateInstance(Container& c) {
   c.state = RunState::kCreating;
+  c.image_pending = false;
   c.instance_exists = false;
   c.started_mono.reset();
   c.post_start_running = false;
@@ -219,6 +221,7 @@ void Lifecycle::OnRuntimeCreated(const RuntimeCreated& e, Now /*now*/) {
   c->instance_exists = true;
   c->container_id = e.container_id;
   c->image_pull_failures = 0;  // S16.6: the image is had
+  c->image_pending = false;
   if (c->ahead) {
     c->state = RunState::kCreated;  // TakeTurn starts it
     return;

@@ -150,6 +150,8 @@ class Lifecycle {
   bool EndsJob(Container& c, Now now);  // S3.6
   void OnRestartTimer(Container& c, int instance);
   void OnImagePullFailed(const ImagePullFailed& e, Now now);  // image_pull.cc, S16.5-S16.6
+  void OnImagePulling(const ImagePulling& e);
+  bool WaitsForImage(const Container& c) const;
   void ShowImagePullBackOff(Container& c);
   void CheckCompletion(Now now);
 

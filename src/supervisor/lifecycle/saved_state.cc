@@ -142,6 +142,7 @@ json SaveContainer(const ContainerRecord& c) {
           {"last_exit_ok", c.last_exit_ok},
           {"backoff_restarts", c.backoff.restarts_in_sequence()},
           {"image_pull_failures", c.image_pull_failures},
+          {"image_pending", c.image_pending},
           {"backoff_delay", c.backoff_delay.count()},
           {"restart_at", Nanos(c.restart_at)},
           {"restart_timer_armed", c.restart_timer_armed}};
@@ -355,6 +356,7 @@ void RestoreContainer(In in, ContainerRecord& c) {
   in.Int("backoff_restarts", 0, kMaxCount, restarts);
   c.backoff.RestoreRestartsInSequence(restarts);
   in.Int("image_pull_failures", 0, kMaxCount, c.image_pull_failures);
+  in.Bool("image_pending", c.image_pending);
   in.Nanos("backoff_delay", kForever.count(), c.backoff_delay);
   in.Mono("restart_at", c.restart_at);
   in.Bool("restart_timer_armed", c.restart_timer_armed);

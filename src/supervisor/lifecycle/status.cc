@@ -43,15 +43,11 @@ pod::PodPhase Lifecycle::Phase() const {
   if (ended_) return final_phase_;
   if (failed_) return pod::PodPhase::kFailed;
   if (!initialized_) return pod::PodPhase::kPending;
-  // The kubelet's getPhase: a container of spec.containers still waiting
-  // for its first run (its image being pulled or in backoff, its create or
-  // start in flight) keeps the pod Pending.
+  // S16.5: a container of spec.containers waiting for its image before its
+  // first run keeps the pod Pending, as the kubelet's getPhase counts it.
   for (const Container& c : containers_) {
     if (c.role != ContainerRole::kRegular || c.terminated || c.last_terminated) continue;
-    if (c.state != RunState::kRunning && c.state != RunState::kExited &&
-        c.state != RunState::kAbandoned) {
-      return pod::PodPhase::kPending;
-    }
+    if (WaitsForImage(c)) return pod::PodPhase::kPending;
   }
   return pod::PodPhase::kRunning;
 }

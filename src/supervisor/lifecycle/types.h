@@ -102,6 +102,14 @@ struct RuntimeFailed {
   friend bool operator==(const RuntimeFailed&, const RuntimeFailed&) = default;
 };
 
+// S16.5: the shell holds the instance's create until its image is pulled
+// (or unpacked): the container waits for its image, the pod is Pending.
+struct ImagePulling {
+  std::string container;
+  int instance = 0;
+  friend bool operator==(const ImagePulling&, const ImagePulling&) = default;
+};
+
 // S16.5: the image of the instance the shell was asked to create could not
 // be had: pulling it failed (reason ErrImagePull) or its pull policy is
 // Never and it is not present (ErrImageNeverPull). No container existed;
@@ -162,7 +170,8 @@ struct StopRequested {
 };
 
 using Event = std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited,
-                           HookFinished, ProbeResult, TimerFired, StopRequested, ImagePullFailed>;
+                           HookFinished, ProbeResult, TimerFired, StopRequested, ImagePullFailed,
+                           ImagePulling>;
 std::string ToString(const Event& event);
 
 // ---- Actions: what the shell must do ---------------------------------------
