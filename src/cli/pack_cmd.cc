@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
 #include "image/bundle_image.h"
-#include "pod/bundle.h"
 #include "oci/spec.h"
+#include "pod/bundle.h"
 
 namespace podvisor::cli {
 namespace {

@@ -11,7 +11,6 @@
 #include "hostfs/layout.h"
 #include "image/image.h"
 #include "oci/spec.h"
-#include "registry/image_name.h"
 #include "pod/bundle.h"
 #include "pod/config_objects.h"
 #include "pod/defaults.h"
@@ -19,6 +18,7 @@
 #include "pod/parse.h"
 #include "pod/validate.h"
 #include "pod/workloads.h"
+#include "registry/image_name.h"
 
 namespace podvisor::loading {
 namespace {
@@ -123,17 +123,18 @@ void CheckContainerConfigs(const pod::Pod& pod, const std::filesystem::path& bun
 void CheckRegistryImages(const pod::Pod& pod, const std::filesystem::path& bundle,
                          pod::FieldErrors& errors, std::vector<std::string>& messages) {
   const std::string init_path = pod::InitContainersPath(pod);  // S13: maybe an annotation
-  for (const auto& [list, path] : {std::pair{&pod.spec.init_containers, init_path},
-                                   std::pair{&pod.spec.containers, std::string("spec.containers")}}) {
+  for (const auto& [list, path] :
+       {std::pair{&pod.spec.init_containers, init_path},
+        std::pair{&pod.spec.containers, std::string("spec.containers")}}) {
     for (std::size_t i = 0; i < list->size(); ++i) {
       const pod::Container& c = (*list)[i];
       if (c.image.empty() || pod::ImageInBundle(bundle, c.image)) continue;
       const std::string field = path + "[" + std::to_string(i) + "].image";
       auto name = registry::ParseImageName(c.image);
       if (!name) {
-        errors.push_back(pod::Invalid(field, pod::QuoteValue(c.image),
-                                      "not in the bundle's images/ and not a registry reference: " +
-                                          name.error().message()));
+        errors.push_back(pod::Invalid(
+            field, pod::QuoteValue(c.image),
+            "not in the bundle's images/ and not a registry reference: " + name.error().message()));
         continue;
       }
       if (c.image_pull_policy == "Never") {

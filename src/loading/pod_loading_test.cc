@@ -91,7 +91,8 @@ TEST_F(PodLoading, NeverForAnImageTheBundleLacksIsAWarning) {
   WritePod(never);
   LoadedPod loaded = LoadPod(dir_, /*check_images=*/true);
   EXPECT_TRUE(loaded.ok());
-  EXPECT_THAT(loaded.messages, Contains(AllOf(StartsWith("Warning: "), HasSubstr("ErrImageNeverPull"))));
+  EXPECT_THAT(loaded.messages,
+              Contains(AllOf(StartsWith("Warning: "), HasSubstr("ErrImageNeverPull"))));
 }
 
 TEST_F(PodLoading, UnreadablePathIsTheHostsFailureNotTheUsers) {

@@ -88,8 +88,8 @@ Executor::Executor(pod::Pod pod, ExecutorOptions options, loop::EventLoop loop)
   ImagePulls::Options pull_options;
   pull_options.podvisor_exe = options_.podvisor_exe;
   pull_options.store_dir = options_.image_cache_dir;
-  pulls_ = std::make_unique<ImagePulls>(loop_, reaper_, std::move(pull_seams),
-                                        std::move(pull_options));
+  pulls_ =
+      std::make_unique<ImagePulls>(loop_, reaper_, std::move(pull_seams), std::move(pull_options));
 }
 
 Executor::~Executor() {

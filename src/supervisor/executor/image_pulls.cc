@@ -29,7 +29,7 @@ struct ImagePulls::Worker {
   std::string failure_reason;
   std::string failure_message;
   std::string pulled_message;  // the Pulled event's text, the kubelet's words
-  bool bundle_layout = false;   // no registry: no Pulling or Pulled event
+  bool bundle_layout = false;  // no registry: no Pulling or Pulled event
 };
 
 namespace {
@@ -125,14 +125,20 @@ void ImagePulls::StartWorker(const Wanted& wanted) {
   if (stopped_ || workers_.count(reference)) return;
   auto fail = [&](const std::string& why) { Failed(reference, "ErrImagePull", why); };
   int out[2];
-  if (::pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0)
+    return fail(std::string("pipe: ") + std::strerror(errno));
   Fd read_end(out[0]);
   Fd write_end(out[1]);
   std::optional<Fd> credentials;
   process::SpawnOptions spawn;
-  spawn.argv = {options_.podvisor_exe.string(), "pull-worker",   "--store",
-                options_.store_dir.string(),   "--policy",      policy,
-                "--progress-fd",               std::to_string(write_end.get())};
+  spawn.argv = {options_.podvisor_exe.string(),
+                "pull-worker",
+                "--store",
+                options_.store_dir.string(),
+                "--policy",
+                policy,
+                "--progress-fd",
+                std::to_string(write_end.get())};
   spawn.keep_fds = {write_end.get()};
   if (!wanted.layout.empty()) {
     spawn.argv.insert(spawn.argv.end(), {"--layout", wanted.layout.string()});
@@ -160,9 +166,8 @@ void ImagePulls::StartWorker(const Wanted& wanted) {
     (void)w->child.KillAndReap();
     return fail(s.error().message());
   }
-  if (auto s = reaper_.Track(w->child, [this, reference](const process::ExitInfo& exit) {
-        OnExit(reference, exit);
-      });
+  if (auto s = reaper_.Track(
+          w->child, [this, reference](const process::ExitInfo& exit) { OnExit(reference, exit); });
       !s) {
     loop_.Remove(w->output.get());
     (void)w->child.KillAndReap();

@@ -116,8 +116,8 @@ class ImagePulls {
   process::Reaper& reaper_;
   Seams seams_;
   Options options_;
-  std::map<std::string, Wanted> wanted_;  // by container
-  std::map<std::string, std::unique_ptr<Worker>> workers_;  // by reference
+  std::map<std::string, Wanted> wanted_;                      // by container
+  std::map<std::string, std::unique_ptr<Worker>> workers_;    // by reference
   std::map<std::string, lifecycle::CreateContainer> parked_;  // by container
   bool stopped_ = false;
 };

@@ -50,8 +50,7 @@ TEST(LifecycleImagePull, S16_6_FailedPullWaitsWithBackoffUnderNeverAndCountsNoRe
 
   h.Feed(PullFailed(h, "app"));
   EXPECT_EQ(WaitingReason(h, "app"), "ErrImagePull");
-  EXPECT_THAT(h.TakeEvents(),
-              ElementsAre("0s Failed container/app", "0s Failed container/app"));
+  EXPECT_THAT(h.TakeEvents(), ElementsAre("0s Failed container/app", "0s Failed container/app"));
   EXPECT_EQ(h.lc().Phase(), PodPhase::kPending);
 
   h.Advance(2s);

@@ -104,52 +104,51 @@ std::string FormatDuration(Duration d) {
 }
 
 std::string ToString(const Event& event) {
-  return std::visit(Overloaded{
-                        [](const RuntimeCreated& e) {
-                          return "RuntimeCreated(" + Ref(e.container, e.instance) + ")";
-                        },
-                        [](const RuntimeStarted& e) {
-                          return "RuntimeStarted(" + Ref(e.container, e.instance) + ")";
-                        },
-                        [](const RuntimeFailed& e) {
-                          return "RuntimeFailed(" + Ref(e.container, e.instance) + ", " +
-                                 std::string(RuntimeStepName(e.step)) + ", " + e.message + ")";
-                        },
-                        [](const ContainerExited& e) {
-                          std::string out = "ContainerExited(" + Ref(e.container, e.instance) +
-                                            ", code=" + std::to_string(e.exit_code);
-                          if (e.signal != 0) out += ", " + SignalName(e.signal);
-                          if (e.oom_killed) out += ", oom";
-                          return out + ")";
-                        },
-                        [](const HookFinished& e) {
-                          return "HookFinished(" + Ref(e.container, e.instance) + ", " +
-                                 std::string(HookKindName(e.kind)) + ", " +
-                                 (e.success ? "ok" : "failed") + ")";
-                        },
-                        [](const ProbeResult& e) {
-                          return "ProbeResult(" + Ref(e.container, e.instance) + ", " +
-                                 std::string(ProbeKindName(e.kind)) + ", " +
-                                 (e.success ? "success" : "failure") + ")";
-                        },
-                        [](const TimerFired& e) { return "TimerFired(" + ToString(e.id) + ")"; },
-                        [](const ImagePulling& e) {
-                          return "ImagePulling(" + Ref(e.container, e.instance) + ")";
-                        },
-                        [](const ImagePullFailed& e) {
-                          return "ImagePullFailed(" + Ref(e.container, e.instance) + ", " +
-                                 e.reason + ")";
-                        },
-                        [](const StopRequested& e) {
-                          std::string out = "StopRequested(";
-                          out += e.reason ? *e.reason : "-";
-                          if (e.grace) {
-                            out += ", grace=" + FormatDuration(*e.grace);
-                          }
-                          return out + ")";
-                        },
-                    },
-                    event);
+  return std::visit(
+      Overloaded{
+          [](const RuntimeCreated& e) {
+            return "RuntimeCreated(" + Ref(e.container, e.instance) + ")";
+          },
+          [](const RuntimeStarted& e) {
+            return "RuntimeStarted(" + Ref(e.container, e.instance) + ")";
+          },
+          [](const RuntimeFailed& e) {
+            return "RuntimeFailed(" + Ref(e.container, e.instance) + ", " +
+                   std::string(RuntimeStepName(e.step)) + ", " + e.message + ")";
+          },
+          [](const ContainerExited& e) {
+            std::string out = "ContainerExited(" + Ref(e.container, e.instance) +
+                              ", code=" + std::to_string(e.exit_code);
+            if (e.signal != 0) out += ", " + SignalName(e.signal);
+            if (e.oom_killed) out += ", oom";
+            return out + ")";
+          },
+          [](const HookFinished& e) {
+            return "HookFinished(" + Ref(e.container, e.instance) + ", " +
+                   std::string(HookKindName(e.kind)) + ", " + (e.success ? "ok" : "failed") + ")";
+          },
+          [](const ProbeResult& e) {
+            return "ProbeResult(" + Ref(e.container, e.instance) + ", " +
+                   std::string(ProbeKindName(e.kind)) + ", " + (e.success ? "success" : "failure") +
+                   ")";
+          },
+          [](const TimerFired& e) { return "TimerFired(" + ToString(e.id) + ")"; },
+          [](const ImagePulling& e) {
+            return "ImagePulling(" + Ref(e.container, e.instance) + ")";
+          },
+          [](const ImagePullFailed& e) {
+            return "ImagePullFailed(" + Ref(e.container, e.instance) + ", " + e.reason + ")";
+          },
+          [](const StopRequested& e) {
+            std::string out = "StopRequested(";
+            out += e.reason ? *e.reason : "-";
+            if (e.grace) {
+              out += ", grace=" + FormatDuration(*e.grace);
+            }
+            return out + ")";
+          },
+      },
+      event);
 }
 
 std::string ToString(const Action& action) {

@@ -169,9 +169,9 @@ struct StopRequested {
   friend bool operator==(const StopRequested&, const StopRequested&) = default;
 };
 
-using Event = std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited,
-                           HookFinished, ProbeResult, TimerFired, StopRequested, ImagePullFailed,
-                           ImagePulling>;
+using Event =
+    std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited, HookFinished,
+                 ProbeResult, TimerFired, StopRequested, ImagePullFailed, ImagePulling>;
 std::string ToString(const Event& event);
 
 // ---- Actions: what the shell must do ---------------------------------------
