@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "common/log.h"
 #include "common/signal_names.h"
 #include "image/image_cache.h"
@@ -149,7 +151,7 @@ void ImagePulls::StartWorker(const Wanted& wanted) {
     spawn.argv.insert(spawn.argv.end(), {"--auth-fd", std::to_string(credentials->get())});
     spawn.keep_fds.push_back(credentials->get());
   }
-  spawn.argv.push_back("--");
+  spawn.argv.emplace_back("--");
   spawn.argv.push_back(reference);
   spawn.stderr_fd = process::SpawnOptions::kInherit;  // its own log lines go to ours
   spawn.cwd = "/";
@@ -298,7 +300,8 @@ void ImagePulls::Failed(const std::string& reference, const std::string& reason,
                         const std::string& message) {
   for (const auto& [container, wanted] : wanted_) {
     if (wanted.reference == reference && !wanted.layout.empty()) {
-      return seams_.fatal("container " + container + ": image \"" + reference + "\": " + message);
+      return seams_.fatal(
+          fmt::format("container {}: image \"{}\": {}", container, reference, message));
     }
   }
   log::Warn("image \"{}\": {}: {}", reference, reason, message);
