@@ -2,6 +2,8 @@
 // manifest a reference names, the image proxy for the rest, both with the
 // candidate's credentials as a memfd auth file.
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include "registry/image_proxy.h"
 #include "registry/puller.h"
@@ -16,8 +18,18 @@ class SkopeoSource : public RegistrySource {
     options_.auth_fd = auth_ ? auth_.get() : -1;
   }
 
+  // The proxy's start (a Go program's, then Initialize) overlaps the
+  // inspect: a cold pull waits for one skopeo start, not two in a row.
+  // Should it fail, OpenManifest starts it again and reports why.
   Result<std::string> TopManifest(const std::string& reference) override {
-    return FetchTopManifest(options_, reference);
+    std::optional<Result<ImageProxy>> started;
+    std::thread starter;
+    if (!proxy_)
+      starter = std::thread([this, &started] { started.emplace(ImageProxy::Start(options_)); });
+    auto top = FetchTopManifest(options_, reference);
+    if (starter.joinable()) starter.join();
+    if (started && *started) proxy_ = std::make_unique<ImageProxy>(std::move(**started));
+    return top;
   }
 
   Result<ProxyManifest> OpenManifest(const std::string& reference) override {
