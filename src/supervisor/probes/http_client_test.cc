@@ -260,8 +260,10 @@ TEST_F(HttpClientTest, HostNamesAreRefusedWithoutBlockingOnDns) {
 TEST_F(HttpClientTest, DestroyingATransferCancelsIt) {
   TestServer server(Routes);
   bool called = false;
+  // /slow never answers: the transfer is surely in flight when it is
+  // destroyed (a fast answer could complete within the first RunOnce).
   auto transfer =
-      client_->Start(Get(server.port(), "/"), [&](const HttpResponse&) { called = true; });
+      client_->Start(Get(server.port(), "/slow"), [&](const HttpResponse&) { called = true; });
   EXPECT_TRUE(loop_->RunOnce(std::chrono::milliseconds(50)));
   transfer.reset();
   EXPECT_EQ(client_->active_transfers(), 0u);
