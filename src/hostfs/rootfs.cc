@@ -85,6 +85,11 @@ Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
       if (errno == ENOSYS || errno == ENODEV) return false;
       return Error::FromErrno("fsopen(overlay)");
     }
+    // Before Linux 6.5 overlayfs parses no fs_context parameters: the
+    // kernel's legacy context takes any key (it only appends "key=value"
+    // to the mount data), so "lowerdir+" would seem accepted and fail at
+    // create. A key no overlayfs knows tells the two apart.
+    if (::fsconfig(probe.get(), FSCONFIG_SET_STRING, "podvisor-probe", "1", 0) == 0) return false;
     if (::fsconfig(probe.get(), FSCONFIG_SET_STRING, "lowerdir+", all.front().c_str(), 0) != 0) {
       if (errno == EINVAL) return false;
       return Error::FromErrno(Describe(paths, all.size()) + ": lowerdir+ " + all.front().string());
@@ -113,6 +118,9 @@ Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
   if (auto s = set("workdir", paths.work); !s) return s.take_error();
   if (::fsconfig(context.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
     int err = errno;
+    // A kernel whose overlayfs took the parameters without knowing them:
+    // mount(2)'s data says the same in the form it knows, or why not.
+    if (err == EINVAL && fall_back) return false;
     return Error::FromErrno(what + KernelMessage(context.get()) + UpperHint(paths, err), err);
   }
   Fd mnt(::fsmount(context.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV));
