@@ -153,7 +153,13 @@ void Mutate(json& state, std::mt19937_64& rng) {
       return;
     default:  // a nearby integer where there is one
       if (state[at].is_number_integer()) {
-        state[at] = state[at].get<int64_t>() + static_cast<int64_t>(rng() % 21) - 10;
+        // Saturating: a value near INT64_MIN or INT64_MAX stays as it is
+        // rather than overflow (UBSan's undefined behaviour).
+        const int64_t value = state[at].get<int64_t>();
+        const int64_t delta = static_cast<int64_t>(rng() % 21) - 10;
+        int64_t nearby = value;
+        if (__builtin_add_overflow(value, delta, &nearby)) nearby = value;
+        state[at] = nearby;
       } else {
         state[at] = RandomValue(rng);
       }
