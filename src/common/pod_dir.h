@@ -68,6 +68,11 @@ class PodDir {
   // keeps the descriptors the adopting one takes back.
   static constexpr std::string_view kSupervisorStateFile = "supervisor-state.json";
   static constexpr std::string_view kKeeperSocket = "sandbox.sock";
+  // The holder's identity, written once it is ready and before it is
+  // entrusted with anything (which is when it stops dying with its
+  // supervisor): recovery ends a holder that a supervisor killed before
+  // its first handover state left behind.
+  static constexpr std::string_view kSandboxHolderFile = "sandbox-holder.json";
 
   PodDir(const std::filesystem::path& state_dir, std::string_view pod)
       : dir_(state_dir / std::string(pod)) {}
@@ -82,6 +87,7 @@ class PodDir {
   std::filesystem::path NetworkFile() const { return dir_ / kNetworkFile; }
   std::filesystem::path SupervisorStateFile() const { return dir_ / kSupervisorStateFile; }
   std::filesystem::path KeeperSocket() const { return dir_ / kKeeperSocket; }
+  std::filesystem::path SandboxHolderFile() const { return dir_ / kSandboxHolderFile; }
 
   std::filesystem::path EtcDir() const { return dir_ / "etc"; }
   std::filesystem::path HostsFile() const { return EtcDir() / "hosts"; }

@@ -362,10 +362,10 @@ TEST_F(Shim, SigkilledShimLeavesNothingAfterContainerdsDelete) {
   }
   EXPECT_NE(kill(supervisor, 0), 0) << "the supervisor outlived containerd's delete";
   // The fixture's check after the test: processes, mounts, bundle, socket,
-  // cgroups. PRODUCT BUG (fails today): the pod's sandbox holder
-  // (`sandbox-init --keeper`), which now outlives a dead supervisor
-  // (S15.4), outlives the shim's delete too, here and in
-  // SigkilledShimLeavesNothingAfterContainerdsDelete.
+  // cgroups, and the pod's sandbox holder, which outlives a dead supervisor
+  // from its first kept descriptor (S15.4): recovery finds it by the
+  // handover state or, when the shim was killed before the first one was
+  // written, by sandbox-holder.json.
 }
 
 TEST_F(Shim, ImageWithoutAPodIsRefusedAtCreate) {

@@ -13,6 +13,7 @@
 
 #include "cgroups/cgroup_name.h"
 #include "cgroups/cleanup.h"
+#include "common/file_io.h"
 #include "common/mounts.h"
 #include "common/pod_dir.h"
 #include "common/signal_names.h"
@@ -27,6 +28,7 @@
 #include "pod/resources.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/pod_control.h"
+#include "supervisor/executor/handover.h"
 #include "supervisor/executor/internal.h"
 #include "supervisor/executor/recovery.h"
 
@@ -129,15 +131,19 @@ Status Executor::Setup() {
   if (pod_.metadata.uid.empty()) pod_.metadata.uid = RandomUuid();  // the downward API's too
   record_created_at_ = loop_.clock().WallNow();
   record_.SetIdentity(pod_.metadata.uid, record_created_at_);
-  auto pending_sandbox = StartSandbox();
-  if (!pending_sandbox) return pending_sandbox.take_error();
   if (auto s = LoadImages(); !s) return s;
   if (auto s = ClaimPodState(); !s) return s;
+  // After the claim: the holder binds its keeper socket in the pod's
+  // directory, which the claim makes, and recovery ends the previous
+  // holder and unlinks the previous socket of that name first.
+  auto pending_sandbox = StartSandbox();
+  if (!pending_sandbox) return pending_sandbox.take_error();
   if (auto s = WatchSignals(); !s) return s;
   if (*pending_sandbox) {
     auto sandbox = (*pending_sandbox)->WaitReady();
     if (!sandbox) return sandbox.take_error();
     sandbox_.emplace(std::move(*sandbox));
+    RecordHolder();
   }
   // The pod's address exists before any container does (docs/INTERFACE.md
   // "Networking"); a network that cannot be set up fails the run here.
@@ -156,6 +162,20 @@ Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
   auto started = sandbox::Sandbox::Start(SandboxOptionsOf());
   if (!started) return started.take_error();
   return std::optional<sandbox::PendingSandbox>(std::move(*started));
+}
+
+// Before the holder is entrusted with a descriptor, and so stops dying
+// with this process: a SIGKILL before the first handover state is written
+// must not leave a holder that no later run can find (recovery.cc).
+void Executor::RecordHolder() {
+  const nlohmann::json holder = {{"bootId", BootId()},
+                                 {"pid", sandbox_->holder_pid()},
+                                 {"startTime", sandbox_->holder_start_time()}};
+  if (auto s = WriteFileAtomic(PodDir::At(options_.state_dir).SandboxHolderFile(), holder.dump(),
+                               0600, Durability::kUnsynced);
+      !s) {
+    log::Warn("{}", s.error().message());
+  }
 }
 
 sandbox::SandboxOptions Executor::SandboxOptionsOf() const {
@@ -504,6 +524,7 @@ void Executor::Cleanup() {
   {
     std::error_code ec;
     std::filesystem::remove(PodDir::At(options_.state_dir).SupervisorStateFile(), ec);
+    std::filesystem::remove(PodDir::At(options_.state_dir).SandboxHolderFile(), ec);
   }
   hooks_probes_->Clear();
   instances_.EndAll();

@@ -83,6 +83,7 @@ class Executor : private InstanceHost {
   Status Setup();
   Result<std::optional<sandbox::PendingSandbox>> StartSandbox();
   sandbox::SandboxOptions SandboxOptionsOf() const;
+  void RecordHolder();
   Status LoadImages();
   void ImageReady(const std::string& container, image::Image image, Fd hold);
   std::optional<std::filesystem::path> LayoutToUnpack(const std::string& reference) const;

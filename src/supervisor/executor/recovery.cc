@@ -137,20 +137,42 @@ std::string RecoveryReport::ToString() const {
          (holder_ended ? ", sandbox holder ended" : "");
 }
 
-bool EndLeftHolder(const hostfs::PodLayout& layout) {
-  const fs::path file = layout.SupervisorStateFile();
+namespace {
+
+// The holder a state file names, when it is this boot's: the handover
+// state's "sandbox" object, or the identity file written before the first
+// handover state (pod_dir.h kSandboxHolderFile).
+std::optional<std::pair<pid_t, uint64_t>> HolderNamedIn(const fs::path& file,
+                                                        bool under_sandbox_key) {
   auto text = ReadFileBounded(file, 64 * 1024 * 1024);
-  std::error_code ec;
-  fs::remove(file, ec);
-  fs::remove(layout.KeeperSocket(), ec);
-  if (!text) return false;
+  if (!text) return std::nullopt;
   nlohmann::json state = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!state.is_object() || !state.contains("sandbox") || !state["sandbox"].is_object()) {
-    return false;
+  if (!state.is_object()) return std::nullopt;
+  if (state.value("bootId", std::string()) != BootId()) return std::nullopt;
+  const nlohmann::json* holder = &state;
+  if (under_sandbox_key) {
+    auto it = state.find("sandbox");
+    if (it == state.end() || !it->is_object()) return std::nullopt;
+    holder = &*it;
   }
-  if (state.value("bootId", std::string()) != BootId()) return false;
-  const pid_t pid = state["sandbox"].value("pid", 0);
-  const uint64_t start_time = state["sandbox"].value("startTime", uint64_t{0});
+  const pid_t pid = holder->value("pid", 0);
+  if (pid <= 0) return std::nullopt;
+  return std::make_pair(pid, holder->value("startTime", uint64_t{0}));
+}
+
+}  // namespace
+
+bool EndLeftHolder(const hostfs::PodLayout& layout) {
+  const fs::path state_file = layout.SupervisorStateFile();
+  const fs::path holder_file = layout.SandboxHolderFile();
+  auto named = HolderNamedIn(state_file, /*under_sandbox_key=*/true);
+  if (!named) named = HolderNamedIn(holder_file, /*under_sandbox_key=*/false);
+  std::error_code ec;
+  fs::remove(state_file, ec);
+  fs::remove(holder_file, ec);
+  fs::remove(layout.KeeperSocket(), ec);
+  if (!named) return false;
+  const auto [pid, start_time] = *named;
   // Pinned, then checked: never a process that took a reused pid.
   auto pidfd = sandbox::PinHolder(pid, start_time);
   if (!pidfd) return false;
