@@ -27,6 +27,7 @@
 
 #include "pod/bundle.h"
 #include "pod/defaults.h"
+#include "pod/pod_order.h"
 #include "pod/validate_internal.h"
 
 namespace podvisor::pod {
@@ -130,6 +131,7 @@ void Validator::CheckMetadata() {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     AddEach("metadata.annotations", Q(key), QualifiedNameMessages(lower));
   }
+  for (FieldError& e : ValidateAfterAnnotation(pod_)) Add(std::move(e));  // S19.2
 }
 
 void Validator::CheckVolumes() {
