@@ -4,12 +4,20 @@
 
 #include <utility>
 
+#include "pod/pod_order.h"
+
 namespace podvisor::supervisor::lifecycle {
 
 namespace {
 
 // How many init-list entries are created ahead of their turn (S1.1).
 constexpr size_t kCreateAheadDepth = 2;
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
 
 bool HasHook(const pod::Container& spec, HookKind kind) {
   if (!spec.lifecycle) return false;
@@ -47,14 +55,45 @@ std::vector<Action> Lifecycle::Start(Now now) {
     Emit(ArmTimer{TimerId{TimerKind::kActiveDeadline, "", 0},
                   now.mono + ClampedSeconds(*pod_.spec.active_deadline_seconds)});
   }
+  // S19.3: with podvisor.io/after, nothing is created before the pods it
+  // names are Ready; the shell watches them and reports AwaitedPods.
+  awaited_pods_ = pod::AfterPods(pod_);
+  if (!awaited_pods_.empty()) {
+    awaiting_pods_ = true;
+    Announce(EventType::kNormal, "WaitingForPods", "pod",
+             "Waiting for pods " + JoinNames(awaited_pods_) +
+                 " to be Ready before starting containers (podvisor.io/after)");
+  } else {
+    BeginStartPlan();
+  }
+  RecordConditions(now);
+  return std::exchange(out_, {});
+}
+
+void Lifecycle::BeginStartPlan() {
   if (init_count_ == 0) {
     MarkInitialized();  // S1.6
   } else {
     CreateInstance(containers_[0]);  // S1.1
     CreateAhead(0);
   }
-  RecordConditions(now);
-  return std::exchange(out_, {});
+}
+
+// S19.3: the watcher's report. A report after the pod began to terminate
+// changes nothing: a stop during the wait ends the pod with no container
+// made (S19.6).
+void Lifecycle::OnAwaitedPods(const AwaitedPods& e, Now /*now*/) {
+  if (!awaiting_pods_ || Terminating() || ended_) return;
+  if (!e.not_ready.empty()) {
+    awaited_pods_ = e.not_ready;
+    return;
+  }
+  const std::vector<std::string> named = pod::AfterPods(pod_);
+  awaiting_pods_ = false;
+  awaited_pods_.clear();
+  Announce(EventType::kNormal, "AwaitedPodsReady", "pod",
+           "Pods " + JoinNames(named) + " are Ready: starting containers");
+  BeginStartPlan();
 }
 
 std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
@@ -73,6 +112,7 @@ std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
         if constexpr (std::is_same_v<T, StopRequested>) OnStopRequested(e, now);
         if constexpr (std::is_same_v<T, ImagePullFailed>) OnImagePullFailed(e, now);
         if constexpr (std::is_same_v<T, ImagePulling>) OnImagePulling(e);
+        if constexpr (std::is_same_v<T, AwaitedPods>) OnAwaitedPods(e, now);
       },
       event);
   RecordConditions(now);

@@ -97,6 +97,10 @@ class Lifecycle {
   pod::PodPhase Phase() const;
   bool Ended() const { return ended_; }
   bool Started() const { return started_; }  // Start ran (or a restored state's had)
+  // S19.3: the start plan waits for the pods of podvisor.io/after; the
+  // shell watches them while this is true and reports with AwaitedPods.
+  bool AwaitingPods() const { return awaiting_pods_ && !Terminating() && !ended_; }
+  const std::vector<std::string>& awaited_pods() const { return awaited_pods_; }
   bool Terminating() const { return termination_.cause != TerminationCause::kNone; }
   TerminationCause termination_cause() const { return termination_.cause; }
   // When the pod's grace budget ends (S5.1); meaningful once Terminating().
@@ -127,6 +131,8 @@ class Lifecycle {
   void OnHookFinished(const HookFinished& e, Now now);
   void OnProbeResult(const ProbeResult& e, Now now);
   void OnTimerFired(const TimerFired& e, Now now);
+  void OnAwaitedPods(const AwaitedPods& e, Now now);  // S19.3
+  void BeginStartPlan();                              // S1.1, S1.6
   void CreateInstance(Container& c);
   bool StartsWhenCreated(const Container& c) const;
   void CreateAhead(size_t current);  // the entries after init-list entry `current`
@@ -215,6 +221,10 @@ class Lifecycle {
   // first starts no longer wait (restarts never did).
   bool draft_gate_open_ = false;
   bool active_deadline_armed_ = false;
+  // S19.3: Start held the start plan back for podvisor.io/after; the
+  // names are those not Ready at the last report.
+  bool awaiting_pods_ = false;
+  std::vector<std::string> awaited_pods_;
 
   Termination termination_;
   std::optional<WallTime> deletion_timestamp_;

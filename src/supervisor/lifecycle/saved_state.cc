@@ -379,6 +379,8 @@ nlohmann::json Lifecycle::SaveState() const {
           {"initialized", initialized_},
           {"draft_gate_open", draft_gate_open_},
           {"active_deadline_armed", active_deadline_armed_},
+          {"awaiting_pods", awaiting_pods_},
+          {"awaited_pods", awaited_pods_},
           {"termination",
            {{"cause", TerminationCauseName(termination_.cause)},
             {"stop_reason",
@@ -433,6 +435,16 @@ podvisor::Status Lifecycle::RestorePod(const nlohmann::json& state) {
   in.Bool("active_deadline_armed", active_deadline_armed_);
   if (in.ok() && active_deadline_armed_ && !pod_.spec.active_deadline_seconds) {
     in.Fail("active_deadline_armed", "true but the pod has no activeDeadlineSeconds");
+  }
+  // S19.3: absent in a state written before podvisor.io/after existed.
+  in.Bool("awaiting_pods", awaiting_pods_);
+  if (const json* pods = in.Get("awaited_pods")) {
+    if (!pods->is_array()) return Error("awaited_pods: not an array");
+    awaited_pods_.clear();
+    for (const json& name : *pods) {
+      if (!name.is_string()) return Error("awaited_pods: not an array of strings");
+      awaited_pods_.push_back(name.get<std::string>());
+    }
   }
   In term = in.Object("termination");
   term.Enum("cause", kTerminationCauses, TerminationCauseName, termination_.cause);

@@ -18,6 +18,11 @@ std::string Join(const std::vector<std::string>& names) {
   return out + "]";
 }
 
+// S19.4
+std::string AwaitedPodsMessage(const std::vector<std::string>& pods) {
+  return "waiting for pods to be Ready (podvisor.io/after): " + Join(pods);
+}
+
 pod::ContainerState Waiting(std::string reason, std::string message = "") {
   pod::ContainerState s;
   s.waiting = pod::ContainerStateWaiting{std::move(reason), std::move(message)};
@@ -91,7 +96,10 @@ pod::ContainerStatus Lifecycle::ContainerStatusOf(const Container& c) const {
   s.last_state = StateOrEmpty(c.last_terminated);
   switch (c.ahead ? RunState::kWaiting : c.state) {
     case RunState::kWaiting:
-      s.state = Waiting("PodInitializing");
+      // S19.4: what the pod waits for, where kubectl's STATUS column and
+      // describe look first.
+      s.state = AwaitingPods() ? Waiting("WaitingForPods", AwaitedPodsMessage(awaited_pods_))
+                               : Waiting("PodInitializing");
       break;
     case RunState::kCreating:
     case RunState::kCreated:
@@ -165,8 +173,12 @@ std::vector<PodCondition> Lifecycle::Conditions() const {
     const bool done = c.role == ContainerRole::kInit ? ReadyForStatus(c) : StartedForSequence(c);
     if (!done) incomplete.push_back(c.spec.name);
   }
-  add(pod::kConditionInitialized, initialized_, "ContainersNotInitialized",
-      "containers with incomplete status: " + Join(incomplete));
+  if (AwaitingPods()) {
+    add(pod::kConditionInitialized, false, "WaitingForPods", AwaitedPodsMessage(awaited_pods_));
+  } else {
+    add(pod::kConditionInitialized, initialized_, "ContainersNotInitialized",
+        "containers with incomplete status: " + Join(incomplete));
+  }
 
   std::vector<std::string> unready;
   for (const Container& c : containers_) {

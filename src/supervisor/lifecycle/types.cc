@@ -139,6 +139,13 @@ std::string ToString(const Event& event) {
           [](const ImagePullFailed& e) {
             return "ImagePullFailed(" + Ref(e.container, e.instance) + ", " + e.reason + ")";
           },
+          [](const AwaitedPods& e) {
+            std::string out = "AwaitedPods(";
+            for (std::size_t i = 0; i < e.not_ready.size(); ++i) {
+              out += (i ? ", " : "") + e.not_ready[i];
+            }
+            return out + ")";
+          },
           [](const StopRequested& e) {
             std::string out = "StopRequested(";
             out += e.reason ? *e.reason : "-";

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "common/clock.h"
 #include "pod/status.h"
@@ -169,9 +170,17 @@ struct StopRequested {
   friend bool operator==(const StopRequested&, const StopRequested&) = default;
 };
 
-using Event =
-    std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited, HookFinished,
-                 ProbeResult, TimerFired, StopRequested, ImagePullFailed, ImagePulling>;
+// S19.3: the pods of podvisor.io/after that are not Ready yet, as the
+// shell's watcher last found them; empty once every one is Ready, which
+// releases the start plan.
+struct AwaitedPods {
+  std::vector<std::string> not_ready;
+  friend bool operator==(const AwaitedPods&, const AwaitedPods&) = default;
+};
+
+using Event = std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited,
+                           HookFinished, ProbeResult, TimerFired, StopRequested, ImagePullFailed,
+                           ImagePulling, AwaitedPods>;
 std::string ToString(const Event& event);
 
 // ---- Actions: what the shell must do ---------------------------------------
