@@ -25,6 +25,7 @@
 #include "hostfs/volumes.h"
 #include "image/image_cache.h"
 #include "oci/capabilities.h"
+#include "pod/pod_order.h"
 #include "pod/resources.h"
 #include "supervisor/control/control_api.h"
 #include "supervisor/control/pod_control.h"
@@ -327,7 +328,24 @@ void Executor::WriteRecord() {
   if (owns_pod_) record_.Write(CurrentStatus());
 }
 
+// S19.3: the pods of podvisor.io/after, watched from before the start
+// plan's first batch (or a handed-over wait's), so no Ready is missed.
+Status Executor::WatchAwaitedPods() {
+  const std::vector<std::string> names =
+      handover_ ? lifecycle_.awaited_pods() : pod::AfterPods(pod_);
+  if (names.empty() || (handover_ && !lifecycle_.AwaitingPods())) return Ok();
+  PodDependencies::Seams seams;
+  seams.feed = [this](lifecycle::Event event) { Feed(std::move(event)); };
+  seams.publish = [this](const lifecycle::Publish& p) { OnPublish(p); };
+  auto watcher = PodDependencies::Watch(loop_, options_.state_dir.parent_path(), pod_.metadata.name,
+                                        names, std::move(seams));
+  if (!watcher) return watcher.take_error();
+  awaited_pods_ = std::move(*watcher);
+  return Ok();
+}
+
 Result<pod::PodPhase> Executor::Run() {
+  if (auto s = WatchAwaitedPods(); !s) return s.take_error();
   // The start actions are a batch like any other: events they cause wait.
   draining_ = true;
   std::optional<std::string> stop_reason = stop_after_resume_;
@@ -346,6 +364,7 @@ Result<pod::PodPhase> Executor::Run() {
   for (auto& action : handover_ ? ResumeLifecycle() : lifecycle_.Start(CurrentTime())) {
     Execute(action);
   }
+  if (awaited_pods_) awaited_pods_->Check();  // the first report, queued behind the batch
   draining_ = false;
   if (stop_reason) {
     // S15.6: adopted to be stopped, as a changed manifest is by the kubelet.
@@ -382,6 +401,7 @@ void Executor::Drain() {
   systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());
   heap_trim_.AfterBatch();
   if (lifecycle_.Terminating()) pulls_->StopAll();  // parked creates were abandoned (S5.8)
+  if (awaited_pods_ && !lifecycle_.AwaitingPods()) awaited_pods_->Stop();  // S19.3, S19.6
   SaveStateForNext();
   MaybeFinish();
   MaybeUpgrade();

@@ -9,6 +9,7 @@
 //   LifecycleTimers  ArmTimer/CancelTimer on the loop (lifecycle_timers.h)
 //   HeapTrim         memory back to the kernel when quiet (heap_trim.h)
 //   ImagePulls       the images pulled from registries (image_pulls.h)
+//   PodDependencies  the pods podvisor.io/after waits for (pod_dependencies.h)
 //   control.cc       the control API's PodControl (control/pod_control.h)
 // Events raised while actions are carried out are queued and fed after the
 // current batch, never re-entrantly.
@@ -42,6 +43,7 @@
 #include "supervisor/executor/image_pulls.h"
 #include "supervisor/executor/instances.h"
 #include "supervisor/executor/lifecycle_timers.h"
+#include "supervisor/executor/pod_dependencies.h"
 #include "supervisor/executor/pod_networking.h"
 #include "supervisor/executor/pod_record.h"
 #include "supervisor/lifecycle/lifecycle.h"
@@ -93,6 +95,7 @@ class Executor : private InstanceHost {
   Status OpenEventsAndControl();
   void WarnAboutOomScoreFloor();  // S10.3
   Status PreparePodFiles();       // volumes, /etc files, /dev/shm
+  Status WatchAwaitedPods();      // S19.3: podvisor.io/after
 
   // The event pump, signals and the pod's end (executor.cc).
   void Feed(lifecycle::Event event) override;
@@ -184,6 +187,7 @@ class Executor : private InstanceHost {
   // Destroyed before the instances: their runs may kill an exec.
   std::unique_ptr<HooksAndProbes> hooks_probes_;
   std::unique_ptr<ImagePulls> pulls_;  // S16: registry images; their workers, parked creates
+  std::unique_ptr<PodDependencies> awaited_pods_;    // S19.3: while the start plan waits
   std::optional<std::string> pending_pull_warning_;  // an unreadable imagePullSecret
   std::optional<Error> fatal_;  // the run ends with it (a bundle image that cannot unpack)
   LifecycleTimers timers_;
