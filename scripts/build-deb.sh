@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian package podvisor_<version>_<arch>.deb from an existing
 # meson build directory: `meson install --destdir` stages what meson
-# installs (the binary, podvisor(1), podvisor-bundle(5), podvisor@.service)
+# installs (the binary, podvisor(1), podvisor-bundle(5), podvisor@.service,
+# podvisor-apply.path and .service)
 # and dpkg-deb packs it with the control files of packaging/debian/.
 #
 #   scripts/build-deb.sh [BUILD_DIR [OUT_DIR]]    (default: build, build/deb)
@@ -33,7 +34,7 @@ root=$stage/root
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$root" >/dev/null
 strip --strip-unneeded "$root/usr/bin/podvisor"
-install -d -m 755 "$root/etc/podvisor/pods" "$root/usr/share/doc/podvisor"
+install -d -m 755 "$root/etc/podvisor/pods" "$root/etc/podvisor/apply.d" "$root/usr/share/doc/podvisor"
 install -m 644 packaging/debian/copyright "$root/usr/share/doc/podvisor/copyright"
 gzip -9n <packaging/debian/changelog >"$root/usr/share/doc/podvisor/changelog.gz"
 # Debian policy: man pages gzip-compressed, without timestamps.

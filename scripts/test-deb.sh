@@ -21,8 +21,11 @@ expected=(
   ./usr/share/man/man1/podvisor.1.gz
   ./usr/share/man/man5/podvisor-bundle.5.gz
   ./usr/lib/systemd/system/podvisor@.service
+  ./usr/lib/systemd/system/podvisor-apply.path
+  ./usr/lib/systemd/system/podvisor-apply.service
   ./usr/share/doc/podvisor/copyright
   ./etc/podvisor/pods/
+  ./etc/podvisor/apply.d/
 )
 listing=$(dpkg-deb --contents "$deb" | awk '{print $1, $2, $NF}')
 for f in "${expected[@]}"; do
@@ -55,6 +58,8 @@ grep -q "^podvisor $(dpkg-deb --field "$deb" Version)\$" <<<"$version" ||
 echo "package: installed into a scratch root; $(head -1 <<<"$version")"
 grep -q '^ExecStart=/usr/bin/podvisor run --cgroup-parent=auto /etc/podvisor/pods/%i$' \
   "$root/usr/lib/systemd/system/podvisor@.service" || fail "the unit's ExecStart is wrong"
+grep -q '^ExecStart=/usr/bin/podvisor apply -f /etc/podvisor/apply.d$' \
+  "$root/usr/lib/systemd/system/podvisor-apply.service" || fail "podvisor-apply's ExecStart is wrong"
 grep -q '^LimitNOFILE=1024:524288$' "$root/usr/lib/systemd/system/podvisor@.service" ||
   fail "the unit sets no LimitNOFILE (S14.10)"
 MANWIDTH=80 man -l "$root/usr/share/man/man5/podvisor-bundle.5.gz" >/dev/null 2>&1 ||
