@@ -91,8 +91,9 @@ TEST(LifecycleAwaitedPods, S19_4_PendingWithWhatItWaitsFor) {
 
   h.Feed(AwaitedPods{{}});
   const pod::PodStatus after = h.lc().Status();
-  ASSERT_TRUE(after.init_container_statuses[0].state.waiting);
-  EXPECT_NE(after.init_container_statuses[0].state.waiting->reason, "WaitingForPods");
+  EXPECT_TRUE(after.init_container_statuses[0].state.running) << "created and started";
+  ASSERT_TRUE(after.container_statuses[0].state.waiting);
+  EXPECT_EQ(after.container_statuses[0].state.waiting->reason, "PodInitializing");
   EXPECT_EQ(Condition(after, pod::kConditionInitialized)->reason, "ContainersNotInitialized");
 }
 
@@ -110,6 +111,7 @@ TEST(LifecycleAwaitedPods, S19_6_AStopDuringTheWaitEndsThePodAtOnceWithNothingCr
   EXPECT_TRUE(ended);
   EXPECT_TRUE(h.lc().Ended());
   EXPECT_FALSE(h.lc().AwaitingPods());
+  EXPECT_THAT(h.Take(), ElementsAre("5s PodEnded(Failed)"));
   // A report that arrives after the stop creates nothing either.
   h.Feed(AwaitedPods{{}});
   EXPECT_THAT(h.Take(), IsEmpty());
