@@ -110,8 +110,11 @@ class PodOrder : public E2eTest {
     return last;
   }
   static const nlohmann::json* Condition(const nlohmann::json& pod, const std::string& type) {
-    for (const auto& c : pod["status"].value("conditions", nlohmann::json::array())) {
-      if (c.value("type", "") == type) return &c;
+    if (!pod.is_object() || !pod.contains("status")) return nullptr;
+    const nlohmann::json& status = pod["status"];
+    if (!status.is_object() || !status.contains("conditions")) return nullptr;
+    for (const auto& c : status["conditions"]) {
+      if (c.is_object() && c.value("type", "") == type) return &c;
     }
     return nullptr;
   }
