@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
@@ -240,8 +241,9 @@ void PodDependencies::Check() {
     } else if (state == AwaitedPodState::kWaitsForUs) {
       seams_.publish(lifecycle::Publish{
           lifecycle::EventType::kWarning, "PodsWaitForEachOther", "pod",
-          "Pod " + name + " waits for pod " + self_ + " and " + self_ + " for " + name +
-              " (podvisor.io/after): neither starts until one of them is changed"});
+          fmt::format("Pod {0} waits for pod {1} and {1} for {0} (podvisor.io/after): neither "
+                      "starts until one of them is changed",
+                      name, self_)});
     }
   }
   if (last_report_ && *last_report_ == not_ready) return;

@@ -127,7 +127,8 @@ TEST(LifecycleAwaitedPods, S19_5_TheActiveDeadlineCountsDuringTheWait) {
   EXPECT_EQ(h.lc().Phase(), PodPhase::kFailed);
   EXPECT_EQ(h.lc().Status().reason, "DeadlineExceeded");
   for (const Action& a : h.TakeAll()) {
-    EXPECT_FALSE(std::holds_alternative<CreateContainer>(a)) << "nothing is created: " << ToString(a);
+    EXPECT_FALSE(std::holds_alternative<CreateContainer>(a))
+        << "nothing is created: " << ToString(a);
   }
 }
 
