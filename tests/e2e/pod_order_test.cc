@@ -182,6 +182,28 @@ TEST_F(PodOrder, S19_3_BStartsOnlyOnceAIsReadyAndWaitsWhileADoesNotExist) {
   StopA();
 }
 
+// S19.7: an upgrade in place during the wait keeps waiting, and the new
+// binary's supervisor watches a again.
+TEST_F(PodOrder, S19_7_AnUpgradeDuringTheWaitKeepsWaitingAndStartsOnceAIsReady) {
+  WriteB();
+  StartRun();
+  WaitFor("b", WaitsForPods, "b waiting for a");
+  auto upgrade = Client({"upgrade", "b"});
+  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.out << upgrade.err;
+  EXPECT_TRUE(RunIsAlive()) << "the same process, re-executed";
+  nlohmann::json b = WaitFor("b", WaitsForPods, "b still waiting after the upgrade");
+  EXPECT_THAT(Condition(b, "Initialized")->value("message", ""), HasSubstr("[a]"));
+  EXPECT_EQ(IndexOf(HelperEvents(), "b Started"), -1) << Describe(HelperEvents());
+
+  std::ofstream(scratch_ / "a-ready") << "1";
+  StartA();
+  ASSERT_TRUE(WaitForHelperEvent("b Started"));
+  EXPECT_EQ(ConditionStatus(*StatusOf("a"), "Ready"), "True");
+  EXPECT_EQ(Client({"stop", "b"}).exit_code, 0);
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+  StopA();
+}
+
 TEST_F(PodOrder, S19_6_AStopDuringTheWaitEndsBAtOnceWithNothingCreated) {
   WriteB();
   StartRun();
