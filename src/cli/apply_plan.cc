@@ -78,7 +78,10 @@ std::string ConfigDifference(const pod::ConfigObjects& a, const pod::ConfigObjec
       auto l = left.find(name);
       auto r = right.find(name);
       if (l == left.end() || r == right.end() || !(l->second == r->second)) {
-        return kind + "/" + name;
+        std::string what = kind;
+        what += "/";
+        what += name;
+        return what;
       }
     }
     return "";

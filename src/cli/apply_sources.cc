@@ -82,8 +82,11 @@ Result<ManifestSet> ReadManifests(const fs::path& path) {
         continue;
       }
       if (!kind.empty() && kind != "Pod" && !pod::IsWorkloadKind(kind)) {
-        set.warnings.push_back(source + ": kind " + kind +
-                               " skipped: apply runs Pods, workloads, ConfigMaps and Secrets");
+        std::string warning = source;
+        warning += ": kind ";
+        warning += kind;
+        warning += " skipped: apply runs Pods, workloads, ConfigMaps and Secrets";
+        set.warnings.push_back(std::move(warning));
         continue;
       }
       PodDocument pod{NameOf(doc), source, std::move(doc)};
