@@ -367,8 +367,13 @@ int Apply(const ApplyOptions& o) {
   }
   if (o.watch && o.dry_run) return Refuse("--watch and --dry-run do not go together");
   apply::HostOptions host;
-  host.state_dir = fs::absolute(o.state_dir).lexically_normal();
-  host.log_dir = fs::absolute(o.log_dir).lexically_normal();
+  // "/run/podvisor/" is the unit's directory too (S18.10).
+  auto normal = [](const std::string& dir) {
+    fs::path p = fs::absolute(dir).lexically_normal();
+    return p.has_filename() || !p.has_relative_path() ? p : p.parent_path();
+  };
+  host.state_dir = normal(o.state_dir);
+  host.log_dir = normal(o.log_dir);
   if (!o.runtime.empty()) host.run_args.insert(host.run_args.end(), {"--runtime", o.runtime});
   if (!o.cgroup_parent.empty()) {
     host.run_args.insert(host.run_args.end(), {"--cgroup-parent", o.cgroup_parent});

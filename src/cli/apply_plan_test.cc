@@ -189,7 +189,8 @@ TEST(ApplyPlan, APodThatEndedIsStartedAgainUnlessItSucceededOnThisManifest) {
   EXPECT_EQ(Plan({Want(kWeb)}, {ended}, false)[0].change, Change::kStart);
   ended.phase = "Succeeded";
   EXPECT_EQ(Plan({Want(kWeb)}, {ended}, false)[0].change, Change::kKeep);
-  EXPECT_EQ(Plan({Want(With(kWeb, "sleep", "true"))}, {ended}, false)[0].change, Change::kStart);
+  EXPECT_EQ(Plan({Want(With(kWeb, "\"100\"", "\"200\""))}, {ended}, false)[0].change,
+            Change::kStart);
 }
 
 TEST(ApplyResize, TheRequestNamesTheChangedContainersWithCpuAndMemory) {
@@ -210,13 +211,13 @@ TEST(ApplyConfigNames, EveryPlaceAPodNamesAConfigMapOrSecret) {
                 "    command: [sleep, \"100\"]\n"
                 "    env: [{name: A, valueFrom: {configMapKeyRef: {name: env-cm, key: a}}},\n"
                 "          {name: B, valueFrom: {secretKeyRef: {name: env-s, key: b}}}]\n"
-                "    envFrom: [{configMapRef: {name: from-cm}}, {secretRef: {name: from-s}}]\n"
-                "  imagePullSecrets: [{name: pull}]\n"
-                "  volumes:\n"
-                "  - {name: v1, configMap: {name: vol-cm}}\n"
-                "  - {name: v2, secret: {secretName: vol-s}}\n"
-                "  - {name: v3, projected: {sources: [{configMap: {name: proj-cm}}, "
-                "{secret: {name: proj-s}}]}}\n"));
+                "    envFrom: [{configMapRef: {name: from-cm}}, {secretRef: {name: from-s}}]\n") +
+           "  imagePullSecrets: [{name: pull}]\n"
+           "  volumes:\n"
+           "  - {name: v1, configMap: {name: vol-cm}}\n"
+           "  - {name: v2, secret: {secretName: vol-s}}\n"
+           "  - {name: v3, projected: {sources: [{configMap: {name: proj-cm}}, "
+           "{secret: {name: proj-s}}]}}\n");
   ConfigNames names = UsedConfigNames(p.spec);
   EXPECT_THAT(names.config_maps, ElementsAre("env-cm", "from-cm", "proj-cm", "vol-cm"));
   EXPECT_THAT(names.secrets, ElementsAre("env-s", "from-s", "proj-s", "pull", "vol-s"));

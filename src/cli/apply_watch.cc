@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 
 #include "cli/apply_plan.h"
 #include "common/fd.h"
@@ -52,9 +51,12 @@ int WatchAndApply(const fs::path& path, Duration rescan,
   using SteadyClock = std::chrono::steady_clock;
   pass(/*first=*/true, signal_fd.get());
   SteadyClock::time_point next_rescan = SteadyClock::now() + rescan;
-  std::optional<SteadyClock::time_point> settle;  // a change seen, its pass due then
+  // A change seen, its pass due at `settle` (no std::optional: GCC 12 at
+  // -O2 warns of it as maybe uninitialized).
+  bool changed = false;
+  SteadyClock::time_point settle{};
   for (;;) {
-    SteadyClock::time_point due = settle ? std::min(*settle, next_rescan) : next_rescan;
+    SteadyClock::time_point due = changed ? std::min(settle, next_rescan) : next_rescan;
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(due - SteadyClock::now());
     pollfd fds[2] = {{inotify.get(), POLLIN, 0}, {signal_fd.get(), POLLIN, 0}};
     int n = ::poll(fds, 2, static_cast<int>(std::clamp<int64_t>(wait.count(), 0, 3'600'000)));
@@ -73,6 +75,7 @@ int WatchAndApply(const fs::path& path, Duration rescan,
           std::string_view name = event->len > 0 ? std::string_view(event->name) : "";
           // An overflowed queue lost changes: a full pass finds them.
           if ((event->mask & IN_Q_OVERFLOW) || IsRelevantChange(watched_file, name)) {
+            changed = true;
             settle = SteadyClock::now() + kDebounce;
           }
         }
@@ -80,8 +83,8 @@ int WatchAndApply(const fs::path& path, Duration rescan,
       continue;
     }
     const auto now = SteadyClock::now();
-    if ((settle && now >= *settle) || now >= next_rescan) {
-      settle.reset();
+    if ((changed && now >= settle) || now >= next_rescan) {
+      changed = false;
       pass(/*first=*/false, signal_fd.get());
       // A signal during the pass ended its waits: stop now.
       pollfd sig{signal_fd.get(), POLLIN, 0};
