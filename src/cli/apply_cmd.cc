@@ -40,6 +40,7 @@ struct ApplyOptions {
   bool watch = false;
   std::string timeout;  // "": the pod's startup budget (apply::ReadyBudget)
   std::string rescan = "20s";
+  std::string min_ready = "1s";
   std::string runtime;
   std::string cgroup_parent;
   std::vector<std::string> run_args;
@@ -52,10 +53,12 @@ constexpr const char* kPruneReason = "Pruned";
 
 class Applier {
  public:
-  Applier(const ApplyOptions& o, apply::HostOptions host, std::optional<Duration> timeout)
+  Applier(const ApplyOptions& o, apply::HostOptions host, std::optional<Duration> timeout,
+          Duration min_ready)
       : o_(o),
         host_(std::move(host)),
         timeout_(timeout),
+        min_ready_(min_ready),
         dirs_{host_.state_dir / apply::kApplyDirName} {
     std::string why;  // S18.10: said by --dry-run
     systemd_ = apply::UseSystemd(host_, why);
@@ -285,7 +288,7 @@ class Applier {
       return {apply::ReadyOutcome::kNotReady, s.error().message()};
     }
     return apply::WaitReady(host_, name, mark, supervisor, apply::ReadyBudget(pod, timeout_),
-                            interrupt_);
+                            min_ready_, interrupt_);
   }
 
   // S18.5, S18.6: stop (for a replace), start the desired manifest, wait
@@ -339,6 +342,7 @@ class Applier {
   const ApplyOptions& o_;
   apply::HostOptions host_;
   std::optional<Duration> timeout_;
+  Duration min_ready_;
   apply::ApplyDir dirs_;
   bool systemd_ = false;
   fs::path staging_;
@@ -361,6 +365,10 @@ int Apply(const ApplyOptions& o) {
     }
     timeout = *d;
   }
+  auto min_ready = ParseDuration(o.min_ready);
+  if (!min_ready || min_ready->count() < 0) {
+    return Refuse("--min-ready: invalid duration \"" + o.min_ready + "\" (e.g. 1s, 0)");
+  }
   auto rescan = ParseDuration(o.rescan);
   if (!rescan || rescan->count() <= 0) {
     return Refuse("--rescan: invalid duration \"" + o.rescan + "\" (e.g. 20s)");
@@ -382,7 +390,7 @@ int Apply(const ApplyOptions& o) {
   host.detach = o.detach == "systemd"   ? apply::Detach::kSystemd
                 : o.detach == "process" ? apply::Detach::kProcess
                                         : apply::Detach::kAuto;
-  Applier applier(o, std::move(host), timeout);
+  Applier applier(o, std::move(host), timeout, *min_ready);
   if (!o.watch) return applier.Pass(/*first=*/true, /*interrupt=*/-1);
   return apply::WatchAndApply(
       o.file, *rescan, [&](bool first, int interrupt) { return applier.Pass(first, interrupt); });
@@ -405,6 +413,9 @@ void AddApplyCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--timeout", o->timeout,
                   "how long a started pod has to become Ready (default: its startup probes' "
                   "budget + 1m, else 5m)");
+  cmd->add_option("--min-ready", o->min_ready,
+                  "a started pod counts as Ready once Ready this long with no restart")
+      ->capture_default_str();
   cmd->add_flag("--watch", o->watch, "apply again on each change of the directory");
   cmd->add_option("--rescan", o->rescan, "--watch: a full pass this often")->capture_default_str();
   cmd->add_option("--runtime", o->runtime, "given to each pod's `run`");

@@ -9,10 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "cli/client.h"
 #include "cli/pod_records.h"
@@ -267,29 +270,54 @@ std::string RecordMark(const fs::path& state_dir, const std::string& pod) {
   return std::to_string(st.st_ino) + ":" + (record ? Text(Member(*record, "metadata"), "uid") : "");
 }
 
+// Every container's restartCount, summed: a crash between two records
+// shows as a larger sum even when the pod is Ready again.
+int64_t Restarts(const nlohmann::json& record) {
+  int64_t sum = 0;
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const nlohmann::json& statuses = Member(Member(record, "status"), list);
+    if (!statuses.is_array()) continue;
+    for (const auto& c : statuses) {
+      const nlohmann::json& n = Member(c, "restartCount");
+      if (n.is_number_integer()) sum += n.get<int64_t>();
+    }
+  }
+  return sum;
+}
+
 ReadyOutcome WaitReady(const HostOptions& options, const std::string& pod,
                        const std::string& old_mark, const Fd& supervisor, Duration budget,
-                       int interrupt) {
+                       Duration min_ready, int interrupt) {
+  using SteadyClock = std::chrono::steady_clock;
   const PodDir dir(options.state_dir, pod);
   Fd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (!inotify) return {ReadyOutcome::kNotReady, "inotify: " + std::string(std::strerror(errno))};
   // The pod's directory may not exist yet (a first start): the state
   // directory's watch says when it does.
   ::inotify_add_watch(inotify.get(), options.state_dir.c_str(), IN_CREATE | IN_MOVED_TO);
-  const auto deadline = std::chrono::steady_clock::now() + budget;
+  const auto deadline = SteadyClock::now() + budget;
   bool supervisor_gone = false;
   std::string last_reason = "no status yet";
+  // Ready since then, with this many restarts: it counts once it has held
+  // for min_ready (a container that crashes at once is Ready for an
+  // instant, as Kubernetes's minReadySeconds guards against).
+  std::optional<std::pair<SteadyClock::time_point, int64_t>> ready_since;
   for (;;) {
     ::inotify_add_watch(inotify.get(), dir.dir().c_str(), IN_MOVED_TO | IN_CLOSE_WRITE);
+    const auto now = SteadyClock::now();
     if (auto record = ReadRecord(dir.RecordFile());
         record && RecordMark(options.state_dir, pod) != old_mark) {
-      if (Text(Condition(*record, "Ready"), "status") == "True") {
-        return {ReadyOutcome::kReady, ""};
-      }
       const std::string phase = Text(Member(*record, "status"), "phase");
       if (phase == "Succeeded") return {ReadyOutcome::kReady, ""};
-      last_reason = NotReadyReason(*record);
-      if (phase == "Failed") return {ReadyOutcome::kNotReady, last_reason};
+      const bool ready = Text(Condition(*record, "Ready"), "status") == "True";
+      const int64_t restarts = Restarts(*record);
+      if (!ready || (ready_since && ready_since->second != restarts)) ready_since.reset();
+      if (ready && !ready_since) ready_since.emplace(now, restarts);
+      if (ready_since && now - ready_since->first >= min_ready) {
+        return {ReadyOutcome::kReady, ""};
+      }
+      if (!ready) last_reason = NotReadyReason(*record);
+      if (phase == "Failed") return {ReadyOutcome::kNotReady, NotReadyReason(*record)};
     }
     if (supervisor_gone) {
       std::string line =
@@ -297,9 +325,10 @@ ReadyOutcome WaitReady(const HostOptions& options, const std::string& pod,
       return {ReadyOutcome::kNotReady,
               "its supervisor exited" + (line.empty() ? std::string() : ": " + line)};
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    // A pod Ready when the budget ends gets its min_ready to prove it.
+    auto due = ready_since ? ready_since->first + min_ready : deadline;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - now);
+    if (!ready_since && left.count() <= 0) {
       return {ReadyOutcome::kNotReady,
               "not Ready within " +
                   std::to_string(std::chrono::duration_cast<std::chrono::seconds>(budget).count()) +
@@ -307,7 +336,8 @@ ReadyOutcome WaitReady(const HostOptions& options, const std::string& pod,
     }
     pollfd fds[3] = {
         {inotify.get(), POLLIN, 0}, {supervisor.get(), POLLIN, 0}, {interrupt, POLLIN, 0}};
-    int ready = ::poll(fds, 3, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));
+    // +1: wake after the due time, not a hair before it.
+    int ready = ::poll(fds, 3, static_cast<int>(std::clamp<int64_t>(left.count() + 1, 0, 60'000)));
     if (ready < 0 && errno != EINTR) {
       return {ReadyOutcome::kNotReady, "poll: " + std::string(std::strerror(errno))};
     }

@@ -86,13 +86,14 @@ struct ReadyOutcome {
   std::string reason;  // why not Ready
 };
 
-// Waits until the pod's record (another than `old_mark`'s) says Ready
-// (or the pod Succeeded), the pod ends otherwise, its supervisor exits
+// Waits until the pod's record (another than `old_mark`'s) says Ready,
+// and still does `min_ready` later with no container restarted since
+// (S18.6), or the pod Succeeded; the pod ends otherwise, its supervisor exits
 // (`supervisor`, when valid), `budget` runs out, or `interrupt` (a
 // signalfd, -1 for none) becomes readable. Woken by inotify on the state
 // directory and the pod's directory: no polling.
 ReadyOutcome WaitReady(const HostOptions& options, const std::string& pod,
                        const std::string& old_mark, const Fd& supervisor, Duration budget,
-                       int interrupt);
+                       Duration min_ready, int interrupt);
 
 }  // namespace podvisor::cli::apply

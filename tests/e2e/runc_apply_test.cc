@@ -55,15 +55,16 @@ class RuncApply : public RuncE2eTest {
   // A pod whose one container runs until SIGTERM; `marker` changes its
   // command (a replace), `extra` adds to the container.
   void WriteManifest(const std::string& name, const std::string& marker,
-                     const std::string& extra = "", const std::string& labels = "{v: \"1\"}") {
-    std::string yaml =
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", labels: " + labels +
-        "}\nspec:\n  terminationGracePeriodSeconds: 3\n"
-        "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: "
-        "DirectoryOrCreate}}]\n  containers:\n"
-        "  - {name: app, image: img, command: " +
-        HelperCmd(name, "trap-sigterm 0 0") + ", env: [{name: MARKER, value: \"" + marker +
-        "\"}], volumeMounts: [{name: shared, mountPath: /shared}]" + extra + "}\n";
+                     const std::string& extra = "", const std::string& labels = "{v: \"1\"}",
+                     const std::string& helper_args = "trap-sigterm 0 0") {
+    std::string yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+                       ", labels: " + labels +
+                       "}\nspec:\n  terminationGracePeriodSeconds: 3\n"
+                       "  volumes: [{name: shared, hostPath: {path: \"{{HOSTDIR}}\", type: "
+                       "DirectoryOrCreate}}]\n  containers:\n"
+                       "  - {name: app, image: img, command: " +
+                       HelperCmd(name, helper_args) + ", env: [{name: MARKER, value: \"" + marker +
+                       "\"}], volumeMounts: [{name: shared, mountPath: /shared}]" + extra + "}\n";
     // Written aside and renamed into place, as an editor saves.
     const fs::path tmp = bundle_ / ("." + name + ".yaml.tmp");
     std::ofstream(tmp) << Expand(yaml);
@@ -155,6 +156,23 @@ TEST_F(RuncApply, S18_ANewManifestThatIsNeverReadyIsRolledBack) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.out, HasSubstr("pod/web skipped: this manifest was rolled back before"));
   EXPECT_EQ(Marker("web"), "good");
+  Stop("web");
+}
+
+TEST_F(RuncApply, S18_ACrashingContainerIsRolledBackThoughReadyForAnInstant) {
+  // Without a readiness probe a container is Ready once running: the new
+  // one crashes right after, and --min-ready (1 s) sees the restart.
+  pod_name_ = "web";
+  WriteManifest("web", "good");
+  ASSERT_EQ(Apply().exit_code, 0);
+  WriteManifest("web", "crashes", "", "{v: \"1\"}", "exit 3");
+  auto r = Apply({"--timeout", "5s"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("pod/web rolled back: "));
+  EXPECT_EQ(Marker("web"), "good");
+  auto status = PodStatus("web");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(ConditionStatus(*status, "Ready"), "True");
   Stop("web");
 }
 
