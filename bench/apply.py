@@ -58,19 +58,15 @@ def save(path, doc):
     os.rename(tmp, path)
 
 
-def boot_time():
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith("btime "):
-                return float(line.split()[1])
-    raise RuntimeError("no btime in /proc/stat")
-
-
 def process_start_ms(pid):
+    """A process's start as wall-clock ms: /proc/PID/stat's start time
+    counts clock ticks on CLOCK_BOOTTIME (btime in /proc/stat is whole
+    seconds, too coarse here)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = int(fields[19])  # field 22 of stat, counted after the comm
-    return (boot_time() + ticks / os.sysconf("SC_CLK_TCK")) * 1000.0
+    boot_epoch = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    return (boot_epoch + ticks / os.sysconf("SC_CLK_TCK")) * 1000.0
 
 
 class Watcher:
@@ -128,7 +124,8 @@ def main():
     watcher = Watcher([env.podvisor, "apply", "-f", manifests, "--watch", "--rescan", "1h",
                        "--state-dir", state, "--log-dir", os.path.join(d, "logs"),
                        "--runtime", RUNC, "--cgroup-parent", "/podvisor-bench",
-                       "--run-arg=--network", "--run-arg=none", "--detach", "process"])
+                       "--run-arg=--network", "--run-arg=none", "--detach", "process",
+                       "--min-ready", "0"])
     rounds = []
     try:
         watcher.wait_line("pod/web created")
