@@ -303,6 +303,7 @@ class Applier {
     }
     std::error_code ec;
     fs::create_directories(dirs_.Pod(name), ec);
+    ::chmod(dirs_.Pod(name).c_str(), 0700);  // its bundles hold the pod's Secrets
     if (Status s = apply::ReplaceDir(staging_ / name, dirs_.Current(name)); !s) {
       return Fail(kExitHost, s.error().message());
     }
