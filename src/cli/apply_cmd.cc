@@ -118,6 +118,7 @@ class Applier {
   std::vector<apply::Desired> LoadDesired(const apply::ManifestSet& set) {
     std::vector<apply::Desired> out;
     for (const auto& doc : set.pods) {
+      sources_[doc.name] = doc.source;
       apply::Desired d{doc.name, std::nullopt, {}};
       if (auto named = CheckNameArgument("pod name", doc.name); !named) {
         d.problems.push_back(doc.source + ": metadata.name: " + named.error().message());
@@ -187,6 +188,10 @@ class Applier {
     const apply::Current* have = nullptr;
     for (const auto& x : current) have = x.name == d.pod ? &x : have;
     if (d.change == Change::kInvalid) {
+      // S18.7: which file, then validate's own lines.
+      if (auto source = sources_.find(d.pod); source != sources_.end()) {
+        Print(stderr, "podvisor: apply: " + source->second + ":");
+      }
       for (const auto& line : want->problems) Print(stderr, line);
       Print(stdout, pod + " invalid" + std::string(have && have->running ? ", left running" : ""));
       return kExitUsage;
@@ -350,6 +355,7 @@ class Applier {
   int interrupt_ = -1;
   bool quiet_unchanged_ = false;
   std::map<std::string, std::vector<std::string>> warnings_;
+  std::map<std::string, std::string> sources_;  // pod -> the file (and document) it is in
 };
 
 int Refuse(const std::string& message) {

@@ -186,6 +186,7 @@ TEST_F(RuncApply, S18_AnInvalidManifestLeavesTheRunningPodAlone) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("spec.containers[0].ports[0].containerPort: Invalid value: 70000"));
   EXPECT_THAT(r.out, HasSubstr("pod/web invalid, left running"));
+  EXPECT_THAT(r.err, HasSubstr("podvisor: apply: " + (bundle_ / "web.yaml").string() + ":"));
   EXPECT_EQ(Uid("web"), uid);
   EXPECT_EQ(Marker("web"), "one");
   Stop("web");
