@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -78,14 +81,26 @@ class Applier {
     }
     for (const auto& w : set->warnings) Print(stderr, "Warning: " + w);
     std::error_code ec;
-    fs::create_directories(dirs_.root, ec);
-    ::chmod(dirs_.root.c_str(), 0700);
-    auto lock = LockNamedFile(dirs_.root / "lock", LOCK_EX, /*create=*/true);
-    if (!lock) return Fail(kExitHost, lock.error().message());
-    staging_ = dirs_.root / (".staging-" + std::to_string(::getpid()));
-    fs::remove_all(staging_, ec);
-    fs::create_directory(staging_, ec);
-    if (ec) return Fail(kExitHost, "creating " + staging_.string() + ": " + ec.message());
+    std::optional<Fd> lock;
+    if (o_.dry_run) {
+      // S18.12: a dry run writes nothing under the state directory; its
+      // staging copies (Secrets included) go to a private temporary one.
+      std::string tmp = (fs::temp_directory_path(ec) / "podvisor-apply-XXXXXX").string();
+      if (::mkdtemp(tmp.data()) == nullptr) {
+        return Fail(kExitHost, "creating " + tmp + ": " + std::strerror(errno));
+      }
+      staging_ = tmp;
+    } else {
+      fs::create_directories(dirs_.root, ec);
+      ::chmod(dirs_.root.c_str(), 0700);
+      auto locked = LockNamedFile(dirs_.root / "lock", LOCK_EX, /*create=*/true);
+      if (!locked) return Fail(kExitHost, locked.error().message());
+      lock.emplace(std::move(*locked));
+      staging_ = dirs_.root / (".staging-" + std::to_string(::getpid()));
+      fs::remove_all(staging_, ec);
+      fs::create_directory(staging_, ec);
+      if (ec) return Fail(kExitHost, "creating " + staging_.string() + ": " + ec.message());
+    }
 
     std::vector<apply::Desired> desired = LoadDesired(*set);
     for (const auto& name : set->invalid_pods) {

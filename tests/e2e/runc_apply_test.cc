@@ -201,7 +201,7 @@ TEST_F(RuncApply, S18_DryRunChangesNothingAndPruneStopsWhatApplyStarted) {
   EXPECT_THAT(r.out, HasSubstr("pod/db created (dry run)"));
   EXPECT_THAT(r.out, HasSubstr("pod/web created (dry run)"));
   EXPECT_FALSE(fs::exists(state_dir_ / "web"));
-  EXPECT_FALSE(fs::exists(state_dir_ / ".apply" / "web"));
+  EXPECT_FALSE(fs::exists(state_dir_ / ".apply"));
 
   r = Apply();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
