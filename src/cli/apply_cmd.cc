@@ -278,8 +278,9 @@ class Applier {
     if (!reply) {
       if (refusal && (refusal->code == ControlCode::kUnimplemented ||
                       refusal->code == ControlCode::kInvalidArgument)) {
-        Print(stderr, "podvisor: pod " + name + ": no resize in place (" + refusal->message +
-                          "): replacing it");
+        Print(stderr, "podvisor: pod " + name + ": no resize in place (" +
+                          std::string(supervisor::control::ControlCodeName(refusal->code)) + ": " +
+                          refusal->message + "): replacing it");
         return std::nullopt;
       }
       return Fail(kExitFailed, reply.error().message());
@@ -296,7 +297,13 @@ class Applier {
     std::error_code ec;
     fs::remove_all(dirs_.LastGood(name), ec);
     KeepLastGood(name);
-    Print(stdout, "pod/" + name + " configured (resized)");
+    // Deferred (KEP-1287): accepted, applied when the node has room.
+    Print(stdout,
+          "pod/" + name + " configured (resized" +
+              (apply::Text(pending, "status") == "True"
+                   ? ", " + apply::Text(pending, "reason") + ": " + apply::Text(pending, "message")
+                   : std::string()) +
+              ")");
     return kExitSucceeded;
   }
 

@@ -196,7 +196,9 @@ std::string Text(const nlohmann::json& j, const char* key) {
 
 const nlohmann::json& Condition(const nlohmann::json& record, const char* type) {
   static const nlohmann::json kNull;
-  const nlohmann::json& conditions = Member(Member(record, "status"), "conditions");
+  // A v1 Pod, or its status alone (as a resize reply may be).
+  const nlohmann::json& status = Member(record, "status");
+  const nlohmann::json& conditions = Member(status.is_object() ? status : record, "conditions");
   if (!conditions.is_array()) return kNull;
   for (const auto& c : conditions) {
     if (Text(c, "type") == type) return c;

@@ -21,7 +21,8 @@ namespace podvisor::cli::apply {
 const nlohmann::json& Member(const nlohmann::json& j, const char* key);
 // A string member ("" when absent or not a string).
 std::string Text(const nlohmann::json& j, const char* key);
-// The record's status.conditions entry of `type`, null when none.
+// The status.conditions entry of `type` of a v1 Pod (or of a status
+// object alone), null when none.
 const nlohmann::json& Condition(const nlohmann::json& record, const char* type);
 
 // STATE/.apply: apply's own files, beside the pods ("." is in no DNS label).

@@ -231,8 +231,7 @@ TEST_F(RuncApply, S18_AResourcesOnlyChangeIsAResizeInPlace) {
   const std::string uid = Uid("web");
   WriteManifest("web", "one", ", resources: {limits: {memory: 96Mi, cpu: 300m}}");
   auto r = Apply();
-  if (r.err.find("unknown op \\\"resize\\\"") != std::string::npos ||
-      r.err.find("unknown op \"resize\"") != std::string::npos) {
+  if (r.err.find("no resize in place (Unimplemented: ") != std::string::npos) {
     // Replaced instead, as apply does when the supervisor has no resize.
     EXPECT_THAT(r.out, HasSubstr("pod/web replaced"));
     Stop("web");
