@@ -2,6 +2,8 @@
 // on pods parsed and defaulted as loading does, without files or processes.
 #include "cli/apply_plan.h"
 
+#include "cli/apply_watch.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -242,6 +244,16 @@ TEST(ApplyFiles, ManifestsAreReadEditorFilesAndDotFilesAreNot) {
                            "4913", "web.yaml.swp", "README.md", ".yaml", "images"}) {
     EXPECT_FALSE(IsManifestFileName(name)) << name;
   }
+}
+
+TEST(ApplyWatchFilter, ADirectorysManifestsOrTheOneFileGiven) {
+  EXPECT_TRUE(IsRelevantChange("", "web.yaml"));
+  EXPECT_FALSE(IsRelevantChange("", ".web.yaml.swp"));
+  EXPECT_FALSE(IsRelevantChange("", "4913"));
+  // -f FILE: its directory is watched, and only its own name counts.
+  EXPECT_TRUE(IsRelevantChange("/etc/pods/web.yaml", "web.yaml"));
+  EXPECT_FALSE(IsRelevantChange("/etc/pods/web.yaml", "db.yaml"));
+  EXPECT_FALSE(IsRelevantChange("/etc/pods/web.yaml", ".web.yaml.swp"));
 }
 
 }  // namespace
