@@ -288,21 +288,27 @@ class Watcher {
   int exit_ = 0;
 };
 
-TEST_F(RuncApply, S18_WatchReplacesAnEditedPodAndIgnoresEditorFiles) {
+TEST_F(RuncApply, S18_WatchReplacesAnEditedPodPrunesARemovedOneAndIgnoresEditorFiles) {
   pod_name_ = "web";
   WriteManifest("web", "one");
+  WriteManifest("db", "one");
   {
-    Watcher watcher(ApplyArgv({"--watch", "--rescan", "1h"}), dir_ / "watch.out");
+    Watcher watcher(ApplyArgv({"--watch", "--prune", "--rescan", "1h"}), dir_ / "watch.out");
     ASSERT_TRUE(watcher.WaitFor("pod/web created")) << watcher.Output();
+    ASSERT_TRUE(watcher.WaitFor("pod/db created")) << watcher.Output();
     const std::string uid = Uid("web");
-    // An editor's swap and backup files are no change.
+    // An editor's swap and backup files are never read (a read would
+    // print an error: they are no manifests).
     std::ofstream(bundle_ / ".web.yaml.swp") << "junk";
     std::ofstream(bundle_ / "web.yaml~") << "junk";
-    WriteManifest("web", "two");
+    WriteManifest("web", "two");  // renamed into place
     ASSERT_TRUE(watcher.WaitFor("pod/web replaced")) << watcher.Output();
     EXPECT_EQ(Marker("web"), "two");
     EXPECT_NE(Uid("web"), uid);
-    EXPECT_THAT(watcher.Output(), Not(HasSubstr("error")));
+    fs::remove(bundle_ / "db.yaml");
+    ASSERT_TRUE(watcher.WaitFor("pod/db pruned")) << watcher.Output();
+    EXPECT_FALSE(Running("db"));
+    EXPECT_THAT(watcher.Output(), Not(HasSubstr("podvisor:")));
     EXPECT_EQ(watcher.Stop(), 0);
   }
   // The watcher's end leaves the pod running.
