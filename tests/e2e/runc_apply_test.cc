@@ -243,6 +243,23 @@ TEST_F(RuncApply, S18_AResourcesOnlyChangeIsAResizeInPlace) {
   Stop("web");
 }
 
+TEST_F(RuncApply, S18_9_APodRunByHandIsLeftAlone) {
+  // `podvisor run` of the bundle's pod.yaml, which apply reads as well.
+  WritePod(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n"
+      "  terminationGracePeriodSeconds: 3\n  containers:\n"
+      "  - {name: app, image: img, command: [sleep, \"100\"]}\n");
+  StartRun();
+  WaitForStatus([](const nlohmann::json& p) { return Phase(p) == "Running"; }, "running");
+  auto r = Apply({"--prune"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("pod/web skipped: a pod of that name runs that apply did not start"));
+  EXPECT_FALSE(fs::exists(state_dir_ / ".apply" / "web"));
+  Stop("web");
+  EXPECT_EQ(WaitRun(), 4);  // stopped on request
+}
+
 // `apply --watch` as a child process, its output in a file.
 class Watcher {
  public:
