@@ -142,11 +142,12 @@ Decision DecideChange(const Desired* desired, const Current* current) {
 }
 
 // S18.6: a manifest that was rolled back stays rolled back until it is
-// edited, or a rescan (--watch) would replace and roll back every time.
+// edited, or a rescan (--watch) would replace and roll back every time;
+// but a pod that no longer runs (stopped by hand) is started on it again.
 Decision Decide(const Desired* desired, const Current* current) {
   Decision d = DecideChange(desired, current);
   if ((d.change == Change::kStart || d.change == Change::kReplace || d.change == Change::kResize) &&
-      current && current->failed && desired && desired->pod &&
+      current && current->running && current->failed && desired && desired->pod &&
       Compare(*current->failed, *desired->pod).difference == Difference::kNone) {
     d.change = Change::kHeld;
     d.why = "this manifest was rolled back before; edit it to try again";

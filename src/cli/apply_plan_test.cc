@@ -179,6 +179,11 @@ TEST(ApplyPlan, AManifestRolledBackBeforeIsHeldUntilEdited) {
   auto plan = Plan({Want(bad)}, {c}, false);
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].change, Change::kHeld);
+  // Not running any more: started on it again.
+  Current stopped = c;
+  stopped.running = false;
+  stopped.phase = "Failed";
+  EXPECT_EQ(Plan({Want(bad)}, {stopped}, false)[0].change, Change::kStart);
   // Edited again: tried again.
   plan = Plan({Want(With(bad, "image: broken", "image: fixed"))}, {c}, false);
   EXPECT_EQ(plan[0].change, Change::kReplace);
