@@ -8,6 +8,8 @@
 #   bench/run.sh --only start,kill   a subset: start, network, kill, memory, scale, podman,
 #                                    static, client, upgrade, pull
 #   bench/run.sh --only pull --pull-sides podman   one side of the pull case
+#   bench/run.sh --only apply [--rounds N]   apply --watch's edit -> replaced pod Ready
+#                                            (bench/apply.py, its own script)
 #
 # The podman comparison installs podman and catatonit from Debian first
 # (bench/install-podman.sh) when they are missing.
@@ -18,6 +20,9 @@ if [[ ! -f build/build.ninja ]]; then
   meson setup build >/dev/null
 fi
 ninja -C build podvisor tests/podvisor-test-helper >/dev/null
+if [[ ${1:-} == --only && ${2:-} == apply ]]; then
+  exec python3 bench/apply.py "${@:3}"
+fi
 # The static binary of the "static" and "client" benchmarks.
 scripts/build-static.sh build-static >/dev/null
 if [[ " $* " != *" --only "* || " $* " == *podman* || " $* " == *pull* ]]; then

@@ -2,7 +2,7 @@
 # Builds the Debian package podvisor_<version>_<arch>.deb from an existing
 # meson build directory: `meson install --destdir` stages what meson
 # installs (the binary, podvisor(1), podvisor-bundle(5), podvisor@.service,
-# podvisor-apply.path and .service)
+# podvisor-apply.path and .service, podvisor-applied@.service)
 # and dpkg-deb packs it with the control files of packaging/debian/.
 #
 #   scripts/build-deb.sh [BUILD_DIR [OUT_DIR]]    (default: build, build/deb)

@@ -23,6 +23,7 @@ expected=(
   ./usr/lib/systemd/system/podvisor@.service
   ./usr/lib/systemd/system/podvisor-apply.path
   ./usr/lib/systemd/system/podvisor-apply.service
+  ./usr/lib/systemd/system/podvisor-applied@.service
   ./usr/share/doc/podvisor/copyright
   ./etc/podvisor/pods/
   ./etc/podvisor/apply.d/

@@ -111,6 +111,7 @@ void AddCommands(CLI::App& app, int& exit_code, const std::vector<std::string>& 
       {{"port-forward"}, &AddPortForwardCommand},
       {{"rm", "prune", "images"}, &AddRecordCommands},
       {{"validate"}, &AddValidateCommand},
+      {{"apply"}, &AddApplyCommand},
       {{"pack"}, &AddPackCommand},
       {{"pull", "pull-worker"}, &AddPullCommands},
       {{"version"}, &AddVersionCommand},

@@ -32,6 +32,7 @@ void AddExecCommand(CLI::App& app, int& exit_code, const std::vector<std::string
 void AddPortForwardCommand(CLI::App& app, int& exit_code);
 void AddRecordCommands(CLI::App& app, int& exit_code);  // rm, prune, images ls|prune
 void AddValidateCommand(CLI::App& app, int& exit_code);
+void AddApplyCommand(CLI::App& app, int& exit_code);
 void AddPackCommand(CLI::App& app, int& exit_code);
 void AddPullCommands(CLI::App& app, int& exit_code);  // pull, pull-worker (internal)
 void AddVersionCommand(CLI::App& app, int& exit_code);

@@ -45,7 +45,7 @@ INSTANTIATE_TEST_SUITE_P(
                       HelpCase{"rm", "POD"}, HelpCase{"prune", "--log-dir"},
                       HelpCase{"images", "prune"}, HelpCase{"describe", "--state-dir"},
                       HelpCase{"exec", "--tty"}, HelpCase{"port-forward", "REMOTE"},
-                      HelpCase{"upgrade", "--binary"}),
+                      HelpCase{"upgrade", "--binary"}, HelpCase{"apply", "--prune"}),
     [](const auto& info) {
       std::string name = info.param.command;
       for (char& c : name) {
@@ -59,7 +59,7 @@ TEST(Help, TopLevelListsEverySubcommandButTheInternalOne) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* cmd : {"run", "status", "stop", "kill", "list", "logs", "events", "validate",
                           "oci-config", "version", "rm", "prune", "images", "describe", "exec",
-                          "port-forward", "upgrade", "pull"}) {
+                          "port-forward", "upgrade", "pull", "apply"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("  ") + cmd)) << cmd;
   }
   EXPECT_THAT(r.out, Not(HasSubstr("sandbox-init")));

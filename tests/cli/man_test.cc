@@ -48,7 +48,7 @@ TEST(ManPageContent, NamesEverySubcommandAndRunOption) {
   auto page = RunCommand({"/bin/cat", (fs::path(root) / "man" / "podvisor.1").string()});
   for (const char* cmd : {"run", "status", "stop", "kill", "list", "logs", "events", "validate",
                           "oci\\-config", "version", "describe", "exec", "port\\-forward", "rm",
-                          "prune", "images prune", "upgrade"}) {
+                          "prune", "images prune", "upgrade", "apply"}) {
     EXPECT_THAT(page.out, HasSubstr(std::string(".SS \"podvisor ") + cmd)) << cmd;
   }
   for (const char* opt :
