@@ -71,7 +71,7 @@ void Validator::CheckPodResourceName(const std::string& name, const std::string&
     return;
   }
   if (IsSupportedPodLevelResource(name)) return;
-  // S10.5, departs: Kubernetes 1.34 accepts hugepages-<size> at pod level
+  // S10.5, departs: current Kubernetes accepts hugepages-<size> at pod level
   // and sizes the pod's hugetlb cgroup from it; podvisor does not manage
   // hugetlb, and a limit it accepted but did not enforce would be a
   // silent loss, so it says so instead.
