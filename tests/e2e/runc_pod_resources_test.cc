@@ -44,7 +44,7 @@ spec:
   resources:
     requests: {cpu: 250m, memory: 64Mi}
     limits: {cpu: 500m, memory: 128Mi}
-  volumes: [{name: shared, hostPath: {path: "{{DIR}}"}}]
+  volumes: [{name: shared, hostPath: {path: "{{HOSTDIR}}", type: DirectoryOrCreate}}]
   containers:
     - name: app
       image: img
@@ -74,7 +74,7 @@ kind: Pod
 metadata: {name: podres}
 spec:
   restartPolicy: Never
-  volumes: [{name: shared, hostPath: {path: "{{DIR}}"}}]
+  volumes: [{name: shared, hostPath: {path: "{{HOSTDIR}}", type: DirectoryOrCreate}}]
   containers:
     - name: app
       image: img
