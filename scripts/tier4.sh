@@ -20,7 +20,9 @@
 #     `podvisor run` itself: first with the kernel unable to load the
 #     overlay module (one error naming `modprobe overlay`, exit 3, no
 #     crash loop), then as usual (the initramfs root detected, the
-#     runtime run with --no-pivot).
+#     runtime run with --no-pivot), then a pod with pod-level resources
+#     (spec.resources, S10.8) whose pod cgroup's memory.max, cpu.max and
+#     cpu.weight are read back.
 # podvisor is BUILD_DIR/podvisor (TIER4_PODVISOR overrides it): a static
 # build (meson setup -Dstatic=true) is one file in the initramfs, a
 # dynamic one is copied with every library ldd names; the case
@@ -83,6 +85,7 @@ skip_all() {
            InitMode_UpgradeKeepsContainersAndLimits InitMode_UpgradedInitEndsPodAndPowersOff \
            Initramfs_StaticPodvisorIsOneFile \
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
+           S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
            "${ctrd_cases[@]}"; do
     skip "$c" "$1"
   done
@@ -273,6 +276,28 @@ spec:
   containers:
   - {name: hello, image: busybox, command: [$H, exit, "0"]}
 EOF
+# Pod-level resources (S10.8): no container has a limit; the pod cgroup
+# gets memory.max, cpu.max and cpu.weight from spec.resources, which the
+# privileged container reads back and prints on the console.
+mkdir -p "$root/pods/podres"
+cat >"$root/pods/podres/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: podres}
+spec:
+  restartPolicy: Never
+  resources:
+    requests: {cpu: 300m, memory: 96Mi}
+    limits: {cpu: 700m, memory: 160Mi}
+  volumes:
+  - {name: hostcg, hostPath: {path: /sys/fs/cgroup}}
+  containers:
+  - name: check
+    image: busybox
+    securityContext: {privileged: true}
+    command: [/bin/sh, -c, 'p=/hostcg/podvisor/podres; echo "T4P pod memory.max=$(cat $p/memory.max) cpu.max=$(tr " " _ < $p/cpu.max) cpu.weight=$(cat $p/cpu.weight) oom_score_adj=$(cat /proc/self/oom_score_adj)" > /dev/ttyS0']
+    volumeMounts: [{name: hostcg, mountPath: /hostcg, readOnly: true}]
+EOF
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -284,6 +309,8 @@ echo "T4S no-overlay exit=$?"
 echo /sbin/modprobe >/proc/sys/kernel/modprobe
 /init run --runtime crun /pods/shell
 echo "T4S run exit=$?"
+/init run --runtime crun /pods/podres
+echo "T4S podres exit=$?"
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
@@ -341,6 +368,12 @@ if grep -qx "T4S run exit=0" "$c" && grep -q "initramfs: running the runtime wit
 else
   fail RunFromInitramfsShell_NoPivotDetected "'$(grep -E 'T4S run|pivot' "$c" | head -3 | tr '\n' '|' || true)'"
 fi
+
+# S10.8: 160Mi; 700m of a 100 ms period; 300m is shares 307, weight 12;
+# a Burstable oom_score_adj (S10.9), not BestEffort's 1000.
+expect S10_8_PodLevelResourcesSizeThePodCgroup "$c" \
+  "^T4P pod memory\.max=167772160 cpu\.max=70000_100000 cpu\.weight=12 oom_score_adj=[0-9]{1,3}$"
+expect S10_11_PodLevelResourcesRunOnCgroupV2 "$c" "^T4S podres exit=0$"
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console

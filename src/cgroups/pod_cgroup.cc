@@ -80,6 +80,22 @@ Status RemoveCgroupTree(const fs::path& dir) {
   return Ok();
 }
 
+std::string PodLevelResourcesUnenforceable(const CgroupInfo& info, bool root) {
+  if (info.mode != CgroupMode::kUnified) {
+    return "cgroup v2 (as in Kubernetes); this host's cgroups are " + DescribeCgroups(info);
+  }
+  std::string missing;
+  for (const char* c : {"cpu", "memory"}) {
+    if (!Has(info.controllers, c)) missing += std::string(missing.empty() ? "" : " and ") + c;
+  }
+  if (!missing.empty()) {
+    return "the " + missing + " controller(s) of cgroup v2; this host's cgroups are " +
+           DescribeCgroups(info);
+  }
+  if (!root) return "root: podvisor makes the pod cgroup that enforces them";
+  return "";
+}
+
 int64_t CpuWeightFromMilli(int64_t milli_cpu) {
   int64_t shares =
       milli_cpu <= 0 ? kMinShares : std::clamp(milli_cpu * 1024 / 1000, kMinShares, kMaxShares);
@@ -92,11 +108,13 @@ PodCgroupLimits ComputePodCgroupLimits(const pod::PodSpec& spec,
   PodCgroupLimits limits;
   // S10.4: a pod limit only when every container has one; otherwise a
   // container without a limit could use all of it anyway, and the kubelet
-  // leaves the pod unbounded too.
-  if (eff.every_container_has_memory_limit && eff.memory_limit) {
+  // leaves the pod unbounded too. S10.8: or when spec.resources sets it,
+  // which then is the value (ComputeEffectiveResources), as the kubelet's
+  // ResourceConfigForPod does; cpu.weight follows the pod-level request.
+  if (eff.memory_limit_declared && eff.memory_limit) {
     limits.memory_max = eff.memory_limit->value();
   }
-  if (eff.every_container_has_cpu_limit && eff.cpu_limit) {
+  if (eff.cpu_limit_declared && eff.cpu_limit) {
     limits.cpu_quota_us = std::max(eff.cpu_limit->milli() * kCpuPeriodUs / 1000, kMinQuotaUs);
   }
   limits.cpu_weight = CpuWeightFromMilli(eff.cpu_request ? eff.cpu_request->milli() : 0);

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "cgroups/mode.h"
 #include "common/result.h"
 #include "pod/model.h"
 
@@ -54,6 +55,14 @@ constexpr int64_t kCpuPeriodUs = 100000;  // the kubelet's CFS period
 
 // S10.1 + S10.4 for `spec` (after ApplyDefaults).
 PodCgroupLimits ComputePodCgroupLimits(const pod::PodSpec& spec, std::optional<int64_t> pids_limit);
+
+// S10.11: why this host cannot enforce spec.resources (pod-level resources,
+// KEP-2837), as the end of "pod-level resources (spec.resources) need ...",
+// or "" when it can. Only a pod cgroup holds them, and podvisor makes one
+// on cgroup v2 only, as root, with the cpu and memory controllers (S10.4);
+// the kubelet, too, supports pod-level resources on cgroup v2 only. One
+// answer for `run` (which refuses before anything is made) and `validate`.
+std::string PodLevelResourcesUnenforceable(const CgroupInfo& info, bool root);
 
 // The kubelet's conversion of a cpu request in millicores to cgroup v1
 // shares (MilliCPUToShares), then to a v2 weight (CpuSharesToCpuWeight):

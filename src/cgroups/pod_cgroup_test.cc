@@ -300,5 +300,60 @@ TEST(PodCgroupOnCgroupfs, DestroyKillsAStragglerThroughCgroupKillAndRemovesTheDi
   EXPECT_FALSE(fs::exists(info.v2_mount / o.parent.substr(1)));
 }
 
+// S10.8: spec.resources sizes the pod cgroup: its limits are enforced even
+// where no container has one, and cpu.weight follows its request.
+TEST(PodCgroupLimits, S10_8_PodLevelResourcesSizeThePodCgroup) {
+  pod::PodSpec spec;
+  pod::Container app = Make("app", "", "");
+  app.resources.requests.cpu = Q("250m");
+  app.resources.requests.memory = Q("128Mi");
+  spec.containers = {app, Make("side", "", "")};
+  spec.resources.requests.cpu = Q("1500m");
+  spec.resources.requests.memory = Q("256Mi");
+  spec.resources.limits.cpu = Q("2");
+  spec.resources.limits.memory = Q("512Mi");
+  PodCgroupLimits l = ComputePodCgroupLimits(spec, 64);
+  ASSERT_TRUE(l.memory_max && l.cpu_quota_us);
+  EXPECT_EQ(*l.memory_max, 512LL * 1024 * 1024);
+  EXPECT_EQ(*l.cpu_quota_us, 200000);
+  EXPECT_EQ(l.cpu_weight, CpuWeightFromMilli(1500));
+  EXPECT_EQ(l.cpu_weight, 59);  // shares 1536
+  auto files = LimitFiles(l, {"cpu", "memory", "pids"});
+  std::vector<std::pair<std::string, std::string>> want = {{"memory.max", "536870912"},
+                                                           {"cpu.max", "200000 100000"},
+                                                           {"cpu.weight", "59"},
+                                                           {"pids.max", "64"}};
+  EXPECT_EQ(files, want);
+}
+
+// A pod-level limit of one resource leaves the other to the S10.4 rule,
+// and a pod-level limit replaces a larger aggregate of container limits.
+TEST(PodCgroupLimits, S10_8_PodLevelLimitReplacesTheContainersAggregate) {
+  pod::PodSpec spec = WorkedExample();  // every container limited: 1100m / 1024Mi
+  spec.resources.limits.memory = Q("768Mi");
+  spec.resources.requests.memory = Q("768Mi");
+  PodCgroupLimits l = ComputePodCgroupLimits(spec, std::nullopt);
+  EXPECT_EQ(*l.memory_max, 768LL * 1024 * 1024);
+  EXPECT_EQ(*l.cpu_quota_us, 110000);  // the containers' own
+  spec.containers[0].resources.limits.cpu.reset();
+  EXPECT_FALSE(ComputePodCgroupLimits(spec, std::nullopt).cpu_quota_us.has_value());
+}
+
+// S10.11: where no pod cgroup can hold them, pod-level resources are
+// refused, naming what is missing.
+TEST(PodCgroupLimits, S10_11_PodLevelResourcesNeedCgroupV2ControllersAndRoot) {
+  CgroupInfo hybrid{CgroupMode::kHybrid, "/sys/fs/cgroup/unified", {}};
+  std::string why = PodLevelResourcesUnenforceable(hybrid, true);
+  EXPECT_EQ(why.rfind("cgroup v2 (as in Kubernetes); this host's cgroups are hybrid", 0), 0u)
+      << why;
+  CgroupInfo unified{CgroupMode::kUnified, "/sys/fs/cgroup", {"cpu", "pids"}};
+  why = PodLevelResourcesUnenforceable(unified, true);
+  EXPECT_EQ(why.rfind("the memory controller(s) of cgroup v2", 0), 0u) << why;
+  unified.controllers = {"cpu", "memory"};
+  EXPECT_EQ(PodLevelResourcesUnenforceable(unified, false),
+            "root: podvisor makes the pod cgroup that enforces them");
+  EXPECT_EQ(PodLevelResourcesUnenforceable(unified, true), "");
+}
+
 }  // namespace
 }  // namespace podvisor::cgroups

@@ -12,6 +12,7 @@
 #include "common/log.h"
 
 #include "cgroups/mode.h"
+#include "cgroups/pod_cgroup.h"
 #include "cgroups/self_parent.h"
 #include "cli/commands.h"
 #include "cli/node_facts.h"
@@ -297,6 +298,20 @@ Refusal CheckHost(RunOptions& opts, const pod::Pod& pod, bool root, bool sandbox
   return std::nullopt;
 }
 
+// S10.11: spec.resources is enforced by the pod cgroup alone, so a host
+// (or a --cgroup-parent) without one is refused before anything is made,
+// rather than running the pod unbounded.
+Refusal CheckPodLevelResources(const pod::Pod& pod, const cgroups::CgroupInfo& cg, bool root,
+                               const std::string& cgroup_parent) {
+  if (!pod::HasPodLevelResources(pod.spec)) return std::nullopt;
+  std::string why = cgroups::PodLevelResourcesUnenforceable(cg, root);
+  if (why.empty() && cgroup_parent.empty()) why = "a pod cgroup; --cgroup-parent is empty";
+  if (why.empty()) return std::nullopt;
+  const std::string need =
+      "this host cannot run the pod: pod-level resources (spec.resources) need ";
+  return Refuse(kExitHost, need + why + " (S10.11)");
+}
+
 // Runs the Executor to the pod's end: `run`'s exit status.
 int Supervise(const pod::Pod& pod, const supervisor::executor::ExecutorOptions& ex,
               const std::map<std::string, image::Image>& images,
@@ -360,6 +375,9 @@ int RunPod(RunOptions opts) {
   }
   if (!loaded.ok()) return loaded.exit_code;
   pod::Pod& pod = loaded.pod;
+  if (auto refused = CheckPodLevelResources(pod, cg, ::geteuid() == 0, opts.cgroup_parent)) {
+    return *refused;
+  }
 
   supervisor::executor::ExecutorOptions ex;
   if (auto refused = ParseSupervisorOptions(opts, ex)) return *refused;

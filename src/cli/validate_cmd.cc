@@ -8,10 +8,12 @@
 #include <string>
 
 #include "cgroups/mode.h"
+#include "cgroups/pod_cgroup.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
 #include "oci/capabilities.h"
 #include "oci/runtime_locator.h"
+#include "pod/resources.h"
 
 namespace podvisor::cli {
 namespace {
@@ -85,6 +87,17 @@ int RunValidate(const ValidateOptions& opts) {
     std::fprintf(stderr, "podvisor: this host cannot run the pod: %s (S14.35)\n",
                  s.error().message().c_str());
     return kExitHost;
+  }
+  // S10.11: pod-level resources need a pod cgroup, as run says it.
+  if (pod::HasPodLevelResources(pod.spec)) {
+    std::string why = cgroups::PodLevelResourcesUnenforceable(cgroups::DetectCgroups(), root);
+    if (!why.empty()) {
+      std::fprintf(stderr,
+                   "podvisor: this host cannot run the pod: pod-level resources (spec.resources) "
+                   "need %s (S10.11)\n",
+                   why.c_str());
+      return kExitHost;
+    }
   }
   if (!opts.quiet) {
     std::size_t sidecars = 0;

@@ -155,8 +155,8 @@ Status PreparePodVolumes(const pod::Pod& pod, const std::filesystem::path& volum
                          const std::vector<std::string>& pod_ips, int64_t node_memory_bytes) {
   pod::EffectiveResources eff = pod::ComputeEffectiveResources(pod.spec);
   std::optional<int64_t> pod_memory;
-  if (eff.every_container_has_memory_limit && eff.memory_limit)
-    pod_memory = eff.memory_limit->value();
+  // S10.8: the pod's memory limit, a pod-level one included.
+  if (eff.memory_limit_declared && eff.memory_limit) pod_memory = eff.memory_limit->value();
   std::optional<pod::DownwardApiNode> node;
   for (const pod::Volume& v : pod.spec.volumes) {
     Status s;

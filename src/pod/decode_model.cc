@@ -54,7 +54,6 @@ constexpr IgnoredField kPodSpecIgnored[] = {
     {"resourceClaims", "ignored: podvisor has no dynamic resource allocation"},
     {"runtimeClassName", "ignored: podvisor's runtime is chosen with --runtime"},
     {"ephemeralContainers", "ignored: podvisor has no ephemeral (debug) containers"},
-    {"resources", "ignored: pod-level resources are not supported; set them per container"},
 };
 
 constexpr IgnoredField kContainerIgnored[] = {
@@ -188,7 +187,7 @@ bool Decoder::Decode(const json& v, const std::string& path, PodSpec& spec) {
       Field("subdomain", &S::subdomain), Field("dnsPolicy", &S::dns_policy),
       Field("dnsConfig", &S::dns_config), Field("hostAliases", &S::host_aliases),
       Field("setHostnameAsFQDN", &S::set_hostname_as_fqdn), Field("overhead", &S::overhead),
-      Field("readinessGates", &S::readiness_gates),
+      Field("resources", &S::resources), Field("readinessGates", &S::readiness_gates),
       Field("serviceAccountName", &S::service_account_name),
       Field("imagePullSecrets", &S::image_pull_secrets),
       Field("securityContext", &S::security_context));

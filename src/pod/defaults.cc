@@ -3,6 +3,8 @@
 // manifest left it empty, so applying the defaults twice changes nothing.
 #include "pod/defaults.h"
 
+#include "pod/resources.h"
+
 namespace podvisor::pod {
 namespace {
 
@@ -49,6 +51,33 @@ void DefaultContainer(Container& c) {
   if (c.termination_message_path.empty()) c.termination_message_path = "/dev/termination-log";
 }
 
+// S10.5: the API server's defaultPodLimits and defaultPodRequests, after
+// the containers' own defaults. With pod-level requests and no pod-level
+// limit, the limit is the containers' aggregate where every container has
+// one; with pod-level limits, a pod-level request left out is the
+// containers' aggregate request, else the pod-level limit. The API server
+// runs them the other way round, but on every read of the stored pod, so
+// a pod whose limits were defaulted gets its requests at the next read;
+// this order gives that settled pod at once, and applying it twice
+// changes nothing (handover.cc applies the defaults again).
+void DefaultPodLevelResources(PodSpec& spec) {
+  ResourceRequirements& pod = spec.resources;
+  if (!HasPodLevelLimits(spec) && HasPodLevelRequests(spec)) {
+    const ResourceList aggregate = AggregateContainerLimits(spec);
+    if (aggregate.cpu && EveryContainerHasLimit(spec, "cpu")) pod.limits.cpu = aggregate.cpu;
+    if (aggregate.memory && EveryContainerHasLimit(spec, "memory")) {
+      pod.limits.memory = aggregate.memory;
+    }
+  }
+  if (!pod.limits.empty()) {
+    const ResourceList aggregate = AggregateContainerRequests(spec);
+    if (!pod.requests.cpu) pod.requests.cpu = aggregate.cpu ? aggregate.cpu : pod.limits.cpu;
+    if (!pod.requests.memory) {
+      pod.requests.memory = aggregate.memory ? aggregate.memory : pod.limits.memory;
+    }
+  }
+}
+
 }  // namespace
 
 void ApplyDefaults(Pod& pod) {
@@ -60,6 +89,7 @@ void ApplyDefaults(Pod& pod) {
   // their requests too (S10.1).
   for (Container& c : pod.spec.init_containers) DefaultContainer(c);
   for (Container& c : pod.spec.containers) DefaultContainer(c);
+  DefaultPodLevelResources(pod.spec);
 }
 
 }  // namespace podvisor::pod

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "pod/config_objects.h"
+#include "pod/resources.h"
 #include "pod/validate.h"
 
 namespace podvisor::pod {
@@ -116,8 +117,16 @@ Result<std::string> ResolveResourceFieldRef(const Pod& pod, const Container* sel
   } else {
     return Error("unsupported resource \"" + field.resource + "\"");
   }
-  // An unset limit is the node's allocatable (kubelet's
+  // An unset limit is the pod-level limit when spec.resources sets one
+  // (S10.10), else the node's allocatable (the kubelet's
   // defaultPodLimitsForDownwardAPI); an unset request is 0.
+  if (limits && !q && HasPodLevelLimits(pod.spec)) {
+    const ResourceList& pod_limits = pod.spec.resources.limits;
+    std::optional<Quantity> pod_limit = name == "cpu"      ? pod_limits.cpu
+                                        : name == "memory" ? pod_limits.memory
+                                                           : std::nullopt;
+    if (pod_limit && pod_limit->milli() != 0) node_default_milli = pod_limit->milli();
+  }
   i128 milli = q ? q->milli() : limits ? node_default_milli : 0;
   Quantity divisor = field.divisor.value_or(Quantity::FromValue(1));
   if (name == "cpu") return std::to_string(CeilDiv(milli, divisor.milli()));

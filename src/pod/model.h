@@ -460,6 +460,9 @@ struct PodSpec {
   std::vector<HostAlias> host_aliases;
   std::optional<bool> set_hostname_as_fqdn;
   ResourceList overhead;
+  // spec.resources (KEP-2837): the pod's own requests and limits, cpu and
+  // memory only (S10.5); empty when the manifest sets none.
+  ResourceRequirements resources;
   std::vector<PodReadinessGate> readiness_gates;
   std::optional<PodSecurityContext> security_context;
   std::string service_account_name;  // only for the downward API

@@ -78,10 +78,24 @@ constexpr int64_t kMissingRequestForSidecarScore = 200 * kMi;
 
 __extension__ typedef __int128 i128;  // 1000 x bytes overflows int64 past 8 PiB
 
-int64_t ScoreFromRequest(int64_t request_bytes, int64_t node_memory_bytes) {
+// 128 bits: with S10.9's share added a request may pass int64 in a
+// manifest validation refuses, which the fuzzer still computes.
+i128 ScoreFromRequest(i128 request_bytes, int64_t node_memory_bytes) {
   if (node_memory_bytes <= 0) return 1000;
   i128 scaled = static_cast<i128>(1000) * request_bytes / node_memory_bytes;
-  return 1000 - static_cast<int64_t>(scaled);
+  return 1000 - scaled;
+}
+
+// S10.9: (pod memory request - the containers' aggregate) / the number of
+// containers, init containers included; 0 without a pod-level memory request.
+i128 RemainingPodMemoryPerContainer(const PodSpec& spec) {
+  const auto& pod_memory = spec.resources.requests.memory;
+  if (!pod_memory || pod_memory->milli() == 0) return 0;
+  const std::size_t count = spec.containers.size() + spec.init_containers.size();
+  if (count == 0) return 0;
+  std::optional<Quantity> aggregate = Effective(spec, MemoryRequest, std::nullopt);
+  i128 remaining = static_cast<i128>(pod_memory->value()) - (aggregate ? aggregate->value() : 0);
+  return remaining / static_cast<i128>(count);
 }
 
 }  // namespace
@@ -98,6 +112,38 @@ std::string_view QosClassName(QosClass q) {
   return "Burstable";
 }
 
+bool IsSupportedPodLevelResource(std::string_view name) {
+  return name == "cpu" || name == "memory";
+}
+
+bool HasPodLevelRequests(const PodSpec& spec) {
+  return spec.resources.requests.cpu || spec.resources.requests.memory;
+}
+bool HasPodLevelLimits(const PodSpec& spec) {
+  return spec.resources.limits.cpu || spec.resources.limits.memory;
+}
+bool HasPodLevelResources(const PodSpec& spec) {
+  return HasPodLevelRequests(spec) || HasPodLevelLimits(spec);
+}
+
+ResourceList AggregateContainerRequests(const PodSpec& spec) {
+  ResourceList r;
+  r.cpu = Effective(spec, CpuRequest, std::nullopt);
+  r.memory = Effective(spec, MemoryRequest, std::nullopt);
+  return r;
+}
+ResourceList AggregateContainerLimits(const PodSpec& spec) {
+  ResourceList r;
+  r.cpu = Effective(spec, CpuLimit, std::nullopt);
+  r.memory = Effective(spec, MemoryLimit, std::nullopt);
+  return r;
+}
+bool EveryContainerHasLimit(const PodSpec& spec, std::string_view name) {
+  if (name == "cpu") return EveryContainerHas(spec, CpuLimit);
+  if (name == "memory") return EveryContainerHas(spec, MemoryLimit);
+  return false;
+}
+
 EffectiveResources ComputeEffectiveResources(const PodSpec& spec) {
   EffectiveResources r;
   r.cpu_request = Effective(spec, CpuRequest, spec.overhead.cpu);
@@ -106,12 +152,48 @@ EffectiveResources ComputeEffectiveResources(const PodSpec& spec) {
   r.memory_limit = Effective(spec, MemoryLimit, spec.overhead.memory);
   r.every_container_has_cpu_limit = EveryContainerHas(spec, CpuLimit);
   r.every_container_has_memory_limit = EveryContainerHas(spec, MemoryLimit);
+  r.cpu_limit_declared = r.every_container_has_cpu_limit;
+  r.memory_limit_declared = r.every_container_has_memory_limit;
+  // S10.6: component-helpers' PodRequests/PodLimits replace the aggregate
+  // with each pod-level value that is set, then add the overhead. Limits
+  // are replaced whenever spec.resources sets anything (IsPodLevelResourcesSet).
+  const ResourceRequirements& pod = spec.resources;
+  if (HasPodLevelRequests(spec)) {
+    if (pod.requests.cpu) r.cpu_request = Add(pod.requests.cpu, spec.overhead.cpu);
+    if (pod.requests.memory) r.memory_request = Add(pod.requests.memory, spec.overhead.memory);
+  }
+  if (HasPodLevelResources(spec)) {
+    if (pod.limits.cpu) r.cpu_limit = Add(pod.limits.cpu, spec.overhead.cpu);
+    if (pod.limits.memory) r.memory_limit = Add(pod.limits.memory, spec.overhead.memory);
+    // S10.8: a non-zero pod-level limit is enforced on the pod cgroup even
+    // where a container has none (ResourceConfigForPod).
+    if (pod.limits.cpu && pod.limits.cpu->milli() > 0) r.cpu_limit_declared = true;
+    if (pod.limits.memory && pod.limits.memory->milli() > 0) r.memory_limit_declared = true;
+  }
   return r;
 }
 
 // S10.2. Only cpu and memory decide the class, as in the kubelet. Requests
 // are read after defaulting, so an absent request equals its limit.
 QosClass ComputeQosClass(const PodSpec& spec) {
+  // S10.7: with pod-level resources only spec.resources decides (the
+  // API server's ComputePodQOS): values of 0 count as unset; Guaranteed
+  // needs cpu and memory limits, and requests equal to them.
+  if (HasPodLevelResources(spec)) {
+    auto positive = [](const std::optional<Quantity>& q) { return q && q->milli() > 0; };
+    const ResourceList& req = spec.resources.requests;
+    const ResourceList& lim = spec.resources.limits;
+    bool any =
+        positive(req.cpu) || positive(req.memory) || positive(lim.cpu) || positive(lim.memory);
+    if (!any) return QosClass::kBestEffort;
+    auto same = [&](const std::optional<Quantity>& r, const std::optional<Quantity>& l) {
+      return positive(l) && (!positive(r) || *r == *l);
+    };
+    bool guaranteed = same(req.cpu, lim.cpu) && same(req.memory, lim.memory) &&
+                      positive(req.cpu) == positive(lim.cpu) &&
+                      positive(req.memory) == positive(lim.memory);
+    return guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
+  }
   bool any_set = false;
   bool all_guaranteed = true;
   ForEachContainer(spec, [&](const Container& c) {
@@ -136,7 +218,12 @@ int ComputeOomScoreAdj(const PodSpec& spec, const Container& container, int64_t 
       break;
   }
   const auto& own_request = container.resources.requests.memory;
-  int64_t score;
+  // S10.9: the pod-level memory request the containers do not ask for
+  // themselves is shared out equally among every container and added to
+  // each request the score is computed from (the kubelet's
+  // remainingPodMemReqPerContainer).
+  const i128 remaining = RemainingPodMemoryPerContainer(spec);
+  i128 score;
   if (IsSidecar(container)) {
     // A sidecar must not be the OOM killer's first choice over the
     // application it serves: it is scored with the smaller of its own
@@ -146,11 +233,12 @@ int ComputeOomScoreAdj(const PodSpec& spec, const Container& container, int64_t 
       const auto& r = c.resources.requests.memory;
       m = std::min(m, r ? r->value() : kMissingRequestForSidecarScore);
     }
-    score = ScoreFromRequest(m, node_memory_bytes);
+    score = ScoreFromRequest(m + remaining, node_memory_bytes);
     int64_t declared = own_request ? own_request->value() : 0;
     if (m <= declared) score += 1;
   } else {
-    score = ScoreFromRequest(own_request ? own_request->value() : 0, node_memory_bytes);
+    score =
+        ScoreFromRequest((own_request ? own_request->value() : 0) + remaining, node_memory_bytes);
   }
   // The kubelet's clamps: never as protected as a Guaranteed container
   // (1000 + -997 = 3), never as exposed as a BestEffort one.

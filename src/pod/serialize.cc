@@ -488,6 +488,12 @@ json ToJson(const PodSpec& spec) {
   SetIfNotEmpty(out, "hostAliases", spec.host_aliases);
   SetIfPresent(out, "setHostnameAsFQDN", spec.set_hostname_as_fqdn);
   if (!spec.overhead.empty()) out["overhead"] = ToJson(spec.overhead);
+  if (!spec.resources.requests.empty() || !spec.resources.limits.empty()) {
+    json resources = json::object();
+    if (!spec.resources.requests.empty()) resources["requests"] = ToJson(spec.resources.requests);
+    if (!spec.resources.limits.empty()) resources["limits"] = ToJson(spec.resources.limits);
+    out["resources"] = std::move(resources);
+  }
   SetIfNotEmpty(out, "readinessGates", spec.readiness_gates);
   SetIfPresent(out, "securityContext", spec.security_context);
   SetIfNotEmpty(out, "serviceAccountName", spec.service_account_name);

@@ -53,6 +53,7 @@ FieldErrors Validator::Run() {
   }
   CheckHostPorts();
   CheckDns();
+  CheckPodResources();
 
   if (spec.termination_grace_period_seconds && *spec.termination_grace_period_seconds < 0) {
     Add(Invalid("spec.terminationGracePeriodSeconds", N(*spec.termination_grace_period_seconds),

@@ -459,7 +459,8 @@ void Validator::CheckResourceEntry(const std::string& name, Quantity q, const st
   }
 }
 
-void Validator::CheckResources(const ResourceRequirements& r, const std::string& path) {
+void Validator::CheckResources(const ResourceRequirements& r, const std::string& path,
+                               bool pod_level) {
   auto entries = [](const ResourceList& l) {
     std::vector<std::pair<std::string, Quantity>> out;
     if (l.cpu) out.emplace_back("cpu", *l.cpu);
@@ -475,13 +476,23 @@ void Validator::CheckResources(const ResourceRequirements& r, const std::string&
   };
   const std::string lim_path = path + ".limits", req_path = path + ".requests";
   bool cpu_or_memory = false, hugepages = false;
+  // S10.5: spec.resources names only what a pod cgroup enforces; the
+  // quantity rules are the containers'.
+  auto check_entry = [&](const std::string& name, Quantity q, const std::string& entry_path) {
+    if (pod_level) {
+      CheckPodResourceName(name, entry_path);
+      if (q.milli() < 0) Add(Invalid(entry_path, Q(q.ToString()), kNegativeMsg));
+    } else {
+      CheckResourceEntry(name, q, entry_path);
+    }
+  };
   for (const auto& [name, q] : entries(r.limits)) {
-    CheckResourceEntry(name, q, Key(lim_path, name));
+    check_entry(name, q, Key(lim_path, name));
     cpu_or_memory |= name == "cpu" || name == "memory";
     hugepages |= name.starts_with("hugepages-");
   }
   for (const auto& [name, q] : entries(r.requests)) {
-    CheckResourceEntry(name, q, Key(req_path, name));
+    check_entry(name, q, Key(req_path, name));
     cpu_or_memory |= name == "cpu" || name == "memory";
     hugepages |= name.starts_with("hugepages-");
     // Devices and huge pages cannot be overcommitted: request == limit.

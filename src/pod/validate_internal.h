@@ -118,7 +118,11 @@ class Validator {
   void CheckPortRef(const IntOrString& port, const PortNames& ports, const std::string& path);
   void CheckReasonDelivery(const LifecycleHandler& lh, HandlerUse use, const std::string& path);
   void CheckResourceEntry(const std::string& name, Quantity q, const std::string& path);
-  void CheckResources(const ResourceRequirements& r, const std::string& path);
+  void CheckResources(const ResourceRequirements& r, const std::string& path,
+                      bool pod_level = false);
+  // validate_pod_resources.cc: spec.resources (S10.5).
+  void CheckPodResourceName(const std::string& name, const std::string& path);
+  void CheckPodResources();
   void CheckSeccomp(const SeccompProfile& sp, const std::string& path);
   void CheckAppArmor(const AppArmorProfile& ap, const std::string& path);
   void CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,

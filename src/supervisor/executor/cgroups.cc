@@ -17,6 +17,7 @@
 #include "common/log.h"
 
 #include "cgroups/cleanup.h"
+#include "pod/resources.h"
 #include "supervisor/executor/internal.h"
 
 namespace podvisor::supervisor::executor {
@@ -45,6 +46,16 @@ Status Executor::SetupPodCgroup() {
         "cgroup2 at {} lacks the {} controller(s): the pod-level limits they enforce "
         "are skipped",
         cg.v2_mount.string(), missing);
+  }
+  // S10.11: run refused such a host already; a cgroup-parent=self whose
+  // engine delegated too little ends here, never with spec.resources unenforced.
+  if (pod::HasPodLevelResources(pod_.spec) &&
+      (!skip.empty() || missing.find("cpu") != std::string::npos ||
+       missing.find("memory") != std::string::npos)) {
+    return Error(
+        "pod-level resources (spec.resources) need the pod cgroup: " +
+        (skip.empty() ? "cgroup2 at " + cg.v2_mount.string() + " lacks " + missing : skip) +
+        " (S10.11)");
   }
   if (!skip.empty()) {
     log::Warn(
