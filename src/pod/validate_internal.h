@@ -119,6 +119,7 @@ class Validator {
   void CheckReasonDelivery(const LifecycleHandler& lh, HandlerUse use, const std::string& path);
   void CheckResourceEntry(const std::string& name, Quantity q, const std::string& path);
   void CheckResources(const ResourceRequirements& r, const std::string& path);
+  void CheckResizePolicy(const Container& c, const std::string& path, Role role);
   void CheckSeccomp(const SeccompProfile& sp, const std::string& path);
   void CheckAppArmor(const AppArmorProfile& ap, const std::string& path);
   void CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,
