@@ -16,7 +16,8 @@ Result<ResourceListPatch> ParseList(const json& list, const std::string& path) {
   if (list.is_null()) return out;
   if (!list.is_object()) return Error(path + ": must be an object of resource names to quantities");
   for (const auto& [name, value] : list.items()) {
-    const std::string at = path + "." + name;
+    std::string at = path;
+    at.append(".").append(name);
     if (value.is_null()) {
       out[name] = std::nullopt;
       continue;
@@ -137,12 +138,14 @@ Result<std::vector<ContainerResizePatch>> ParseResizeContainers(const json& cont
     for (const auto& [key, value] : entry.items()) {
       if (key == "name") continue;
       if (key != "resources") {
-        return Error(path + "." + key +
-                     ": Forbidden: only resources (requests and limits) may change on resize");
+        std::string at = path;
+        at.append(".").append(key);
+        return Error(at + ": Forbidden: only resources (requests and limits) may change on resize");
       }
       if (!value.is_object()) return Error(path + ".resources: must be an object");
       for (const auto& [list, items] : value.items()) {
-        const std::string at = path + ".resources." + list;
+        std::string at = path;
+        at.append(".resources.").append(list);
         if (list != "requests" && list != "limits") {
           return Error(at + ": Forbidden: only requests and limits may change on resize");
         }
