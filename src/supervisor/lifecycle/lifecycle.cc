@@ -73,6 +73,7 @@ std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
         if constexpr (std::is_same_v<T, StopRequested>) OnStopRequested(e, now);
         if constexpr (std::is_same_v<T, ImagePullFailed>) OnImagePullFailed(e, now);
         if constexpr (std::is_same_v<T, ImagePulling>) OnImagePulling(e);
+        if constexpr (std::is_same_v<T, ResizeRestart>) OnResizeRestart(e, now);
       },
       event);
   RecordConditions(now);
