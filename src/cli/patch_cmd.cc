@@ -54,7 +54,9 @@ Result<nlohmann::json> ResizeContainers(const nlohmann::json& doc) {
         nlohmann::json entry = nlohmann::json::object();
         for (const auto& [field, v] : e.items()) {
           if (field != "name" && field != "resources") {
-            return Error(at + "." + field + ": Forbidden: a resize changes only resources");
+            std::string where = at;
+            where.append(".").append(field);
+            return Error(where + ": Forbidden: a resize changes only resources");
           }
           entry[field] = v;
         }
