@@ -30,6 +30,9 @@ comparison is a ratio against a baseline measured in the same run:
            play` (goal >= 3x faster), the store's size on disk against
            podman's (goal: no larger), warm start against the same pod from
            a bundle directory (goal: unchanged)
+  resize   `resize` on the control socket to the new limits read back from
+           the container's cgroup files (S17), against `runc update`;
+           goal median <= 20 ms (issue 32, bench/resize.py)
   upgrade  handover time of `podvisor upgrade` (S15.2): from writing the
            upgrade request to the control socket to the re-executed
            supervisor answering `summary` with one more upgrade; median and
@@ -57,6 +60,7 @@ import time
 
 import podman
 import pull
+import resize
 import static_client
 from pods import (CPU_SCENARIOS, HELPER_IN_CONTAINER, INITS, REGULARS, ROOT, RUNC, SIDECARS_START,
                   SIDECARS_STOP, Env, Supervisor, baseline_bundles, container, helper_cmd, log,
@@ -522,7 +526,8 @@ def main():
     ap.add_argument("--static-build", default=os.path.join(ROOT, "build-static"),
                     help="the -Dstatic=true build (scripts/build-static.sh)")
     ap.add_argument("--only", default="",
-                    help="comma list: start,network,kill,memory,scale,podman,static,client,upgrade,pull")
+                    help="comma list: start,network,kill,memory,scale,podman,static,client,upgrade,pull,"
+                         "resize")
     ap.add_argument("--pull-sides", default="podvisor,podman",
                     help="the pull case's sides (comma list): podvisor, podman")
     args = ap.parse_args()
@@ -556,6 +561,8 @@ def main():
             static_client.bench_client(env, 30 if args.quick else 100, results)
         if not only or "upgrade" in only:
             bench_upgrade(env, 20 if args.quick else 100, results)
+        if not only or "resize" in only:
+            resize.bench_resize(env, 10 if args.quick else 30, results)
         if not only or "pull" in only:
             pull.bench_pull(env, 3 if args.quick else 5, results,
                             sides=tuple(filter(None, args.pull_sides.split(","))))

@@ -76,6 +76,8 @@ def rows_of(r):
                      f"{fmt(e.get('supervisor_p99_ms'), ' ms')} p99"))
     from pull import pull_rows  # pull imports pods, as this module does
     rows += pull_rows(r, fmt)
+    from resize import resize_rows
+    rows += resize_rows(r, fmt)
     p = r.get("podman", {})
     if "skipped" in p or not p:
         rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "not run")))

@@ -105,6 +105,7 @@ void AddCommands(CLI::App& app, int& exit_code, const std::vector<std::string>& 
       {{"run"}, &AddRunCommand},
       {{"status"}, &AddStatusCommand},
       {{"stop", "kill", "list"}, &AddControlCommands},
+      {{"patch"}, &AddPatchCommand},
       {{"logs", "events", "compress-log"}, &AddLogCommands},
       {{"describe"}, &AddDescribeCommand},
       {{"exec"}, nullptr},  // takes its command as well: below

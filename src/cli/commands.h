@@ -25,6 +25,7 @@ constexpr int kExitStopped = 4;
 void AddRunCommand(CLI::App& app, int& exit_code);
 void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddControlCommands(CLI::App& app, int& exit_code);  // stop, kill, list
+void AddPatchCommand(CLI::App& app, int& exit_code);     // patch --subresource resize (S17)
 void AddLogCommands(CLI::App& app, int& exit_code);      // logs, events
 void AddDescribeCommand(CLI::App& app, int& exit_code);
 // `command`: the words after exec's "--", split off before parsing.

@@ -242,6 +242,7 @@ class Decoder {
   bool Decode(const json& v, const std::string& path, EnvFromSource& source);
   bool Decode(const json& v, const std::string& path, ObjectReference& ref);
   bool Decode(const json& v, const std::string& path, ContainerPort& port);
+  bool Decode(const json& v, const std::string& path, ContainerResizePolicy& policy);
   bool Decode(const json& v, const std::string& path, ResourceRequirements& r);
   bool Decode(const json& v, const std::string& path, VolumeMount& mount);
   bool Decode(const json& v, const std::string& path, ExecAction& exec);

@@ -58,7 +58,6 @@ constexpr IgnoredField kPodSpecIgnored[] = {
 
 constexpr IgnoredField kContainerIgnored[] = {
     {"volumeDevices", "ignored: raw block volumes are not supported"},
-    {"resizePolicy", "ignored: podvisor does not resize containers in place"},
     {"stdinOnce", "ignored: podvisor does not attach to containers"},
 };
 
@@ -343,14 +342,20 @@ bool Decoder::Decode(const json& v, const std::string& path, Container& c) {
       v, path, c, kContainerIgnored, Field("name", &C::name), Field("image", &C::image),
       Field("command", &C::command), Field("args", &C::args), Field("workingDir", &C::working_dir),
       Field("env", &C::env), Field("envFrom", &C::env_from), Field("ports", &C::ports),
-      Field("resources", &C::resources), Field("volumeMounts", &C::volume_mounts),
-      Custom("restartPolicy", restart_policy), Field("lifecycle", &C::lifecycle),
-      Field("startupProbe", &C::startup_probe), Field("readinessProbe", &C::readiness_probe),
-      Field("livenessProbe", &C::liveness_probe), Field("securityContext", &C::security_context),
+      Field("resources", &C::resources), Field("resizePolicy", &C::resize_policy),
+      Field("volumeMounts", &C::volume_mounts), Custom("restartPolicy", restart_policy),
+      Field("lifecycle", &C::lifecycle), Field("startupProbe", &C::startup_probe),
+      Field("readinessProbe", &C::readiness_probe), Field("livenessProbe", &C::liveness_probe),
+      Field("securityContext", &C::security_context),
       Field("terminationMessagePath", &C::termination_message_path),
       Field("terminationMessagePolicy", &C::termination_message_policy),
       Field("imagePullPolicy", &C::image_pull_policy), Field("stdin", &C::stdin),
       Field("tty", &C::tty));
+}
+
+bool Decoder::Decode(const json& v, const std::string& path, ContainerResizePolicy& policy) {
+  return Struct(v, path, policy, {}, Field("resourceName", &ContainerResizePolicy::resource_name),
+                Field("restartPolicy", &ContainerResizePolicy::restart_policy));
 }
 
 bool Decoder::Decode(const json& v, const std::string& path, EnvVar& env) {

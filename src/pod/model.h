@@ -286,6 +286,14 @@ struct PodSecurityContext {
 enum class TerminationMessagePolicy { kFile, kFallbackToLogsOnError };
 std::string_view TerminationMessagePolicyName(TerminationMessagePolicy p);
 
+// KEP-1287: whether a resize of one resource restarts the container
+// (S17.3). Both words are the API's; an absent entry means NotRequired.
+struct ContainerResizePolicy {
+  std::string resource_name;   // "cpu" or "memory"
+  std::string restart_policy;  // "NotRequired" or "RestartContainer"
+  friend bool operator==(const ContainerResizePolicy&, const ContainerResizePolicy&) = default;
+};
+
 struct Container {
   std::string name;
   std::string image;
@@ -296,6 +304,7 @@ struct Container {
   std::vector<EnvVar> env;
   std::vector<ContainerPort> ports;
   ResourceRequirements resources;
+  std::vector<ContainerResizePolicy> resize_policy;  // S17.3
   std::vector<VolumeMount> volume_mounts;
   // Only for entries of spec.initContainers: "Always" makes it a sidecar.
   std::optional<RestartPolicy> restart_policy;

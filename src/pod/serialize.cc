@@ -26,6 +26,7 @@ json ToJsonValue(const IntOrString& v);
 json ToJsonValue(const Container& c);
 json ToJsonValue(const EnvVar& e);
 json ToJsonValue(const ContainerPort& p);
+json ToJsonValue(const ContainerResizePolicy& p);
 json ToJsonValue(const VolumeMount& m);
 json ToJsonValue(const ExecAction& e);
 json ToJsonValue(const HttpHeader& h);
@@ -220,6 +221,10 @@ json ToJsonValue(const ProjectedVolumeSource& p) {
 
 json ToJsonValue(const Sysctl& s) {
   return {{"name", s.name}, {"value", s.value}};
+}
+
+json ToJsonValue(const ContainerResizePolicy& p) {
+  return {{"resourceName", p.resource_name}, {"restartPolicy", p.restart_policy}};
 }
 
 json ToJsonValue(const ContainerPort& p) {
@@ -453,6 +458,7 @@ json ToJson(const Container& c) {
   if (!c.resources.requests.empty()) resources["requests"] = ToJson(c.resources.requests);
   if (!c.resources.limits.empty()) resources["limits"] = ToJson(c.resources.limits);
   out["resources"] = std::move(resources);
+  SetIfNotEmpty(out, "resizePolicy", c.resize_policy);
   SetIfNotEmpty(out, "volumeMounts", c.volume_mounts);
   if (c.restart_policy) out["restartPolicy"] = RestartPolicyName(*c.restart_policy);
   SetIfPresent(out, "lifecycle", c.lifecycle);

@@ -58,6 +58,7 @@ void Validator::CheckContainer(const Container& c, const std::string& path, Role
   CheckEnv(c, path);
   CheckPorts(c, path);
   CheckResources(c.resources, path + ".resources");
+  CheckResizePolicy(c, path + ".resizePolicy", role);
   CheckMounts(c, path);
   // podvisor's own limits (docs/INTERFACE.md): a container's output goes
   // through pipes to its log, and nothing attaches to it.
@@ -456,6 +457,39 @@ void Validator::CheckResourceEntry(const std::string& name, Quantity q, const st
   // Extended resources are counted devices: whole numbers only.
   if (!IsNativeResource(name) && q.milli() % 1000 != 0) {
     Add(Invalid(path, Q(q.ToString()), "must be an integer"));
+  }
+}
+
+// S17.3, the API server's validateResizePolicy: each resource once, cpu
+// or memory, NotRequired or RestartContainer; a pod that never restarts
+// cannot restart a container to resize it. A plain init container is
+// never resized (KEP-1287), so it has no policy.
+void Validator::CheckResizePolicy(const Container& c, const std::string& path, Role role) {
+  if (c.resize_policy.empty()) return;
+  if (role == Role::kInit) {
+    Add(Forbidden(path, "may not be set for init containers without restartPolicy=Always"));
+    return;
+  }
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < c.resize_policy.size(); ++i) {
+    const ContainerResizePolicy& p = c.resize_policy[i];
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!seen.insert(p.resource_name).second) Add(Duplicate(at, Q(p.resource_name)));
+    if (p.resource_name.empty()) {
+      Add(Required(at + ".resourceName"));
+    } else if (p.resource_name != "cpu" && p.resource_name != "memory") {
+      Add(Unsupported(at + ".resourceName", Q(p.resource_name), {"cpu", "memory"}));
+    }
+    if (p.restart_policy.empty()) {
+      Add(Required(at + ".restartPolicy"));
+    } else if (p.restart_policy != "NotRequired" && p.restart_policy != "RestartContainer") {
+      Add(Unsupported(at + ".restartPolicy", Q(p.restart_policy),
+                      {"NotRequired", "RestartContainer"}));
+    } else if (role == Role::kRegular && pod_.spec.restart_policy == RestartPolicy::kNever &&
+               p.restart_policy != "NotRequired") {
+      Add(Invalid(at + ".restartPolicy", Q(p.restart_policy),
+                  "must be 'NotRequired' when `restartPolicy` is 'Never'"));
+    }
   }
 }
 

@@ -123,6 +123,7 @@ class Validator {
   // validate_pod_resources.cc: spec.resources (S10.5).
   void CheckPodResourceName(const std::string& name, const std::string& path);
   void CheckPodResources();
+  void CheckResizePolicy(const Container& c, const std::string& path, Role role);
   void CheckSeccomp(const SeccompProfile& sp, const std::string& path);
   void CheckAppArmor(const AppArmorProfile& ap, const std::string& path);
   void CheckIds(const std::optional<int64_t>& user, const std::optional<int64_t>& group,

@@ -144,6 +144,7 @@ void ControlApi::Handle(const nlohmann::json& request, ControlServer::Responder 
   if (op == "kill") return Kill(request, respond);
   if (op == "exec") return respond(Exec(request));
   if (op == "upgrade") return Upgrade(request, std::move(respond));
+  if (op == "resize") return respond(Resize(request));
   if (op == "netns") {
     // port-forward connects from inside the pod's network namespace; ""
     // is the host's (hostNetwork, or no sandbox).
@@ -219,6 +220,20 @@ void ControlApi::Upgrade(const nlohmann::json& request, ControlServer::Responder
             order.binary ? "binary " + *order.binary : "the binary at the original path",
             std::chrono::duration_cast<std::chrono::milliseconds>(order.timeout).count());
   pod_.RequestUpgrade(std::move(order), std::move(respond));
+}
+
+// S17: `podvisor patch --subresource resize`. The request's shape is
+// checked here (InvalidArgument, as the API server answers a patch it
+// cannot decode); the API server's rules on the merged pod are the pod's.
+ControlReply ControlApi::Resize(const nlohmann::json& request) {
+  auto containers = request.find("containers");
+  if (containers == request.end()) return BadRequest("\"containers\" must be a list");
+  auto patch = pod::ParseResizeContainers(*containers);
+  if (!patch) return BadRequest(patch.error().message());
+  for (const pod::ContainerResizePatch& p : *patch) {
+    if (pod_.RunOf(p.name) == ContainerRun::kUnknown) return NoContainer(p.name);
+  }
+  return pod_.Resize(*patch);
 }
 
 // `podvisor exec` (docs/INTERFACE.md): the runtime command line that runs

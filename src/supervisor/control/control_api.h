@@ -34,6 +34,7 @@ class ControlApi {
   void Kill(const nlohmann::json& request, const ControlServer::Responder& respond);
   nlohmann::json Exec(const nlohmann::json& request);
   void Upgrade(const nlohmann::json& request, ControlServer::Responder respond);
+  ControlReply Resize(const nlohmann::json& request);
 
   PodControl& pod_;
 };

@@ -55,6 +55,13 @@ class FakePod final : public PodControl {
     upgrades.push_back(std::move(order));
     upgrade_waiter = std::move(respond);
   }
+  ControlReply Resize(const std::vector<pod::ContainerResizePatch>& patch) override {
+    std::string line = "resize";
+    for (const auto& p : patch) line += " " + p.name;
+    actions.push_back(line);
+    resizes.push_back(patch);
+    return json{{"kind", "Pod"}, {"resized", true}};
+  }
 
   bool renders_text = true;
   bool ended = false;
@@ -69,6 +76,7 @@ class FakePod final : public PodControl {
   ControlServer::Responder stop_waiter;
   std::vector<UpgradeOrder> upgrades;
   ControlServer::Responder upgrade_waiter;
+  std::vector<std::vector<pod::ContainerResizePatch>> resizes;
 };
 
 class ControlApiTest : public ::testing::Test {
@@ -334,6 +342,26 @@ TEST_F(ControlApiTest, S15_2_UpgradeWithABadBinaryOrTimeoutIsInvalidArgumentNami
               "\"timeout_ms\" must be an integer from 1 to 600000")
         << timeout.dump();
   }
+}
+
+TEST_F(ControlApiTest, S17_1_ResizeReachesThePodAndRepliesItsStatus) {
+  json reply = Ask(json::parse(
+      R"({"op":"resize","containers":[{"name":"app","resources":{"limits":{"cpu":"500m"}}}]})"));
+  EXPECT_EQ(reply, (json{{"kind", "Pod"}, {"resized", true}}));
+  EXPECT_THAT(pod_.actions, ElementsAre("resize app"));
+  ASSERT_EQ(pod_.resizes.size(), 1u);
+  EXPECT_EQ(pod_.resizes[0][0].limits.at("cpu"), pod::Quantity::FromMilli(500));
+}
+
+TEST_F(ControlApiTest, S17_1_ResizeWithABadRequestIsRefusedBeforeThePod) {
+  ExpectRefused({{"op", "resize"}}, ControlCode::kInvalidArgument);
+  ExpectRefused(json::parse(R"({"op":"resize","containers":[{"name":"app","resources":
+                  {"limits":{"cpu":"fast"}}}]})"),
+                ControlCode::kInvalidArgument);
+  ExpectRefused(json::parse(R"({"op":"resize","containers":[{"name":"app","image":"x"}]})"),
+                ControlCode::kInvalidArgument);
+  ExpectRefused(json::parse(R"({"op":"resize","containers":[{"name":"nope","resources":{}}]})"),
+                ControlCode::kNotFound);
 }
 
 TEST_F(ControlApiTest, RequestWithoutAStringOpIsInvalidArgument) {

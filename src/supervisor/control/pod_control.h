@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "pod/resize.h"
 #include "supervisor/control/control_server.h"
 
 namespace podvisor::supervisor::control {
@@ -91,6 +92,12 @@ class PodControl {
   // {"upgrading": true, "from", "to", "binary", "pid"}; the caller flushes
   // it (ControlServer::Flush) before execve.
   virtual void RequestUpgrade(UpgradeOrder order, ControlServer::Responder respond) = 0;
+  // S17: `resize`, a merge of container resources already parsed (each
+  // entry names a container of the pod). Answers the pod's v1 JSON once
+  // the request is taken (accepted, or pending as Infeasible), or the
+  // error reply: InvalidArgument with the API server's message when it
+  // would refuse the request.
+  virtual ControlReply Resize(const std::vector<pod::ContainerResizePatch>& patch) = 0;
 };
 
 }  // namespace podvisor::supervisor::control

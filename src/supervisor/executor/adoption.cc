@@ -189,6 +189,12 @@ std::optional<std::string> Executor::ReasonToStopAdopted(const nlohmann::json& s
   // Labels and annotations are the pod's metadata, not what runs (the
   // kubelet's static pods hash the spec too): only the spec decides.
   if (!mine.contains("spec") || !saved.contains("spec") || mine["spec"] != saved["spec"]) {
+    // S17.10: a pod resized in place is still the manifest's pod.
+    if (state.contains("resize") && state["resize"].is_object() &&
+        state["resize"].value("resized", false) && mine.contains("spec") &&
+        saved.contains("spec") && SameButResized(mine["spec"], saved["spec"])) {
+      return std::nullopt;
+    }
     return "Update";
   }
   return std::nullopt;

@@ -49,6 +49,10 @@ class Executor::PodControlPort final : public control::PodControl {
                       control::ControlServer::Responder respond) override {
     ex_.RequestUpgrade(order.binary, order.timeout, std::move(respond));
   }
+  // S17 (resize.cc).
+  control::ControlReply Resize(const std::vector<pod::ContainerResizePatch>& patch) override {
+    return ex_.Resize(patch);
+  }
 
  private:
   Executor& ex_;

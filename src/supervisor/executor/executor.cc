@@ -321,6 +321,7 @@ pod::PodStatus Executor::CurrentStatus() const {
   pod::PodStatus status = lifecycle_.Status();
   status.host_ips = network_.host_ips();
   status.pod_ips = network_.pod_ips();
+  AddResizeConditions(status);  // S17.6
   return status;
 }
 
@@ -439,6 +440,8 @@ void Executor::Execute(const lifecycle::Action& action) {
             return;
           }
           heap_trim_.Churned();
+          // S17.6: a new instance is made with the allocated resources.
+          if (resize_.actual.erase(a.container) > 0 || resize_.in_progress) ResizeInstanceMade();
           instances_.Create(a);
         } else if constexpr (std::is_same_v<T, lifecycle::StartContainer>) {
           instances_.Start(a);

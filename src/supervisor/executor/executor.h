@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cgroups/pod_cgroup.h"
+#include "cgroups/resize.h"
 #include "common/fd.h"
 #include "common/host_claim.h"
 #include "common/pod_lock.h"
@@ -30,6 +31,7 @@
 #include "hostfs/layout.h"
 #include "image/image.h"
 #include "pod/model.h"
+#include "pod/resize.h"
 #include "process/reaper.h"
 #include "process/signalfd.h"
 #include "supervisor/control/control_api.h"
@@ -122,6 +124,32 @@ class Executor : private InstanceHost {
   nlohmann::json SupervisorSummary() const;  // control.cc: the summary's `supervisor`
   class PodControlPort;
   control::ControlApi& Control();
+
+  // resize.cc (S17): `podvisor patch --subresource resize`.
+  control::ControlReply Resize(const std::vector<pod::ContainerResizePatch>& patch);
+  void ActuateResize(const pod::PodSpec& before, const std::vector<std::string>& restart,
+                     const std::vector<std::filesystem::path>& mounts);
+  std::optional<cgroups::CgroupLocation> InstanceCgroup(
+      const std::string& container, const std::vector<std::filesystem::path>& mounts);
+  void AddResizeConditions(pod::PodStatus& status) const;
+  void ResizeChanged();
+  void ResizeInstanceMade();
+  nlohmann::json ResizeStateJson() const;
+  void RestoreResizeState(const nlohmann::json& state);  // resize_state.cc
+  struct ResizeState {
+    // PodResizePending's request: the spec's resources that are not the
+    // allocated ones (pod_), by container.
+    std::map<std::string, pod::ResourceRequirements> desired;
+    // What a running instance's cgroup holds where it is not the
+    // allocated values (a refused write); dropped at the next create.
+    std::map<std::string, pod::ResourceRequirements> actual;
+    std::optional<pod::PodCondition> pending;      // PodResizePending
+    std::optional<pod::PodCondition> in_progress;  // PodResizeInProgress
+    // A resize changed the allocated resources: the pod's are no longer
+    // the manifest's (S17.10).
+    bool resized = false;
+  };
+  ResizeState resize_;
 
   // upgrade.cc (S15.2): `podvisor upgrade`, a re-exec in place.
   struct PendingUpgrade {

@@ -57,4 +57,8 @@ void ReportAsLost(lifecycle::ContainerExited& e);
 // boot), 0 when unknown: with the pid, it names one process for the boot.
 uint64_t StartTimeOf(pid_t pid);
 
+// S17.10 (resize_state.cc): `mine` (a pod spec's JSON) is `saved_spec`
+// but for the containers' resources.
+bool SameButResized(const nlohmann::json& mine, const nlohmann::json& saved_spec);
+
 }  // namespace podvisor::supervisor::executor

@@ -27,6 +27,7 @@
 #include "common/log.h"
 
 #include "image/rootfs_digest.h"
+#include "pod/resize.h"
 #include "pod/serialize.h"
 #include "pod/status_summary.h"
 #include "podvisor_version.h"
@@ -132,6 +133,38 @@ std::string PodRecord::ImageId(const std::string& container) const {
   return image_ids_[container] = *digest;
 }
 
+// S17.6, as the kubelet reports a resizable container (a regular one or a
+// sidecar) with cpu or memory resources: status...allocatedResources (the
+// requests it was admitted with) and status...resources (what its cgroup
+// holds); the spec shows what was asked, pending or not.
+void PodRecord::AddResizeFields(nlohmann::json& pod) const {
+  for (const auto& [name, desired] : resize_.desired) {
+    for (const char* list : {"initContainers", "containers"}) {
+      auto it = pod["spec"].find(list);
+      if (it == pod["spec"].end()) continue;
+      for (auto& c : *it) {
+        if (c.value("name", "") == name) c["resources"] = pod::ResourcesJson(desired, false);
+      }
+    }
+  }
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    auto it = pod["status"].find(list);
+    if (it == pod["status"].end()) continue;
+    for (auto& c : *it) {
+      const std::string name = c.value("name", "");
+      const pod::Container* spec = pod::FindResizableContainer(pod_.spec, name);
+      if (!spec) continue;
+      const pod::ResourceRequirements& allocated = spec->resources;
+      nlohmann::json requests = pod::ResourcesJson(allocated, true);
+      if (!requests.empty()) c["allocatedResources"] = requests;
+      auto actual = resize_.actual.find(name);
+      nlohmann::json resources =
+          pod::ResourcesJson(actual != resize_.actual.end() ? actual->second : allocated, false);
+      if (!resources.empty()) c["resources"] = resources;
+    }
+  }
+}
+
 nlohmann::json PodRecord::PodJson(const pod::PodStatus& status) const {
   nlohmann::json pod = pod::ToJson(pod_);
   pod["metadata"]["uid"] = uid_;
@@ -154,6 +187,7 @@ nlohmann::json PodRecord::PodJson(const pod::PodStatus& status) const {
       Default(pod["status"], "podIPs", nlohmann::json::array({{{"ip", HostIp()}}}));
     }
   }
+  AddResizeFields(pod);
   for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
     auto it = pod["status"].find(list);
     if (it == pod["status"].end()) continue;

@@ -46,6 +46,21 @@ class PodRecord {
   // digest); the others are computed when a status first asks.
   void KnowImageId(const std::string& container, std::string image_id);
 
+  // S17.6: what a resize leaves that neither the pod (its allocated
+  // resources) nor the Lifecycle's status says.
+  struct ResizeView {
+    // The spec's resources where they are not the allocated ones (a
+    // resize pending as Infeasible), by container.
+    std::map<std::string, pod::ResourceRequirements> desired;
+    // status.containerStatuses[].resources where the cgroup does not hold
+    // the allocated ones, by container.
+    std::map<std::string, pod::ResourceRequirements> actual;
+  };
+  void SetResizeView(ResizeView view) {
+    resize_ = std::move(view);
+    Changed();
+  }
+
   nlohmann::json PodJson(const pod::PodStatus& status) const;
   nlohmann::json Summary(const pod::PodStatus& status, WallTime now) const;
 
@@ -60,6 +75,7 @@ class PodRecord {
  private:
   std::string ImageId(const std::string& container) const;
   std::string Serialize(const pod::PodStatus& status) const;
+  void AddResizeFields(nlohmann::json& pod) const;
 
   const pod::Pod& pod_;
   const std::map<std::string, image::Image>& images_;
@@ -69,6 +85,7 @@ class PodRecord {
   mutable std::map<std::string, std::string> image_ids_;  // by container, filled on demand
   std::optional<control::ControlReply> status_reply_;
   std::string record_text_;  // what the record file holds now
+  ResizeView resize_;
 };
 
 }  // namespace podvisor::supervisor::executor

@@ -108,6 +108,33 @@ TEST_F(PodRecordTest, OnlyAPodOnTheNodesNetworkDefaultsItsIpToTheNodes) {
   EXPECT_EQ(shared["status"]["podIP"], shared["status"]["hostIP"]);
 }
 
+// S17.6: the kubelet's resize fields: the spec shows what was asked,
+// allocatedResources the admitted requests, resources the cgroup's values.
+TEST_F(PodRecordTest, S17_6_ResizeFieldsAsTheKubeletReportsThem) {
+  pod_.spec.containers[0].resources.requests.cpu = pod::Quantity::FromMilli(100);
+  pod_.spec.containers[0].resources.limits.cpu = pod::Quantity::FromMilli(200);
+  pod_.spec.containers[0].resources.limits.memory = pod::Quantity::FromValue(64 << 20);
+  PodRecord record = Make();
+  nlohmann::json pod = record.PodJson(status_);
+  const nlohmann::json& app = pod["status"]["containerStatuses"][0];
+  EXPECT_EQ(app["allocatedResources"], (nlohmann::json{{"cpu", "100m"}}));
+  EXPECT_EQ(app["resources"]["limits"], (nlohmann::json{{"cpu", "200m"}, {"memory", "67108864"}}));
+  EXPECT_FALSE(pod["status"]["containerStatuses"][1].contains("resources"));  // none asked
+
+  PodRecord::ResizeView view;
+  pod::ResourceRequirements asked = pod_.spec.containers[0].resources;
+  asked.limits.cpu = pod::Quantity::FromValue(64);
+  view.desired["app"] = asked;
+  pod::ResourceRequirements held = pod_.spec.containers[0].resources;
+  held.limits.memory = pod::Quantity::FromValue(32 << 20);
+  view.actual["app"] = held;
+  record.SetResizeView(view);
+  pod = record.PodJson(status_);
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["cpu"], "64");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["allocatedResources"]["cpu"], "100m");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["resources"]["limits"]["memory"], "33554432");
+}
+
 TEST_F(PodRecordTest, SummaryHasKubectlsColumns) {
   nlohmann::json line = Make().Summary(status_, created_ + 90s);
   EXPECT_EQ(line["name"], "web");

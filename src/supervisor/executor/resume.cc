@@ -42,6 +42,7 @@ Status Executor::ResumeSetup() {
       state["pod"]["metadata"].value("uid", std::string()) != "") {
     pod_.metadata.uid = state["pod"]["metadata"]["uid"].get<std::string>();
   }
+  RestoreResizeState(state);  // S17.10
   try {
     record_created_at_ = NsToWall(state.value("createdAt", int64_t{0}));
     const nlohmann::json& sup = state.at("supervisor");

@@ -199,6 +199,7 @@ nlohmann::json Executor::HandoverState() {
                         {"pidNsInit", sandbox_->pid_ns_init()}};
   }
   state["cgroupName"] = pod_cgroup_name_;
+  state["resize"] = ResizeStateJson();  // S17.10
   state["supervisor"] = {{"startedAt", WallToNs(supervisor_.started_at)},
                          {"upgrades", supervisor_.upgrades}};
   if (supervisor_.upgraded_at)

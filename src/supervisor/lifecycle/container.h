@@ -48,7 +48,14 @@ std::string_view StopStepName(StopStep step);
 
 // Why the supervisor is killing an instance. Written once per instance: a
 // later cause (the pod stopping, our own SIGKILL) never replaces it.
-enum class KillCause { kNone, kPodTermination, kLivenessFailed, kStartupFailed, kPostStartFailed };
+enum class KillCause {
+  kNone,
+  kPodTermination,
+  kLivenessFailed,
+  kStartupFailed,
+  kPostStartFailed,
+  kResize,  // S17.3: resizePolicy RestartContainer
+};
 std::string_view KillCauseName(KillCause cause);
 
 // A probe's bit in ContainerRecord::probes_active.

@@ -113,6 +113,7 @@ std::vector<Action> Lifecycle::Handle(const Event& event, Now now) {
         if constexpr (std::is_same_v<T, ImagePullFailed>) OnImagePullFailed(e, now);
         if constexpr (std::is_same_v<T, ImagePulling>) OnImagePulling(e);
         if constexpr (std::is_same_v<T, AwaitedPods>) OnAwaitedPods(e, now);
+        if constexpr (std::is_same_v<T, ResizeRestart>) OnResizeRestart(e, now);
       },
       event);
   RecordConditions(now);

@@ -157,6 +157,7 @@ class Lifecycle {
   void OnRestartTimer(Container& c, int instance);
   void OnImagePullFailed(const ImagePullFailed& e, Now now);  // image_pull.cc, S16.5-S16.6
   void OnImagePulling(const ImagePulling& e);
+  void OnResizeRestart(const ResizeRestart& e, Now now);  // restart.cc, S17.3
   bool WaitsForImage(const Container& c) const;
   void ShowImagePullBackOff(Container& c);
   void CheckCompletion(Now now);

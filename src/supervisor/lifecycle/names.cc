@@ -71,6 +71,8 @@ std::string_view KillCauseName(KillCause cause) {
       return "StartupFailed";
     case KillCause::kPostStartFailed:
       return "PostStartFailed";
+    case KillCause::kResize:
+      return "Resize";
   }
   return "?";
 }

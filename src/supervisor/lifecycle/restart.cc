@@ -21,6 +21,7 @@ std::string KillMessage(KillCause cause) {
       return "PostStartHook failed";
     case KillCause::kNone:
     case KillCause::kPodTermination:
+    case KillCause::kResize:
       break;
   }
   return "";
@@ -120,7 +121,23 @@ void Lifecycle::OnContainerExited(const ContainerExited& e, Now now) {
     c->start_attempt_finished = true;  // S1.4: an exit ends the start too
     StartCreatedRegulars();
   }
+  if (c->kill_cause == KillCause::kResize && !Terminating()) {
+    // S17.3: the kubelet's own restart to apply resources: at once, under
+    // every restartPolicy, without crash-loop backoff.
+    BeginNextInstance(*c);
+    CreateInstance(*c);
+    return;
+  }
   InstanceEnded(*c, !c->last_exit_ok || KilledForFailure(c->kill_cause), now);
+}
+
+// S17.3: a running instance is stopped (preStop, the pod's grace) and the
+// next one created when it has exited; one that is not running picks the
+// new resources up at its next create anyway.
+void Lifecycle::OnResizeRestart(const ResizeRestart& e, Now now) {
+  Container* c = Current(e.container, e.instance);
+  if (!c || Terminating()) return;
+  KillInstance(*c, KillCause::kResize, std::nullopt, now);
 }
 
 // S2.3: a runtime failure is a start error, retried with backoff like a

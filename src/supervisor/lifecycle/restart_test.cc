@@ -348,5 +348,25 @@ TEST(LifecycleRestart, ExitRacingTheSigkillTimerIsHarmless) {
   EXPECT_TRUE(h.lc().Ended());
 }
 
+// S17.3: a resize under resizePolicy RestartContainer stops the running
+// instance (the pod's grace) and creates the next one at once, with no
+// backoff, even where restartPolicy would not restart it.
+TEST(LifecycleRestart, S17_3_ResizeRestartReplacesTheInstanceAtOnce) {
+  Harness h(MakePod({}, {C("app")}, RestartPolicy::kOnFailure));
+  h.Start();
+  h.Take();
+  h.TakeEvents();
+  h.Advance(3s);
+  h.Feed(ResizeRestart{"app", 0});
+  EXPECT_THAT(h.Take(), ElementsAre("3s Signal(app#0, SIGTERM)"));
+  EXPECT_THAT(h.TakeEvents(), Contains("3s Killing container/app"));
+  h.ExitBySignal("app", 15);  // a success or not, it is not a crash
+  EXPECT_THAT(h.Take(), ElementsAre("3s Delete(app#0)", "3s Create(app#1)", "3s Start(app#1)"));
+  EXPECT_EQ(h.lc().StateOf("app"), RunState::kRunning);
+  // A stale request (an instance already replaced) does nothing.
+  h.Feed(ResizeRestart{"app", 0});
+  EXPECT_THAT(h.Take(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace podvisor::supervisor::lifecycle

@@ -47,9 +47,9 @@ constexpr std::array kRunStates{RunState::kWaiting,  RunState::kCreating, RunSta
                                 RunState::kExited,   RunState::kAbandoned};
 constexpr std::array kStopSteps{StopStep::kNone, StopStep::kPreStop,   StopStep::kWaitingForTurn,
                                 StopStep::kHeld, StopStep::kSignalled, StopStep::kKilled};
-constexpr std::array kKillCauses{KillCause::kNone, KillCause::kPodTermination,
-                                 KillCause::kLivenessFailed, KillCause::kStartupFailed,
-                                 KillCause::kPostStartFailed};
+constexpr std::array kKillCauses{
+    KillCause::kNone,          KillCause::kPodTermination,  KillCause::kLivenessFailed,
+    KillCause::kStartupFailed, KillCause::kPostStartFailed, KillCause::kResize};
 constexpr std::array kRoles{ContainerRole::kInit, ContainerRole::kSidecar, ContainerRole::kRegular,
                             ContainerRole::kDraftSidecar};
 constexpr std::array kTerminationCauses{TerminationCause::kNone,

@@ -99,9 +99,11 @@ void Lifecycle::KillInstance(Container& c, KillCause cause, std::optional<int64_
                              ? std::max<Duration>(ClampedSeconds(*grace_seconds), kMinimumGrace)
                              : PodGrace(std::nullopt);
   c.kill_budget_end = now.mono + grace;
-  const bool restarts = c.IsSidecar() || pod_.spec.restart_policy != pod::RestartPolicy::kNever;
+  const bool restarts = c.IsSidecar() || cause == KillCause::kResize ||
+                        pod_.spec.restart_policy != pod::RestartPolicy::kNever;
   std::string what = cause == KillCause::kLivenessFailed  ? "failed liveness probe"
                      : cause == KillCause::kStartupFailed ? "failed startup probe"
+                     : cause == KillCause::kResize        ? "resize requires restart"
                                                           : "failed postStart hook";
   AnnounceFor(c, EventType::kNormal, "Killing",
               "Container " + c.spec.name + " " + what + (restarts ? ", will be restarted" : ""));

@@ -136,6 +136,9 @@ std::string ToString(const Event& event) {
           [](const ImagePulling& e) {
             return "ImagePulling(" + Ref(e.container, e.instance) + ")";
           },
+          [](const ResizeRestart& e) {
+            return "ResizeRestart(" + Ref(e.container, e.instance) + ")";
+          },
           [](const ImagePullFailed& e) {
             return "ImagePullFailed(" + Ref(e.container, e.instance) + ", " + e.reason + ")";
           },

@@ -111,6 +111,15 @@ struct ImagePulling {
   friend bool operator==(const ImagePulling&, const ImagePulling&) = default;
 };
 
+// S17.3: a resize changed a resource whose resizePolicy is
+// RestartContainer; the shell already holds the new resources for the
+// next instance. The running instance is killed and replaced at once.
+struct ResizeRestart {
+  std::string container;
+  int instance = 0;
+  friend bool operator==(const ResizeRestart&, const ResizeRestart&) = default;
+};
+
 // S16.5: the image of the instance the shell was asked to create could not
 // be had: pulling it failed (reason ErrImagePull) or its pull policy is
 // Never and it is not present (ErrImageNeverPull). No container existed;
@@ -180,7 +189,7 @@ struct AwaitedPods {
 
 using Event = std::variant<RuntimeCreated, RuntimeStarted, RuntimeFailed, ContainerExited,
                            HookFinished, ProbeResult, TimerFired, StopRequested, ImagePullFailed,
-                           ImagePulling, AwaitedPods>;
+                           ImagePulling, AwaitedPods, ResizeRestart>;
 std::string ToString(const Event& event);
 
 // ---- Actions: what the shell must do ---------------------------------------
