@@ -391,19 +391,31 @@ void Executor::Drain() {
     lifecycle::Event e = std::move(queue_.front());
     queue_.pop_front();
     record_.Changed();  // the status may change with any event
+    // S15.4: an instance's step that ended (created, started, failed,
+    // exited) is on disk at once too: an adopter that still saw the step
+    // in flight would take it as died with its supervisor and redo it.
+    if (std::holds_alternative<lifecycle::RuntimeCreated>(e) ||
+        std::holds_alternative<lifecycle::RuntimeStarted>(e) ||
+        std::holds_alternative<lifecycle::RuntimeFailed>(e) ||
+        std::holds_alternative<lifecycle::ContainerExited>(e)) {
+      state_urgent_ = true;
+    }
     log::Debug("event {}", lifecycle::ToString(e));
     for (auto& action : lifecycle_.Handle(e, CurrentTime())) Execute(action);
   }
   draining_ = false;
   // S14.41: a terminating pod's runtime calls end with its grace.
   if (lifecycle_.Terminating()) instances_.BoundByTermination(lifecycle_.termination_budget_end());
-  WriteRecord();
-  // docs/INTERFACE.md "systemd": READY=1, STOPPING=1, the phase.
-  systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());
   heap_trim_.AfterBatch();
   if (lifecycle_.Terminating()) pulls_->StopAll();  // parked creates were abandoned (S5.8)
   if (awaited_pods_ && !lifecycle_.AwaitingPods()) awaited_pods_->Stop();  // S19.3, S19.6
+  // The state for the next supervisor before the record and systemd: one
+  // who reads the status (a test, a script that then kills us) must not be
+  // ahead of what an adopter will find.
   SaveStateForNext();
+  WriteRecord();
+  // docs/INTERFACE.md "systemd": READY=1, STOPPING=1, the phase.
+  systemd_.Update(lifecycle_.Status(), lifecycle_.Terminating());
   MaybeFinish();
   MaybeUpgrade();
 }
