@@ -86,6 +86,7 @@ skip_all() {
            Initramfs_StaticPodvisorIsOneFile \
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
+           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly \
            "${ctrd_cases[@]}"; do
     skip "$c" "$1"
   done
@@ -298,6 +299,23 @@ spec:
     command: [/bin/sh, -c, 'p=/hostcg/podvisor/podres; echo "T4P pod memory.max=$(cat $p/memory.max) cpu.max=$(tr " " _ < $p/cpu.max) cpu.weight=$(cat $p/cpu.weight) oom_score_adj=$(cat /proc/self/oom_score_adj)" > /dev/ttyS0']
     volumeMounts: [{name: hostcg, mountPath: /hostcg, readOnly: true}]
 EOF
+# In-place resize (S17) on cgroup v2: a running container's limits are
+# patched and read back from its cgroup's files, with no restart.
+mkdir -p "$root/pods/resize"
+cat >"$root/pods/resize/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: resize}
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: app
+    image: busybox
+    command: [/bin/sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
+    resources:
+      requests: {cpu: 100m, memory: 32Mi}
+      limits: {cpu: 200m, memory: 64Mi}
+EOF
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -311,6 +329,19 @@ echo /sbin/modprobe >/proc/sys/kernel/modprobe
 echo "T4S run exit=$?"
 /init run --runtime crun /pods/podres
 echo "T4S podres exit=$?"
+/init run --runtime crun /pods/resize >/tmp/resize.log 2>&1 &
+i=0
+until /init status resize 2>/dev/null | grep -q " Running "; do
+  i=$((i + 1)); [ $i -gt 120 ] && break; sleep 1
+done
+/init patch resize --subresource resize \
+  -p '{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"400m","memory":"128Mi"}}}]}}'
+echo "T4S resize patch exit=$?"
+cg=$(ls -d /sys/fs/cgroup/podvisor/resize/*app* | head -1)
+echo "T4R memory.max=$(cat $cg/memory.max) cpu.max=$(tr ' ' _ < $cg/cpu.max) restarts=$(/init status resize -o 'jsonpath={.status.containerStatuses[0].restartCount}')"
+/init stop resize >/dev/null
+wait
+echo "T4S resize exit=$? left=$(ls /sys/fs/cgroup/podvisor 2>/dev/null | grep -c resize)"
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
@@ -374,6 +405,10 @@ fi
 expect S10_8_PodLevelResourcesSizeThePodCgroup "$c" \
   "^T4P pod memory\.max=167772160 cpu\.max=70000_100000 cpu\.weight=12 oom_score_adj=[0-9]{1,3}$"
 expect S10_11_PodLevelResourcesRunOnCgroupV2 "$c" "^T4S podres exit=0$"
+# S17: 128Mi; 400m of a 100 ms period; the same instance (no restart).
+expect S17_ResizeInPlaceOnCgroupV2 "$c" \
+  "^T4R memory\.max=134217728 cpu\.max=40000_100000 restarts=0$"
+expect S17_ResizedPodStopsCleanly "$c" "^T4S resize exit=(0|4) left=0$"
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console
