@@ -143,6 +143,10 @@ void ControlServer::OnAcceptable() {
   // loop iteration, after the container exits, timers and replies that
   // are ready now. A flood of clients thus cannot delay a transition by
   // more than one batch of requests.
+  // A request read here is dispatched at once, and its handler may end
+  // the pod and destroy this server (a stop of a pod with nothing
+  // running): the cell outlives it and says so.
+  const std::shared_ptr<ControlServer*> self = self_;
   for (int accepted = 0; accepted < kAcceptsPerWakeup; ++accepted) {
     Fd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!conn) {
@@ -192,6 +196,7 @@ void ControlServer::OnAcceptable() {
     // (Only this function adds connections, so one still under `fd` is
     // this one.)
     OnReadable(fd);
+    if (*self == nullptr) return;  // destroyed by the request it served
     auto it = connections_.find(fd);
     if (it != connections_.end() && !it->second->dispatched) {
       it->second->deadline = loop_.AddTimer(loop_.Now() + options_.request_timeout,

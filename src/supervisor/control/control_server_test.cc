@@ -240,6 +240,35 @@ TEST_F(ControlServerTest, ARepliesAfterTheServerIsGoneAreDropped) {
   EXPECT_FALSE(fs::exists(sock_));
 }
 
+// A request read at accept time is handled at once; a handler that ends
+// the pod destroys the server inside its own accept (a stop of a pod with
+// nothing running): the server must not touch itself afterwards (an ASan
+// run saw a use after free).
+TEST_F(ControlServerTest, AHandlerMayDestroyTheServerWhileItAccepts) {
+  bool handled = false;
+  Serve([&](const json&, ControlServer::Responder respond) {
+    handled = true;
+    respond(json{{"stopping", true}});
+    server_.reset();
+  });
+  // Connected and written before the loop runs, so the request is read in
+  // the accept itself.
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, sock_.c_str());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request = "{\"op\":\"stop\"}\n";
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  for (int i = 0; i < 100 && !handled; ++i) ASSERT_TRUE(loop_->RunOnce(10ms).ok());
+  EXPECT_TRUE(handled);
+  EXPECT_EQ(server_, nullptr);
+  EXPECT_FALSE(fs::exists(sock_));
+  close(fd);
+}
+
 TEST_F(ControlServerTest, ReplacesAStaleSocketButNotALiveOne) {
   Serve(Echo());
   auto second = ControlServer::Listen(*loop_, sock_, Echo());
