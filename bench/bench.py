@@ -63,6 +63,7 @@ import pull
 import resize
 import static_client
 from pods import (CPU_SCENARIOS, HELPER_IN_CONTAINER, INITS, REGULARS, ROOT, RUNC, SIDECARS_START,
+                  control_request,
                   SIDECARS_STOP, Env, Supervisor, baseline_bundles, container, helper_cmd, log,
                   median, now_ms, pod_manifest, read_events, run, run_detached, runc_cleanup,
                   wait_events, write_bundle)
@@ -257,29 +258,6 @@ def bench_kill(env, reps, results):
 
 
 # ---------------------------------------------------------------- upgrade
-
-def control_request(sock_path, request, timeout=30):
-    """One request on the pod's control socket: the reply, or None when the
-    connection was refused or closed without one (the supervisor is
-    re-executing)."""
-    import socket
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    try:
-        s.connect(sock_path)
-        s.sendall(json.dumps(request).encode() + b"\n")
-        s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(data) if data else None
-    except (OSError, ValueError):
-        return None
-    finally:
-        s.close()
 
 
 def percentile(xs, p):

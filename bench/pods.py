@@ -273,6 +273,30 @@ def baseline_bundles(env, d, manifest):
     return bundles
 
 
+def control_request(sock_path, request, timeout=30):
+    """One request on the pod's control socket: the reply, or None when the
+    connection was refused or closed without one (the supervisor is
+    re-executing)."""
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(sock_path)
+        s.sendall(json.dumps(request).encode() + b"\n")
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(data) if data else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        s.close()
+
+
 def runc_cleanup(root):
     if not os.path.isdir(root):
         return

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from pods import (RUNC, Env, Supervisor, baseline_bundles, container, helper_cmd, log, median,
+from pods import (RUNC, Env, Supervisor, baseline_bundles, container, control_request, helper_cmd, log, median,
                   pod_manifest, run, run_detached, runc_cleanup, write_bundle)
 
 MI = 1024 * 1024
@@ -61,25 +61,6 @@ def find_cgroup(parent, runtime_id):
     raise RuntimeError(f"no cgroup {runtime_id} under {parent}")
 
 
-def control_request(sock_path, request):
-    import socket
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(30)
-    try:
-        s.connect(sock_path)
-        s.sendall(json.dumps(request).encode() + b"\n")
-        s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(data)
-    finally:
-        s.close()
-
-
 def manifest_of(shared):
     c = container("app", helper_cmd("app", "sleep", "100000000"))
     c["resources"] = {"requests": {"cpu": "100m", "memory": "32Mi"},
@@ -111,6 +92,8 @@ def bench_resize(env, reps, results):
                 {"name": "app", "resources": {"limits": {"memory": mem_text, "cpu": cpu_text}}}]}
             t0 = time.monotonic()
             reply = control_request(sock, request)
+            if reply is None:
+                raise RuntimeError("no reply to resize on " + sock)
             wait_values(files, memory, quota)
             pv.append((time.monotonic() - t0) * 1000.0)
             if "error" in reply:

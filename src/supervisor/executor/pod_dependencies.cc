@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/pod_dir.h"
 #include "pod/pod_order.h"
+#include "supervisor/executor/recovery.h"
 
 namespace podvisor::supervisor::executor {
 namespace {
@@ -31,20 +32,6 @@ constexpr uint32_t kRootEvents = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_
 // .runs/ by its next run, S14.33), control.sock bound or removed.
 constexpr uint32_t kPodEvents =
     IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE | IN_ONLYDIR;
-
-// Whether a supervisor accepts connections on `socket`: a socket file left
-// by one that died refuses at once. Non-blocking: a live supervisor whose
-// backlog is full (EAGAIN) is alive too, and the loop never waits here.
-bool SupervisorAnswers(const fs::path& socket) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket.native().size() >= sizeof addr.sun_path) return false;
-  std::memcpy(addr.sun_path, socket.c_str(), socket.native().size());
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd) return false;
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return true;
-  return errno == EAGAIN || errno == EINPROGRESS;
-}
 
 const nlohmann::json* Find(const nlohmann::json& obj, const char* key) {
   if (!obj.is_object()) return nullptr;

@@ -28,21 +28,21 @@
 #include "supervisor/sandbox/sandbox.h"
 
 namespace podvisor::supervisor::executor {
-namespace {
 
 namespace fs = std::filesystem;
 
-// True when something accepts connections on `socket_path`: a live
-// supervisor (a stale socket file refuses with ECONNREFUSED).
-bool SomeoneListens(const fs::path& socket_path) {
+bool SupervisorAnswers(const fs::path& socket) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (socket_path.native().size() >= sizeof addr.sun_path) return false;
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.native().size() + 1);
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (socket.native().size() >= sizeof addr.sun_path) return false;
+  std::memcpy(addr.sun_path, socket.c_str(), socket.native().size() + 1);
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) return false;
-  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return true;
+  return errno == EAGAIN || errno == EINPROGRESS;
 }
+
+namespace {
 
 // Every cgroup directory at and below `dir`, parents before children.
 std::vector<fs::path> CgroupTree(const fs::path& dir) {
@@ -192,7 +192,7 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   fs::path socket = layout.ControlSocket();
   // The pod lock (pod_lock.h) decides between supervisors of this version;
   // one started by an older podvisor, which took no lock, still answers.
-  if (SomeoneListens(socket)) {
+  if (SupervisorAnswers(socket)) {
     return Error("another supervisor is serving " + socket.string() +
                      " (stop it first: podvisor stop --state-dir " +
                      layout.dir().parent_path().string() + " " + layout.dir().filename().string() +

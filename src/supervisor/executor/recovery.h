@@ -81,6 +81,12 @@ Status RunRuntimeCall(const oci::RuntimeCommand& cmd, Duration timeout);
 // that file and the holder's socket; whether a holder was ended.
 bool EndLeftHolder(const hostfs::PodLayout& layout);
 
+// Whether a supervisor accepts connections on its control `socket`: a
+// socket file left by one that died refuses at once. Non-blocking: a live
+// supervisor whose backlog is full (EAGAIN) is alive too, and an event
+// loop never waits here.
+bool SupervisorAnswers(const std::filesystem::path& socket);
+
 // Fails with EADDRINUSE when a live supervisor serves the pod (nothing is
 // touched then), or when a leftover container cannot be deleted.
 Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in);
