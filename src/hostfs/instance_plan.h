@@ -63,6 +63,9 @@ struct InstanceFacts {
   // The pod sandbox's namespaces; empty: the host's. The pod's /dev/shm is
   // mounted only in its own IPC namespace.
   oci::NamespacePaths namespaces;
+  // hostUsers: false (S20): the pod's ids (its user namespace is
+  // namespaces.user): the overlay root and the volumes are idmapped to it.
+  std::optional<oci::PodUserNamespaceIds> user_namespace;
   // The relative path of podvisor's own pod cgroup (cgroup v2, S10.4), or
   // "" when there is none; then each instance's cgroup is
   // <cgroup_parent>/<pod>/<runtime_id>, or the runtime's choice when

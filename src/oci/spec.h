@@ -34,6 +34,18 @@ struct NamespacePaths {
   std::string ipc;
   std::string uts;
   std::string pid;
+  // hostUsers: false (S20): the pod's user namespace, which owns the
+  // others; empty: the host's.
+  std::string user;
+};
+
+// hostUsers: false (S20): the pod's block of host ids. Container id 0 is
+// host id host_uid (host_gid for groups), for `size` ids, the same block
+// for uids and gids as the kubelet allocates it.
+struct PodUserNamespaceIds {
+  uint32_t host_uid = 0;
+  uint32_t host_gid = 0;
+  uint32_t size = 0;
 };
 
 // A host device node handed to privileged containers (linux.devices).
@@ -64,6 +76,12 @@ struct ContainerConfigInput {
   // Empty: a private 64 MiB tmpfs. Ignored for hostIPC (the host's /dev/shm).
   std::filesystem::path pod_shm_dir;
   NamespacePaths namespaces;
+  // hostUsers: false (S20): linux.uidMappings/gidMappings and the user
+  // namespace (namespaces.user); nullopt: the host's user namespace.
+  std::optional<PodUserNamespaceIds> user_namespace;
+  // hostUsers: false (S20): the idmapped mount (hostfs/idmap.h) each
+  // volume is bound from instead of its own path, by volume name.
+  std::map<std::string, std::filesystem::path> idmapped_volume_sources;
   std::string cgroups_path;       // linux.cgroupsPath, e.g. "/podvisor/web/app"
   bool memory_oom_group = false;  // resources.unified memory.oom.group=1 (cgroup v2, S10.4)
   int64_t node_memory_bytes = 0;  // S10.3
