@@ -87,7 +87,7 @@ skip_all() {
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
            S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly \
-           "${ctrd_cases[@]}"; do
+           "${ctrd_cases[@]}" "${sysd_cases[@]}"; do
     skip "$c" "$1"
   done
   write_xml
@@ -96,6 +96,8 @@ skip_all() {
 
 # shellcheck source=scripts/tier4-containerd.sh
 source scripts/tier4-containerd.sh
+# shellcheck source=scripts/tier4-systemd.sh
+source scripts/tier4-systemd.sh
 
 ((EUID == 0)) || skip_all "needs root (mknod of /dev/console in the initramfs, apt-get download)"
 for tool in qemu-system-x86_64 cpio crun busybox; do
@@ -357,6 +359,8 @@ done
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initrd"
 ctrd_ready=1
 ctrd_prepare || ctrd_ready=0
+sysd_ready=1
+sysd_prepare || sysd_ready=0
 
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer
 # check can miss its ticks and panic ("IO-APIC + timer doesn't work").
@@ -376,6 +380,7 @@ boot order "podvisor.bundle=/pods/order podvisor.exit=reboot" &
 boot nested "podvisor.bundle=/pods/nested podvisor.runtime=crun podvisor.cgroup-parent=self" &
 boot shell "rdinit=/shell-init" &
 ((ctrd_ready)) && boot containerd "rdinit=/ctrd-init" "$work/initrd-containerd" &
+((sysd_ready)) && boot systemd "rdinit=/lib/systemd/systemd systemd.unit=t4.target systemd.show_status=0" "$work/initrd-systemd" &
 wait
 
 # --- the initramfs itself -----------------------------------------------------------
@@ -537,6 +542,13 @@ if ((ctrd_ready)); then
   ctrd_check "$build/tier4-containerd.console"
 else
   for c in "${ctrd_cases[@]}"; do skip "$c" "$ctrd_skip"; done
+fi
+
+# --- boot "systemd": apply on a host booted with systemd ----------------------------
+if ((sysd_ready)); then
+  sysd_check "$build/tier4-systemd.console"
+else
+  for c in "${sysd_cases[@]}"; do skip "$c" "$sysd_skip"; done
 fi
 
 write_xml
