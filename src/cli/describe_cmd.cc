@@ -271,9 +271,9 @@ std::string DescribeVolume(const json& v) {
 // The kubelet's event reasons; the rest are podvisor's own
 // (docs/INTERFACE.md "Events"). kubectl's From column says which.
 std::string EventSource(const std::string& reason) {
-  for (const char* r :
-       {"Created", "Started", "Killing", "BackOff", "Unhealthy", "FailedPostStartHook",
-        "FailedPreStopHook", "OOMKilled", "DeadlineExceeded", "Failed"}) {
+  for (const char* r : {"Created", "Started", "Killing", "BackOff", "Unhealthy",
+                        "FailedPostStartHook", "FailedPreStopHook", "OOMKilled", "DeadlineExceeded",
+                        "Failed", "ResizeInfeasible", "ResizeDeferred"}) {
     if (reason == r) return "kubelet";
   }
   return "podvisor";

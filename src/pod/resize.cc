@@ -230,20 +230,46 @@ ResizeMerge MergeResize(const Pod& current, const std::vector<ContainerResizePat
   return out;
 }
 
-ResizeAdmission AdmitResize(const PodSpec& desired, NodeAllocatable node) {
-  EffectiveResources r = ComputeEffectiveResources(desired);
-  int64_t cpu = r.cpu_request ? r.cpu_request->milli() : 0;
-  int64_t memory = r.memory_request ? r.memory_request->value() : 0;
+NodeRequests PodRequests(const PodSpec& spec) {
+  EffectiveResources r = ComputeEffectiveResources(spec);
+  return {r.cpu_request ? r.cpu_request->milli() : 0,
+          r.memory_request ? r.memory_request->value() : 0};
+}
+
+ResizeAdmission AdmitResize(const PodSpec& desired, NodeAllocatable node, const PodSpec* allocated,
+                            NodeRequests others) {
+  const NodeRequests asked = PodRequests(desired);
   // The kubelet's canResizePod names memory first when both are short.
-  if (node.memory_bytes > 0 && memory > node.memory_bytes) {
-    return {ResizeVerdict::kInfeasible,
-            "Node didn't have enough capacity: memory, requested: " + std::to_string(memory) +
-                ", capacity: " + std::to_string(node.memory_bytes)};
+  if (node.memory_bytes > 0 && asked.memory_bytes > node.memory_bytes) {
+    return {ResizeVerdict::kInfeasible, "Node didn't have enough capacity: memory, requested: " +
+                                            std::to_string(asked.memory_bytes) +
+                                            ", capacity: " + std::to_string(node.memory_bytes)};
   }
-  if (node.cpu_milli > 0 && cpu > node.cpu_milli) {
+  if (node.cpu_milli > 0 && asked.cpu_milli > node.cpu_milli) {
     return {ResizeVerdict::kInfeasible,
-            "Node didn't have enough capacity: cpu, requested: " + std::to_string(cpu) +
+            "Node didn't have enough capacity: cpu, requested: " + std::to_string(asked.cpu_milli) +
                 ", capacity: " + std::to_string(node.cpu_milli)};
+  }
+  // S17.12: the kubelet's admission of the resized pod beside the others
+  // (its resource fit checks cpu, then memory, and names the first one
+  // short). podvisor's `run` admits no pod against the node, so a node may
+  // already be over-committed: a resize that raises no request fits as
+  // well as the pod already did.
+  if (allocated) {
+    const NodeRequests now = PodRequests(*allocated);
+    if (asked.cpu_milli <= now.cpu_milli && asked.memory_bytes <= now.memory_bytes) return {};
+  }
+  auto short_of = [](std::string_view resource, int64_t requested, int64_t used, int64_t capacity) {
+    return ResizeAdmission{ResizeVerdict::kDeferred,
+                           "Node didn't have enough resource: " + std::string(resource) +
+                               ", requested: " + std::to_string(requested) + ", used: " +
+                               std::to_string(used) + ", capacity: " + std::to_string(capacity)};
+  };
+  if (node.cpu_milli > 0 && asked.cpu_milli + others.cpu_milli > node.cpu_milli) {
+    return short_of("cpu", asked.cpu_milli, others.cpu_milli, node.cpu_milli);
+  }
+  if (node.memory_bytes > 0 && asked.memory_bytes + others.memory_bytes > node.memory_bytes) {
+    return short_of("memory", asked.memory_bytes, others.memory_bytes, node.memory_bytes);
   }
   return {};
 }

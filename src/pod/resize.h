@@ -63,7 +63,14 @@ struct NodeAllocatable {
   int64_t memory_bytes = 0;  // 0: unknown, not checked
 };
 
-enum class ResizeVerdict { kAccepted, kInfeasible };
+// What the other pods of the node were allocated (S17.12): the sum of
+// their effective requests.
+struct NodeRequests {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+};
+
+enum class ResizeVerdict { kAccepted, kInfeasible, kDeferred };
 
 struct ResizeAdmission {
   ResizeVerdict verdict = ResizeVerdict::kAccepted;
@@ -71,8 +78,16 @@ struct ResizeAdmission {
 };
 
 // S17.5: the kubelet's canResizePod: the pod's effective requests (S10.1,
-// overhead included) against the node's allocatable.
-ResizeAdmission AdmitResize(const PodSpec& desired, NodeAllocatable node);
+// overhead included) against the node's allocatable: more than the node
+// has is Infeasible. S17.12: a resize that raises a request beyond what
+// the other pods' allocations (`others`) leave of the node is Deferred;
+// one that raises none of the pod's requests over `allocated` (the pod as
+// it runs) is never deferred.
+ResizeAdmission AdmitResize(const PodSpec& desired, NodeAllocatable node,
+                            const PodSpec* allocated = nullptr, NodeRequests others = {});
+
+// The effective cpu and memory requests of `spec` (S10.1), as NodeRequests.
+NodeRequests PodRequests(const PodSpec& spec);
 
 // S17.3: "NotRequired" or "RestartContainer" for `resource` ("cpu",
 // "memory") of `c`; NotRequired when the container does not say.

@@ -178,6 +178,53 @@ TEST(ResizeAdmit, S17_5_LargerThanTheNodeIsInfeasible) {
             ResizeVerdict::kAccepted);
 }
 
+// S17.12: beside the other pods' allocations, as the kubelet's resource
+// fit does it: cpu first, then memory, with requested, used and capacity.
+TEST(ResizeAdmit, S17_12_ShortBesideTheOtherPodsIsDeferred) {
+  const Pod running = Burstable();  // requests: 150m cpu, 64Mi memory
+  Pod pod = running;
+  pod.spec.containers[0].resources.requests.cpu = Q("1");
+  pod.spec.containers[0].resources.limits.cpu = Q("1");
+  const NodeAllocatable node{.cpu_milli = 2000, .memory_bytes = 1LL << 30};
+  ResizeAdmission a = AdmitResize(pod.spec, node, &running.spec, {.cpu_milli = 1500});
+  EXPECT_EQ(a.verdict, ResizeVerdict::kDeferred);
+  EXPECT_EQ(a.message,
+            "Node didn't have enough resource: cpu, requested: 1050, used: 1500, "
+            "capacity: 2000");
+  // Room enough now: accepted.
+  EXPECT_EQ(AdmitResize(pod.spec, node, &running.spec, {.cpu_milli = 900}).verdict,
+            ResizeVerdict::kAccepted);
+  // Memory, when cpu fits.
+  pod = running;
+  pod.spec.containers[0].resources.requests.memory = Q("512Mi");
+  pod.spec.containers[0].resources.limits.memory = Q("512Mi");
+  a = AdmitResize(pod.spec, node, &running.spec, {.memory_bytes = 768LL << 20});
+  EXPECT_EQ(a.verdict, ResizeVerdict::kDeferred);
+  // 512Mi + the proxy sidecar's 32Mi (its request defaults to its limit).
+  EXPECT_EQ(a.message, "Node didn't have enough resource: memory, requested: " +
+                           std::to_string(544LL << 20) + ", used: " + std::to_string(768LL << 20) +
+                           ", capacity: " + std::to_string(1LL << 30));
+  // More than the node has stays Infeasible, whatever the others hold.
+  pod.spec.containers[0].resources.requests.memory = Q("2Gi");
+  pod.spec.containers[0].resources.limits.memory = Q("2Gi");
+  EXPECT_EQ(AdmitResize(pod.spec, node, &running.spec, {.memory_bytes = 768LL << 20}).verdict,
+            ResizeVerdict::kInfeasible);
+}
+
+// S17.12: `run` admits no pod against the node, so the node may already be
+// over-committed; a resize that raises no request is never deferred.
+TEST(ResizeAdmit, S17_12_ARaiseOfNoRequestIsNeverDeferred) {
+  const Pod running = Burstable();
+  Pod pod = running;
+  pod.spec.containers[0].resources.requests.cpu = Q("50m");
+  pod.spec.containers[0].resources.limits.memory = Q("256Mi");  // a limit, not a request
+  const NodeAllocatable node{.cpu_milli = 2000, .memory_bytes = 1LL << 30};
+  const NodeRequests crowded{.cpu_milli = 5000, .memory_bytes = 4LL << 30};
+  EXPECT_EQ(AdmitResize(pod.spec, node, &running.spec, crowded).verdict, ResizeVerdict::kAccepted);
+  // Without the running pod to compare with, the others count.
+  EXPECT_EQ(AdmitResize(pod.spec, node, nullptr, crowded).verdict, ResizeVerdict::kDeferred);
+}
+
 TEST(ResizeRestart, S17_3_RestartContainerPolicyPicksTheContainers) {
   Pod before = Burstable();
   Pod after = before;

@@ -329,16 +329,14 @@ void E2eTest::WritePod(const std::string& yaml_template) {
   std::ofstream(bundle_ / "pod.yaml") << yaml;
 }
 
-void E2eTest::StartRun(const std::vector<std::string>& extra_args,
-                       const std::vector<std::string>& extra_env) {
-  std::vector<std::string> argv = {
-      RequiredEnv("PODVISOR"), "run",       "--state-dir", state_dir_.string(), "--log-dir",
-      log_dir_.string(),       "--runtime", tier_.runtime};
-  if (!tier_.cgroup_parent.empty()) {
-    argv.push_back("--cgroup-parent");
-    argv.push_back(tier_.cgroup_parent);
-  }
-  for (const auto& a : tier_.extra_run_args) argv.push_back(a);
+namespace {
+
+// `podvisor run` with the test's dirs and the tier's options, its stdin
+// /dev/null and its output appended to `err_file`.
+pid_t SpawnRun(const std::vector<std::string>& base, const std::vector<std::string>& extra_args,
+               const fs::path& bundle, const std::vector<std::string>& extra_env,
+               const std::string& err_file) {
+  std::vector<std::string> argv = base;
   for (const auto& a : extra_args) argv.push_back(a);
   // As root the default network is cni, which would make a bridge and
   // iptables rules on this host: only a test that asks for a network gets
@@ -346,7 +344,7 @@ void E2eTest::StartRun(const std::vector<std::string>& extra_args,
   bool network_given = false;
   for (const auto& a : argv) network_given |= a.rfind("--network", 0) == 0;
   if (!network_given) argv.insert(argv.end(), {"--network", "none"});
-  argv.push_back(bundle_.string());
+  argv.push_back(bundle.string());
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
@@ -359,16 +357,42 @@ void E2eTest::StartRun(const std::vector<std::string>& extra_args,
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  std::string err_file = (dir_ / "run.stderr").string();
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                    0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                    0644);
-  int rc = posix_spawn(&run_pid_, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&actions);
-  ASSERT_EQ(rc, 0) << "cannot spawn " << argv[0] << ": " << std::strerror(rc);
+  EXPECT_EQ(rc, 0) << "cannot spawn " << argv[0] << ": " << std::strerror(rc);
+  return rc == 0 ? pid : -1;
+}
+
+}  // namespace
+
+std::vector<std::string> E2eTest::RunArgs() const {
+  std::vector<std::string> argv = {
+      RequiredEnv("PODVISOR"), "run",       "--state-dir", state_dir_.string(), "--log-dir",
+      log_dir_.string(),       "--runtime", tier_.runtime};
+  if (!tier_.cgroup_parent.empty()) {
+    argv.push_back("--cgroup-parent");
+    argv.push_back(tier_.cgroup_parent);
+  }
+  for (const auto& a : tier_.extra_run_args) argv.push_back(a);
+  return argv;
+}
+
+void E2eTest::StartRun(const std::vector<std::string>& extra_args,
+                       const std::vector<std::string>& extra_env) {
+  run_pid_ = SpawnRun(RunArgs(), extra_args, bundle_, extra_env, (dir_ / "run.stderr").string());
+  ASSERT_GT(run_pid_, 0);
   run_reaped_ = false;
+}
+
+pid_t E2eTest::SpawnOtherRun(const fs::path& bundle, const std::string& name,
+                             const std::vector<std::string>& extra_args) {
+  return SpawnRun(RunArgs(), extra_args, bundle, {}, (dir_ / (name + ".stderr")).string());
 }
 
 bool E2eTest::RunIsAlive() {

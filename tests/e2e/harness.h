@@ -107,6 +107,12 @@ class E2eTest : public ::testing::Test {
   int Run(const std::vector<std::string>& extra_args = {},
           const std::vector<std::string>& extra_env = {},
           std::chrono::seconds timeout = std::chrono::seconds(30));
+  // Starts another `podvisor run` of `bundle` with this test's state and
+  // log dirs and the tier's runtime options (a second pod of the same
+  // state directory); its output goes to dir_/<name>.stderr. The caller
+  // reaps it.
+  pid_t SpawnOtherRun(const fs::path& bundle, const std::string& name,
+                      const std::vector<std::string>& extra_args = {});
   bool RunIsAlive();
   pid_t run_pid() const { return run_pid_; }
   std::string RunStderr() const;
@@ -145,6 +151,7 @@ class E2eTest : public ::testing::Test {
   std::string pod_name_;
 
  private:
+  std::vector<std::string> RunArgs() const;  // `podvisor run` and the tier's options
   void CheckNothingLeftBehind();
   fs::path EventLogOnHost() const { return scratch_ / "events.log"; }
 

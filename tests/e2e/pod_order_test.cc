@@ -5,8 +5,6 @@
 // stop during the wait ends it at once with nothing created. The harness's
 // own run is pod b; pod a is a second `podvisor run` of a second bundle,
 // started and stopped here.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -18,8 +16,6 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
-
-extern char** environ;
 
 namespace podvisor::e2e {
 namespace {
@@ -52,31 +48,8 @@ class PodOrder : public E2eTest {
         HelperCmd("a", "trap-sigterm 20 0") +
         ", readinessProbe: {periodSeconds: 1, exec: {command: " + ShCmd("test -f {{DIR}}/a-ready") +
         "}}}\n");
-    std::vector<std::string> argv = {RequiredEnv("PODVISOR"),
-                                     "run",
-                                     "--state-dir",
-                                     state_dir_.string(),
-                                     "--log-dir",
-                                     log_dir_.string(),
-                                     "--runtime",
-                                     RequiredEnv("PODVISOR_FAKE_RUNTIME"),
-                                     "--sandbox",
-                                     "none",
-                                     "--network",
-                                     "none",
-                                     bundle.string()};
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const std::string err = (dir_ / "run-a.stderr").string();
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    const int rc = posix_spawn(&a_pid_, cargv[0], &actions, nullptr, cargv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ASSERT_EQ(rc, 0) << std::strerror(rc);
+    a_pid_ = SpawnOtherRun(bundle, "run-a");
+    ASSERT_GT(a_pid_, 0);
   }
   void StopA() {
     if (a_pid_ <= 0) return;

@@ -45,6 +45,7 @@
 #include "supervisor/executor/image_pulls.h"
 #include "supervisor/executor/instances.h"
 #include "supervisor/executor/lifecycle_timers.h"
+#include "supervisor/executor/node_allocations.h"
 #include "supervisor/executor/pod_dependencies.h"
 #include "supervisor/executor/pod_networking.h"
 #include "supervisor/executor/pod_record.h"
@@ -127,6 +128,12 @@ class Executor : private InstanceHost {
 
   // resize.cc (S17): `podvisor patch --subresource resize`.
   control::ControlReply Resize(const std::vector<pod::ContainerResizePatch>& patch);
+  pod::ResizeAdmission AdmitResize(const pod::PodSpec& asked) const;
+  void KeepResizePending(const pod::PodSpec& asked, const pod::ResizeAdmission& admission);
+  void ApplyAdmittedResize(const pod::PodSpec& asked,
+                           const std::vector<std::filesystem::path>& mounts);
+  void WatchDeferredResize();  // S17.12
+  void RetryDeferredResize();
   void ActuateResize(const pod::PodSpec& before, const std::vector<std::string>& restart,
                      const std::vector<std::filesystem::path>& mounts);
   std::optional<cgroups::CgroupLocation> InstanceCgroup(
@@ -150,6 +157,7 @@ class Executor : private InstanceHost {
     bool resized = false;
   };
   ResizeState resize_;
+  std::unique_ptr<AllocationWatch> allocation_watch_;  // while a resize is Deferred
 
   // upgrade.cc (S15.2): `podvisor upgrade`, a re-exec in place.
   struct PendingUpgrade {

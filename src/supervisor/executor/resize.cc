@@ -20,6 +20,7 @@
 #include "pod/resize.h"
 #include "supervisor/control/control_error.h"
 #include "supervisor/executor/internal.h"
+#include "supervisor/executor/node_allocations.h"
 
 namespace podvisor::supervisor::executor {
 namespace {
@@ -85,31 +86,104 @@ control::ControlReply Executor::Resize(const std::vector<pod::ContainerResizePat
     return control::ControlErrorReply(control::ControlCode::kInvalidArgument, message);
   }
 
-  // S17.5: the kubelet's admission. An infeasible resize changes the spec
-  // (what was asked) and nothing else.
-  pod::ResizeAdmission admission = pod::AdmitResize(
-      merged.pod.spec, {oci::NodeCpuMilli(), NodeMemoryBytes(options_.node_memory_bytes)});
-  if (admission.verdict == pod::ResizeVerdict::kInfeasible) {
-    resize_.desired.clear();
-    ForEachResizable(merged.pod.spec, [&](pod::Container& c) {
-      const pod::Container* allocated = pod::FindResizableContainer(pod_.spec, c.name);
-      if (allocated && allocated->resources != c.resources) resize_.desired[c.name] = c.resources;
-    });
-    resize_.pending = pod::PodCondition{"PodResizePending", pod::ConditionStatus::kTrue, now,
-                                        "Infeasible", admission.message};
-    OnPublish(lifecycle::Publish{lifecycle::EventType::kWarning, "ResizeInfeasible", "pod",
-                                 admission.message});
-    ResizeChanged();
+  // S17.5, S17.12: the kubelet's admission. A resize it does not admit
+  // changes the spec (what was asked) and nothing else.
+  pod::ResizeAdmission admission = AdmitResize(merged.pod.spec);
+  if (admission.verdict != pod::ResizeVerdict::kAccepted) {
+    KeepResizePending(merged.pod.spec, admission);
     return record_.StatusReply(CurrentStatus());
   }
+  ApplyAdmittedResize(merged.pod.spec, mounts);
+  return record_.StatusReply(CurrentStatus());
+}
 
-  // Accepted: allocated := asked. New instances are made from pod_.
+pod::ResizeAdmission Executor::AdmitResize(const pod::PodSpec& asked) const {
+  const pod::NodeAllocatable node{oci::NodeCpuMilli(), NodeMemoryBytes(options_.node_memory_bytes)};
+  // The other pods are read only when the pod would grow (S17.12).
+  const pod::NodeRequests want = pod::PodRequests(asked);
+  const pod::NodeRequests have = pod::PodRequests(pod_.spec);
+  pod::NodeRequests others;
+  if (want.cpu_milli > have.cpu_milli || want.memory_bytes > have.memory_bytes) {
+    others = OtherPodsAllocated(options_.state_dir.parent_path(), pod_.metadata.name);
+  }
+  return pod::AdmitResize(asked, node, &pod_.spec, others);
+}
+
+// PodResizePending: the spec keeps what was asked, the allocated values
+// stay. The kubelet's events (both warnings) come when the condition's
+// reason or message changes; a deferred resize is tried again when the
+// other pods change (S17.12).
+void Executor::KeepResizePending(const pod::PodSpec& asked, const pod::ResizeAdmission& admission) {
+  const bool deferred = admission.verdict == pod::ResizeVerdict::kDeferred;
+  const std::string reason = deferred ? "Deferred" : "Infeasible";
+  resize_.desired.clear();
+  pod::PodSpec asked_spec = asked;
+  ForEachResizable(asked_spec, [&](pod::Container& c) {
+    const pod::Container* allocated = pod::FindResizableContainer(pod_.spec, c.name);
+    if (allocated && allocated->resources != c.resources) resize_.desired[c.name] = c.resources;
+  });
+  const bool changed = !resize_.pending || resize_.pending->reason != reason ||
+                       resize_.pending->message != admission.message;
+  if (changed) {
+    resize_.pending = pod::PodCondition{"PodResizePending", pod::ConditionStatus::kTrue,
+                                        loop_.clock().WallNow(), reason, admission.message};
+    log::Info("resize {}: {}", deferred ? "deferred" : "infeasible", admission.message);
+    OnPublish(lifecycle::Publish{lifecycle::EventType::kWarning,
+                                 deferred ? "ResizeDeferred" : "ResizeInfeasible", "pod",
+                                 admission.message});
+  }
+  if (deferred) {
+    WatchDeferredResize();
+  } else {
+    allocation_watch_.reset();
+  }
+  ResizeChanged();
+}
+
+void Executor::WatchDeferredResize() {
+  if (allocation_watch_) return;
+  auto watch = AllocationWatch::Start(loop_, options_.state_dir.parent_path(), pod_.metadata.name,
+                                      [this] { RetryDeferredResize(); });
+  if (!watch) {
+    // Still tried again by the next resize request; the log says why not
+    // sooner.
+    log::Warn("a deferred resize is not retried by itself: {}", watch.error().message());
+    return;
+  }
+  allocation_watch_ = std::move(*watch);
+}
+
+// The kubelet's retry of a pending resize: admitted now, it is actuated
+// as if just asked; still short, its condition follows the numbers.
+void Executor::RetryDeferredResize() {
+  if (!resize_.pending || resize_.pending->reason != "Deferred" || resize_.desired.empty() ||
+      lifecycle_.Terminating() || pod_ended_) {
+    allocation_watch_.reset();
+    return;
+  }
+  pod::PodSpec asked = pod_.spec;
+  ForEachResizable(asked, [&](pod::Container& c) {
+    if (auto d = resize_.desired.find(c.name); d != resize_.desired.end()) c.resources = d->second;
+  });
+  pod::ResizeAdmission admission = AdmitResize(asked);
+  if (admission.verdict != pod::ResizeVerdict::kAccepted) {
+    KeepResizePending(asked, admission);
+    return;
+  }
+  log::Info("a deferred resize fits now");
+  ApplyAdmittedResize(asked, cgroups::CgroupMounts());
+}
+
+// Accepted: allocated := asked. New instances are made from pod_.
+void Executor::ApplyAdmittedResize(const pod::PodSpec& asked,
+                                   const std::vector<std::filesystem::path>& mounts) {
+  allocation_watch_.reset();
   resize_.desired.clear();
   resize_.pending.reset();
   const pod::PodSpec before = pod_.spec;
   std::string changes;
   ForEachResizable(pod_.spec, [&](pod::Container& c) {
-    const pod::Container* next = pod::FindResizableContainer(merged.pod.spec, c.name);
+    const pod::Container* next = pod::FindResizableContainer(asked, c.name);
     if (!next || next->resources == c.resources) return;
     changes += (changes.empty() ? "" : "; ") + c.name + " " + Describe(c.resources) + " -> " +
                Describe(next->resources);
@@ -119,7 +193,7 @@ control::ControlReply Executor::Resize(const std::vector<pod::ContainerResizePat
   if (!changes.empty()) resize_.resized = true;
   if (changes.empty()) {
     ResizeChanged();
-    return record_.StatusReply(CurrentStatus());
+    return;
   }
   const std::vector<std::string> restart = pod::ContainersToRestart(before, pod_.spec);
   OnPublish(
@@ -131,7 +205,6 @@ control::ControlReply Executor::Resize(const std::vector<pod::ContainerResizePat
     Feed(lifecycle::ResizeRestart{name, lifecycle_.InstanceOf(name)});
   }
   ResizeChanged();
-  return record_.StatusReply(CurrentStatus());
 }
 
 // S17.7–S17.9: the cgroup writes for the containers resized in place.

@@ -60,6 +60,8 @@ void Executor::RestoreResizeState(const nlohmann::json& state) {
   if (auto p = r.find("pending"); p != r.end()) resize_.pending = ConditionFromJson(*p);
   if (auto p = r.find("inProgress"); p != r.end()) resize_.in_progress = ConditionFromJson(*p);
   record_.SetResizeView({resize_.desired, resize_.actual});
+  // S17.12: a deferred resize is still waited for by the next supervisor.
+  if (resize_.pending && resize_.pending->reason == "Deferred") WatchDeferredResize();
 }
 
 // S17.10: a spec that differs from the saved one only in the cpu and
