@@ -10,6 +10,7 @@
 #include "hostfs/instance_plan.h"
 #include "hostfs/layout.h"
 #include "image/image.h"
+#include "network/user_mode.h"
 #include "oci/spec.h"
 #include "pod/bundle.h"
 #include "pod/config_objects.h"
@@ -18,7 +19,6 @@
 #include "pod/parse.h"
 #include "pod/validate.h"
 #include "pod/workloads.h"
-#include "network/user_mode.h"
 #include "registry/image_name.h"
 
 namespace podvisor::loading {
@@ -294,7 +294,8 @@ std::optional<std::string> CheckPodNetwork(const pod::Pod& pod, network::Network
         for (const auto& p : c.ports) {
           if (!p.host_port || *p.host_port == 0) continue;
           std::string protocol = p.protocol.empty() ? "tcp" : p.protocol;
-          for (char& ch : protocol) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          for (char& ch : protocol)
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
           ports.push_back({*p.host_port, p.container_port, protocol, p.host_ip});
         }
         if (auto refused = network::CheckUserModePorts(tool, ports)) {

@@ -11,12 +11,15 @@
 namespace podvisor::network {
 namespace {
 
-bool IsIpv6(const std::string& ip) { return ip.find(':') != std::string::npos; }
+bool IsIpv6(const std::string& ip) {
+  return ip.find(':') != std::string::npos;
+}
 
 std::string HexToIpv6(std::string_view hex) {
   in6_addr addr{};
   for (size_t i = 0; i < 16; ++i) {
-    addr.s6_addr[i] = static_cast<uint8_t>(std::stoi(std::string(hex.substr(i * 2, 2)), nullptr, 16));
+    addr.s6_addr[i] =
+        static_cast<uint8_t>(std::stoi(std::string(hex.substr(i * 2, 2)), nullptr, 16));
   }
   char text[INET6_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET6, &addr, text, sizeof text);
@@ -169,8 +172,12 @@ nlohmann::json UserModeRecord::ToJson() const {
                      {"protocol", m.protocol},
                      {"hostIP", m.host_ip}});
   }
-  return {{"tool", UserModeToolName(tool)}, {"pid", pid},         {"startTime", start_time},
-          {"netns", netns},                 {"portMappings", ports}, {"podIPs", pod_ips},
+  return {{"tool", UserModeToolName(tool)},
+          {"pid", pid},
+          {"startTime", start_time},
+          {"netns", netns},
+          {"portMappings", ports},
+          {"podIPs", pod_ips},
           {"dns", dns}};
 }
 

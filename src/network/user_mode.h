@@ -61,14 +61,14 @@ inline constexpr int kUserModeMtu = 65520;
 inline constexpr Duration kUserModeStartTimeout = std::chrono::seconds(10);
 
 // The files of the pod's directory (DIR/<pod>/) the network uses.
-inline constexpr const char* kUserNetworkFile = "usernet.json";       // the record
-inline constexpr const char* kSlirpApiSocket = "slirp4netns.sock";    // hostfwd requests
-inline constexpr const char* kPastaPidFile = "pasta.pid";             // written by pasta
-inline constexpr const char* kUserNetworkLog = "usernet.log";         // the tool's stderr
+inline constexpr const char* kUserNetworkFile = "usernet.json";     // the record
+inline constexpr const char* kSlirpApiSocket = "slirp4netns.sock";  // hostfwd requests
+inline constexpr const char* kPastaPidFile = "pasta.pid";           // written by pasta
+inline constexpr const char* kUserNetworkLog = "usernet.log";       // the tool's stderr
 
 struct UserModeOptions {
   UserModeTool tool = UserModeTool::kSlirp4netns;
-  std::string program;         // "": the tool's name, looked up in PATH
+  std::string program;          // "": the tool's name, looked up in PATH
   std::filesystem::path netns;  // the pod's network namespace (a pinned path)
   // The user namespace owning that network namespace when it is not the
   // one the tool runs in (a pod with hostUsers: false): the tool joins it
@@ -85,8 +85,7 @@ struct UserModeOptions {
 };
 
 // The command lines (without the descriptors' numbers for pasta).
-std::vector<std::string> Slirp4netnsArgv(const UserModeOptions& options, int ready_fd,
-                                         int exit_fd);
+std::vector<std::string> Slirp4netnsArgv(const UserModeOptions& options, int ready_fd, int exit_fd);
 std::vector<std::string> PastaArgv(const UserModeOptions& options);
 // pasta's -t/-u argument for one protocol's hostPorts: "none" when there
 // are none, else "[ADDR/]HOST:CONTAINER,..." entries.

@@ -278,8 +278,8 @@ Result<UserModeNetwork> UserModeNetwork::Start(const UserModeOptions& options,
   if (options.tool == UserModeTool::kSlirp4netns) {
     for (const PortMapping& m : options.port_mappings) {
       if (auto s = SlirpRequest(options.pod_dir, SlirpHostFwdRequest(m), deadline); !s) {
-        return fail(s.take_error().Wrap("forwarding hostPort " + std::to_string(m.host_port) +
-                                        "/" + m.protocol + " through slirp4netns"));
+        return fail(s.take_error().Wrap("forwarding hostPort " + std::to_string(m.host_port) + "/" +
+                                        m.protocol + " through slirp4netns"));
       }
     }
   }

@@ -60,9 +60,8 @@ TEST(UserModeNetwork, S22_2_Slirp4netnsCommandLineAsPodmanRunsIt) {
   UserModeOptions o = Options(UserModeTool::kSlirp4netns);
   EXPECT_THAT(Slirp4netnsArgv(o, 5, 6),
               ElementsAre("slirp4netns", "--configure", "--mtu=65520", "--ready-fd=5",
-                          "--exit-fd=6", "--api-socket=slirp4netns.sock",
-                          "--disable-host-loopback", "--netns-type=path", "/state/web/ns/net",
-                          "tap0"));
+                          "--exit-fd=6", "--api-socket=slirp4netns.sock", "--disable-host-loopback",
+                          "--netns-type=path", "/state/web/ns/net", "tap0"));
   o.allow_host_loopback = true;
   o.userns = "/state/web/ns/net-user";
   o.program = "/opt/bin/slirp4netns";
@@ -79,7 +78,8 @@ TEST(UserModeNetwork, S22_2_PastaCommandLineForwardsOnlyTheHostPorts) {
                           "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
                           "--dns-forward", "169.254.1.1", "--pid", "pasta.pid", "--no-map-gw",
                           "--netns", "/state/web/ns/net"));
-  o.port_mappings = {{8080, 80, "tcp", ""}, {5353, 53, "udp", "127.0.0.1"}, {8443, 443, "tcp", "::"}};
+  o.port_mappings = {
+      {8080, 80, "tcp", ""}, {5353, 53, "udp", "127.0.0.1"}, {8443, 443, "tcp", "::"}};
   o.as_root = true;
   o.allow_host_loopback = true;
   o.userns = "/state/web/ns/net-user";
@@ -198,8 +198,9 @@ class FakeTool : public ::testing::Test {
 
 TEST_F(FakeTool, S22_8_PastaFailingIsAnErrorWithItsMessageAndLeavesNothing) {
   auto o = For(UserModeTool::kPasta,
-               Write("pasta", "echo 'Failed to send 47 bytes to syslog' >&2\n"
-                              "echo \"Couldn't open network namespace $(pwd)\" >&2\nexit 1"));
+               Write("pasta",
+                     "echo 'Failed to send 47 bytes to syslog' >&2\n"
+                     "echo \"Couldn't open network namespace $(pwd)\" >&2\nexit 1"));
   auto started = UserModeNetwork::Start(o, dir_.dir());
   ASSERT_FALSE(started);
   EXPECT_THAT(started.error().message(),
@@ -216,9 +217,9 @@ TEST_F(FakeTool, S22_8_Slirp4netnsExitingBeforeReadyIsAnError) {
 
 TEST_F(FakeTool, S22_8_Slirp4netnsNeverReadyIsKilledAtTheTimeout) {
   // It records its pid, then never writes to its ready descriptor.
-  auto o = For(UserModeTool::kSlirp4netns,
-               Write("slirp4netns", "echo $$ > " + (dir_.dir() / "fake.pid").string() +
-                                        "\nexec sleep 30"));
+  auto o = For(
+      UserModeTool::kSlirp4netns,
+      Write("slirp4netns", "echo $$ > " + (dir_.dir() / "fake.pid").string() + "\nexec sleep 30"));
   auto t0 = std::chrono::steady_clock::now();
   auto started = UserModeNetwork::Start(o, dir_.dir());
   ASSERT_FALSE(started);

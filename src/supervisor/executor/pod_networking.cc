@@ -218,8 +218,8 @@ Status PodNetworking::AttachUserMode(const std::filesystem::path& netns, const K
   auto lock = network::LockNetworkState(state_root);
   if (!lock) return lock.take_error();
   // S14.32 and S22.6: host-wide, and never over a host service.
-  auto ports = network::ClaimHostPorts(
-      options_.host_claims_dir, ClaimOwner{state_root, pod_.metadata.name}, o.port_mappings);
+  auto ports = network::ClaimHostPorts(options_.host_claims_dir,
+                                       ClaimOwner{state_root, pod_.metadata.name}, o.port_mappings);
   if (!ports) return ports.take_error();
   port_claims_ = std::move(*ports);
   log::Info("starting {} for pod {}", network::UserModeToolName(o.tool), pod_.metadata.name);
@@ -241,9 +241,9 @@ Status PodNetworking::ResumeUserMode() {
   auto found = network::UserModeNetwork::Find(PodDir::At(options_.state_dir).dir());
   if (!found) return found.take_error();
   const std::filesystem::path state_root = options_.state_dir.parent_path();
-  auto ports = network::ClaimHostPorts(options_.host_claims_dir,
-                                       ClaimOwner{state_root, pod_.metadata.name},
-                                       found->record().port_mappings, /*probe_listeners=*/false);
+  auto ports =
+      network::ClaimHostPorts(options_.host_claims_dir, ClaimOwner{state_root, pod_.metadata.name},
+                              found->record().port_mappings, /*probe_listeners=*/false);
   if (!ports) return ports.take_error();
   port_claims_ = std::move(*ports);
   user_net_ = std::move(*found);

@@ -69,10 +69,10 @@ class PodNetworking {
   const ExecutorOptions& options_;
   const hostfs::PodLayout& layout_;
   std::function<void(const lifecycle::Publish&)> publish_;
-  std::optional<network::Attachment> attachment_;  // attached through CNI
+  std::optional<network::Attachment> attachment_;     // attached through CNI
   std::optional<network::UserModeNetwork> user_net_;  // slirp4netns or pasta
-  std::vector<std::filesystem::path> pinned_;  // the user-mode network's namespace pins
-  std::vector<HostClaim> port_claims_;             // its hostPorts, host-wide (S14.32)
+  std::vector<std::filesystem::path> pinned_;         // the user-mode network's namespace pins
+  std::vector<HostClaim> port_claims_;                // its hostPorts, host-wide (S14.32)
   std::vector<std::string> pod_ips_;
   std::vector<std::string> host_ips_;
 };
