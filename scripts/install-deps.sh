@@ -24,6 +24,8 @@ packages=(
   # pod networking (--network cni): the CNI plugins and the iptables that
   # portmap, firewall and bridge's ipMasq drive; iproute2 for the tests
   containernetworking-plugins iptables iproute2
+  # user-mode pod networks (--network slirp4netns|pasta, S22; tier 3)
+  slirp4netns passt
   # bundle images shipped and imported by real tools (tier 3, runc_pack_test)
   skopeo containerd
   # registry pulls: a real registry for the tests (TLS from a test CA,

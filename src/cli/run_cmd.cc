@@ -61,6 +61,7 @@ struct RunOptions {
   std::string cni_conf_dir = "/etc/cni/net.d";
   std::string cni_bin_dir = kDefaultCniBinDirs;
   std::optional<std::string> cni_network;
+  bool network_host_loopback = false;  // S22.5
   ConfigFiles config_files;
 };
 
@@ -271,6 +272,7 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
   network.conf_dir = opts.cni_conf_dir;
   network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
   network.network_name = opts.cni_network;
+  network.allow_host_loopback = opts.network_host_loopback;
   network.mode = opts.network.empty() ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
                                       : *network::ParseNetworkMode(opts.network);
   if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
@@ -497,9 +499,12 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"auto", "namespaces", "none"}))
       ->capture_default_str();
   cmd->add_option("--network", opts->network,
-                  "cni, host or none (default: cni as root with the namespaces sandbox and a "
-                  "CNI plugin directory, else none)")
-      ->check(CLI::IsMember({"cni", "host", "none"}));
+                  "cni, host, none, slirp4netns or pasta (default: cni as root with the "
+                  "namespaces sandbox and a CNI plugin directory, else none)")
+      ->check(CLI::IsMember({"cni", "host", "none", "slirp4netns", "pasta"}));
+  cmd->add_flag("--network-host-loopback", opts->network_host_loopback,
+                "with --network slirp4netns or pasta: let the pod reach the host's loopback "
+                "through its gateway address (default: refused)");
   cmd->add_option("--cni-conf-dir", opts->cni_conf_dir,
                   "CNI network configurations (.conflist, .conf, .json)")
       ->capture_default_str();

@@ -127,8 +127,9 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   AddConfigFileOptions(*cmd, opts->config_files);
   cmd->add_flag("-q,--quiet", opts->quiet, "print nothing when the pod is valid");
   cmd->add_option("--network", opts->network,
-                  "check against run --network cni, host or none (default: run's default here)")
-      ->check(CLI::IsMember({"cni", "host", "none"}));
+                  "check against run --network cni, host, none, slirp4netns or pasta (default: "
+                  "run's default here)")
+      ->check(CLI::IsMember({"cni", "host", "none", "slirp4netns", "pasta"}));
   cmd->add_option("--runtime", opts->runtime,
                   "check that run --runtime crun, runc or PATH can run here (crun cannot run "
                   "on hybrid cgroups)");

@@ -5,11 +5,14 @@
 //   DIR/<pod>/events.jsonl       the pod's events
 //   DIR/<pod>/control.sock       the supervisor's control socket
 //   DIR/<pod>/network.json       the saved CNI attachment
+//   DIR/<pod>/usernet.json       a user-mode network's tool (network/user_mode.h, S22),
+//       with slirp4netns.sock, pasta.pid and usernet.log beside it
 //   DIR/<pod>/etc/{hosts,hostname,resolv.conf}   bind-mounted into every container
 //   DIR/<pod>/volumes/<volume>/  emptyDir volumes (tmpfs for medium Memory)
 //   DIR/<pod>/shm/               the pod's /dev/shm when it has its own IPC namespace
 //   DIR/<pod>/runtime/           the OCI runtime's --root
 //   DIR/<pod>/ns/{net,ipc,uts,pid}   the sandbox's namespaces, pinned by bind mounts
+//       (ns/net-user: the user namespace a user-mode network's tool joins)
 //   DIR/<pod>/containers/<container>/<id>/   one runtime bundle per create attempt:
 //       config.json, termination-log, init.pid, runtime.log,
 //       upper/ work/ (overlay), rootfs/ (its merged root), subpaths/

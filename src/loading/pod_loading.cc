@@ -10,6 +10,7 @@
 #include "hostfs/instance_plan.h"
 #include "hostfs/layout.h"
 #include "image/image.h"
+#include "network/user_mode.h"
 #include "oci/spec.h"
 #include "pod/bundle.h"
 #include "pod/config_objects.h"
@@ -278,7 +279,31 @@ std::optional<std::string> CheckPodNetwork(const pod::Pod& pod, network::Network
   if (mode == network::NetworkMode::kCni && !sandbox) {
     return "--network cni needs the pod's own network namespace: --sandbox namespaces (as root)";
   }
+  if (network::IsUserModeNetwork(mode) && !sandbox) {
+    return std::string("--network ") + network::NetworkModeName(mode) +
+           " needs the pod's own network namespace: --sandbox namespaces";
+  }
   if (pod.spec.host_network) return std::nullopt;
+  if (network::IsUserModeNetwork(mode)) {
+    // S22.6: what slirp4netns or pasta cannot forward.
+    const auto tool = mode == network::NetworkMode::kPasta ? network::UserModeTool::kPasta
+                                                           : network::UserModeTool::kSlirp4netns;
+    for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
+      for (const auto& c : *list) {
+        std::vector<network::PortMapping> ports;
+        for (const auto& p : c.ports) {
+          if (!p.host_port || *p.host_port == 0) continue;
+          std::string protocol = p.protocol.empty() ? "tcp" : p.protocol;
+          for (char& ch : protocol)
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          ports.push_back({*p.host_port, p.container_port, protocol, p.host_ip});
+        }
+        if (auto refused = network::CheckUserModePorts(tool, ports)) {
+          return "container " + c.name + ": " + *refused;
+        }
+      }
+    }
+  }
   for (const auto* list : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& c : *list) {
       for (const auto& p : c.ports) {

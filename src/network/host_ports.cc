@@ -82,7 +82,8 @@ bool HostProcessListens(const PortMapping& m) {
 
 Result<std::vector<HostClaim>> ClaimHostPorts(const std::filesystem::path& claims_root,
                                               const ClaimOwner& owner,
-                                              const std::vector<PortMapping>& wanted) {
+                                              const std::vector<PortMapping>& wanted,
+                                              bool probe_listeners) {
   std::vector<HostClaim> claims;
   // A refused pod holds nothing: the claims taken so far go.
   auto refuse = [&claims](Error e) -> Result<std::vector<HostClaim>> {
@@ -105,7 +106,7 @@ Result<std::vector<HostClaim>> ClaimHostPorts(const std::filesystem::path& claim
     claims.push_back(std::move(*claim));
     // After the claim: a port this pod's previous run held is not ours to
     // judge by its (now gone) rule, and a listener is a host service.
-    if (HostProcessListens(m)) {
+    if (probe_listeners && HostProcessListens(m)) {
       return refuse(Error("hostPort " + HostPortName(m) +
                               ": a host process listens on it; a hostPort's DNAT rule would take "
                               "its traffic (S14.32): choose another hostPort or stop that service",

@@ -41,8 +41,12 @@ bool HostProcessListens(const PortMapping& m);
 
 // Refuses the first wanted port a host process listens on, then claims
 // every one for `owner` host-wide. The error names the port and its holder.
+// `probe_listeners` false: the pod's own user-mode network tool listens on
+// its ports (S22), so an adopting supervisor takes the claims back without
+// the probe.
 Result<std::vector<HostClaim>> ClaimHostPorts(const std::filesystem::path& claims_root,
                                               const ClaimOwner& owner,
-                                              const std::vector<PortMapping>& wanted);
+                                              const std::vector<PortMapping>& wanted,
+                                              bool probe_listeners = true);
 
 }  // namespace podvisor::network

@@ -13,6 +13,7 @@
 
 #include "common/pod_dir.h"
 #include "network/host_ports.h"
+#include "process/spawn.h"
 
 namespace podvisor::network {
 namespace {
@@ -42,19 +43,43 @@ const char* NetworkModeName(NetworkMode mode) {
       return "host";
     case NetworkMode::kCni:
       return "cni";
+    case NetworkMode::kSlirp4netns:
+      return "slirp4netns";
+    case NetworkMode::kPasta:
+      return "pasta";
   }
   return "?";
 }
 
 std::optional<NetworkMode> ParseNetworkMode(std::string_view word) {
-  for (auto m : {NetworkMode::kNone, NetworkMode::kHost, NetworkMode::kCni}) {
+  for (auto m : {NetworkMode::kNone, NetworkMode::kHost, NetworkMode::kCni,
+                 NetworkMode::kSlirp4netns, NetworkMode::kPasta}) {
     if (word == NetworkModeName(m)) return m;
   }
   return std::nullopt;
 }
 
+bool IsUserModeNetwork(NetworkMode mode) {
+  return mode == NetworkMode::kSlirp4netns || mode == NetworkMode::kPasta;
+}
+
+UserModeTools FindUserModeTools() {
+  const char* path = std::getenv("PATH");
+  const std::string list = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  UserModeTools tools;
+  tools.pasta = process::ResolveProgram("pasta", list).ok();
+  tools.slirp4netns = process::ResolveProgram("slirp4netns", list).ok();
+  return tools;
+}
+
 NetworkMode DefaultNetworkMode(bool root, bool sandbox,
-                               const std::vector<std::filesystem::path>& bin_dirs) {
+                               const std::vector<std::filesystem::path>& bin_dirs,
+                               std::optional<UserModeTools> rootless_tools) {
+  if (rootless_tools && sandbox) {
+    if (rootless_tools->pasta) return NetworkMode::kPasta;
+    if (rootless_tools->slirp4netns) return NetworkMode::kSlirp4netns;
+    return NetworkMode::kNone;
+  }
   if (!root || !sandbox) return NetworkMode::kNone;
   std::error_code ec;
   for (const auto& dir : bin_dirs) {

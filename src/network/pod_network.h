@@ -20,14 +20,30 @@ namespace podvisor::network {
 //         on the host is touched
 //   host  every pod on the host's network, as if hostNetwork: true
 //   cni   the pod's own namespace attached through CNI plugins
-enum class NetworkMode { kNone, kHost, kCni };
-const char* NetworkModeName(NetworkMode mode);  // "none", "host", "cni"
+//   slirp4netns, pasta
+//         the pod's own namespace served by a user-mode network stack
+//         (user_mode.h, S22), which needs no privileges on the host
+enum class NetworkMode { kNone, kHost, kCni, kSlirp4netns, kPasta };
+// "none", "host", "cni", "slirp4netns", "pasta"
+const char* NetworkModeName(NetworkMode mode);
 std::optional<NetworkMode> ParseNetworkMode(std::string_view word);
+// slirp4netns and pasta.
+bool IsUserModeNetwork(NetworkMode mode);
+
+// Which user-mode tools this host has (in PATH), for a rootless default.
+struct UserModeTools {
+  bool pasta = false;
+  bool slirp4netns = false;
+};
+UserModeTools FindUserModeTools();
 
 // The default of --network: cni when podvisor runs as root with the
-// namespaces sandbox and one of `bin_dirs` exists, none otherwise.
+// namespaces sandbox and one of `bin_dirs` exists, none otherwise. A
+// rootless podvisor (S22.3) passes the tools it has: with the namespaces
+// sandbox it prefers pasta, else slirp4netns, else none.
 NetworkMode DefaultNetworkMode(bool root, bool sandbox,
-                               const std::vector<std::filesystem::path>& bin_dirs);
+                               const std::vector<std::filesystem::path>& bin_dirs,
+                               std::optional<UserModeTools> rootless_tools = std::nullopt);
 
 // "/usr/lib/cni:/opt/cni/bin" -> its directories.
 std::vector<std::filesystem::path> SplitPathList(std::string_view list);

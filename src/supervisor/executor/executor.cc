@@ -148,7 +148,11 @@ Status Executor::Setup() {
   }
   // The pod's address exists before any container does (docs/INTERFACE.md
   // "Networking"); a network that cannot be set up fails the run here.
-  if (auto s = network_.Attach(sandbox_ ? sandbox_->network_ns() : std::nullopt, pod_.metadata.uid);
+  // S22.9: a user-mode network's tool lives while the holder keeps its
+  // exit descriptor, so it outlives this supervisor but not the pod.
+  if (auto s = network_.Attach(
+          sandbox_ ? sandbox_->network_ns() : std::nullopt, pod_.metadata.uid,
+          [this](const std::string& key, const std::vector<int>& fds) { KeepForNext(key, fds); });
       !s) {
     return s;
   }

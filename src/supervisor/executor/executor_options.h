@@ -19,6 +19,7 @@
 #include "common/host_claim.h"
 #include "network/plugin.h"
 #include "network/pod_network.h"
+#include "network/user_mode.h"
 #include "oci/runtime_cli.h"
 #include "pod/model.h"
 #include "supervisor/executor/runtime_timeout.h"
@@ -38,6 +39,11 @@ struct PodNetworkOptions {
   // share one address range without clashing.
   std::filesystem::path default_dir = "/run/podvisor/cni";
   Duration plugin_timeout = network::kDefaultPluginTimeout;
+  // slirp4netns and pasta (S22): whether the pod may reach the host's
+  // loopback through the gateway address (--network-host-loopback), and
+  // the bound on the tool's start.
+  bool allow_host_loopback = false;
+  Duration user_mode_timeout = network::kUserModeStartTimeout;
 };
 
 struct ExecutorOptions {

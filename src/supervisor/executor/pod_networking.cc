@@ -2,6 +2,7 @@
 // files that depend on it.
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -54,6 +55,25 @@ Status PinNetns(const std::filesystem::path& source, const std::filesystem::path
   return Ok();
 }
 
+// The user namespace owning the sandbox's network namespace (`netns` is
+// /proc/<holder>/ns/net) when it is not this process's own: a pod with
+// hostUsers: false. The tool must join it to configure the interface.
+std::optional<std::filesystem::path> ForeignUserNamespace(const std::filesystem::path& netns) {
+  std::filesystem::path userns = netns.parent_path() / "user";
+  struct stat theirs {};
+  struct stat ours {};
+  if (::stat(userns.c_str(), &theirs) != 0 || ::stat("/proc/self/ns/user", &ours) != 0) {
+    return std::nullopt;
+  }
+  if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) return std::nullopt;
+  return userns;
+}
+
+network::UserModeTool ToolOf(network::NetworkMode mode) {
+  return mode == network::NetworkMode::kPasta ? network::UserModeTool::kPasta
+                                              : network::UserModeTool::kSlirp4netns;
+}
+
 }  // namespace
 
 std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod) {
@@ -77,7 +97,7 @@ std::filesystem::path PodNetworking::StateFile() const {
 }
 
 Status PodNetworking::Attach(const std::optional<std::filesystem::path>& netns,
-                             const std::string& uid) {
+                             const std::string& uid, const Keeper& keep) {
   host_ips_ = network::HostPrimaryIps();
   // The kubelet's rule: a hostNetwork pod has the host's address. So has
   // a pod without a sandbox (--sandbox none), which is on the host's
@@ -87,6 +107,13 @@ Status PodNetworking::Attach(const std::optional<std::filesystem::path>& netns,
     return Ok();
   }
   const PodNetworkOptions& net = options_.network;
+  if (network::IsUserModeNetwork(net.mode)) {
+    if (!netns) {
+      return Error(std::string("--network ") + network::NetworkModeName(net.mode) +
+                   " needs the pod's own network namespace (--sandbox namespaces)");
+    }
+    return AttachUserMode(*netns, keep);
+  }
   if (net.mode != network::NetworkMode::kCni) return Ok();
   if (!netns) {
     return Error("--network cni needs the pod's own network namespace (--sandbox namespaces)");
@@ -149,6 +176,7 @@ Status PodNetworking::Resume() {
     pod_ips_ = host_ips_;
     return Ok();
   }
+  if (network::IsUserModeNetwork(options_.network.mode)) return ResumeUserMode();
   if (options_.network.mode != network::NetworkMode::kCni) return Ok();
   auto saved = network::LoadAttachment(StateFile());
   if (!saved) return saved.take_error();
@@ -164,7 +192,83 @@ Status PodNetworking::Resume() {
   return Ok();
 }
 
+// S22.1-S22.8: the pod's namespace pinned as for CNI (pasta, once it has
+// dropped its privileges, can open a pinned file but not another
+// process's /proc entries), its hostPorts claimed host-wide, then the tool.
+Status PodNetworking::AttachUserMode(const std::filesystem::path& netns, const Keeper& keep) {
+  const PodNetworkOptions& net = options_.network;
+  network::UserModeOptions o;
+  o.tool = ToolOf(net.mode);
+  o.netns = layout_.NamespaceFile("net");
+  if (auto s = PinNetns(netns, o.netns); !s) return s;
+  pinned_.push_back(o.netns);
+  if (auto userns = ForeignUserNamespace(netns)) {
+    o.userns = layout_.NamespaceFile("net-user");
+    if (auto s = PinNetns(*userns, *o.userns); !s) return s;
+    pinned_.push_back(*o.userns);
+  }
+  o.pod_dir = PodDir::At(options_.state_dir).dir();
+  o.port_mappings = PodPortMappings(pod_);
+  o.allow_host_loopback = net.allow_host_loopback;
+  o.as_root = ::geteuid() == 0;
+  o.timeout = net.user_mode_timeout;
+  if (auto refused = network::CheckUserModePorts(o.tool, o.port_mappings)) return Error(*refused);
+
+  const std::filesystem::path state_root = options_.state_dir.parent_path();
+  auto lock = network::LockNetworkState(state_root);
+  if (!lock) return lock.take_error();
+  // S14.32 and S22.6: host-wide, and never over a host service.
+  auto ports = network::ClaimHostPorts(options_.host_claims_dir,
+                                       ClaimOwner{state_root, pod_.metadata.name}, o.port_mappings);
+  if (!ports) return ports.take_error();
+  port_claims_ = std::move(*ports);
+  log::Info("starting {} for pod {}", network::UserModeToolName(o.tool), pod_.metadata.name);
+  // /proc/<holder>/net: the namespace's own view, where the tool's
+  // configuration of the pod's address shows.
+  auto started = network::UserModeNetwork::Start(o, netns.parent_path().parent_path() / "net");
+  if (!started) return started.take_error();
+  user_net_ = std::move(*started);
+  if (keep && user_net_->exit_fd() >= 0) keep("usernet-exit", {user_net_->exit_fd()});
+  pod_ips_ = user_net_->record().pod_ips;
+  log::Info("pod {} has IP {} ({})", pod_.metadata.name,
+            pod_ips_.empty() ? std::string("(none)") : pod_ips_.front(),
+            network::UserModeToolName(o.tool));
+  return Ok();
+}
+
+// S22.9: the tool outlived the supervisor that started it.
+Status PodNetworking::ResumeUserMode() {
+  auto found = network::UserModeNetwork::Find(PodDir::At(options_.state_dir).dir());
+  if (!found) return found.take_error();
+  const std::filesystem::path state_root = options_.state_dir.parent_path();
+  auto ports =
+      network::ClaimHostPorts(options_.host_claims_dir, ClaimOwner{state_root, pod_.metadata.name},
+                              found->record().port_mappings, /*probe_listeners=*/false);
+  if (!ports) return ports.take_error();
+  port_claims_ = std::move(*ports);
+  user_net_ = std::move(*found);
+  pod_ips_ = user_net_->record().pod_ips;
+  pinned_ = {layout_.NamespaceFile("net")};
+  std::error_code ec;
+  if (std::filesystem::exists(layout_.NamespaceFile("net-user"), ec)) {
+    pinned_.push_back(layout_.NamespaceFile("net-user"));
+  }
+  return Ok();
+}
+
 void PodNetworking::Detach() {
+  if (network::IsUserModeNetwork(options_.network.mode) && !attachment_) {
+    // The tool's sockets were the ports: with it gone they are free, also
+    // when its start failed after the claims.
+    if (user_net_) user_net_->Stop();
+    user_net_.reset();
+    for (HostClaim& claim : port_claims_) claim.Release();
+    port_claims_.clear();
+  }
+  for (const std::filesystem::path& pin : pinned_) {
+    if (auto s = podvisor::Unmount(pin); !s) log::Warn("{}", s.error().message());
+  }
+  pinned_.clear();
   if (!attachment_) return;
   if (auto s = network::Detach(*attachment_, StateFile()); !s) {
     // The saved attachment stays: the next run of this pod retries
@@ -199,6 +303,9 @@ Status PodNetworking::WriteEtcFiles() {
 
   auto host_dns = network::HostResolvConf();
   if (!host_dns) return host_dns.take_error();
+  // S22.7: the host's resolvers are reached through the tool's forwarder
+  // (a loopback resolver such as systemd-resolved's is not the pod's).
+  if (user_net_ && !pod_.spec.host_network) host_dns->nameservers = {user_net_->record().dns};
   auto policy =
       network::ParseDnsPolicy(pod_.spec.dns_policy.empty() ? "ClusterFirst" : pod_.spec.dns_policy);
   std::optional<network::PodDnsConfig> config;

@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "hostfs/layout.h"
 #include "network/attachment.h"
+#include "network/user_mode.h"
 #include "pod/model.h"
 #include "supervisor/executor/executor_options.h"
 #include "supervisor/lifecycle/types.h"
@@ -26,6 +27,10 @@ std::vector<network::PortMapping> PodPortMappings(const pod::Pod& pod);
 
 class PodNetworking {
  public:
+  // Hands descriptors to the sandbox's holder for the pod's life
+  // (Executor::KeepForNext).
+  using Keeper = std::function<void(const std::string& key, const std::vector<int>& fds)>;
+
   // `publish` records the warnings of forming the pod's DNS (events).
   PodNetworking(const pod::Pod& pod, const ExecutorOptions& options,
                 const hostfs::PodLayout& layout,
@@ -35,14 +40,19 @@ class PodNetworking {
   // The pod's addresses: the host's for a hostNetwork pod and for one
   // without a sandbox (the kubelet's rule), CNI's for --network cni (ADD
   // through the namespace pinned at layout's ns/net; `netns` is the
-  // sandbox's network namespace, `uid` the pod's), none otherwise.
-  Status Attach(const std::optional<std::filesystem::path>& netns, const std::string& uid);
+  // sandbox's network namespace, `uid` the pod's), slirp4netns's or
+  // pasta's for those modes (S22: the tool started against the same pin,
+  // its exit descriptor given to `keep`), none otherwise.
+  Status Attach(const std::optional<std::filesystem::path>& netns, const std::string& uid,
+                const Keeper& keep = {});
   // S15.5: takes over the attachment an earlier supervisor of this pod
   // made (network.json), never ADDing again: its addresses and its
   // hostPort claims, so that the pod's end DELetes it as if it were ours.
+  // A user-mode network's tool is found again by its record (S22.9).
   Status Resume();
   // CNI DEL, while the namespace still exists; the saved attachment stays
-  // for the next run when it fails (recovery.cc).
+  // for the next run when it fails (recovery.cc). A user-mode network's
+  // tool is ended, its ports released.
   void Detach();
   // DIR/<pod>/etc: hosts, hostname and resolv.conf for the containers.
   Status WriteEtcFiles();
@@ -52,13 +62,17 @@ class PodNetworking {
 
  private:
   std::filesystem::path StateFile() const;
+  Status AttachUserMode(const std::filesystem::path& netns, const Keeper& keep);
+  Status ResumeUserMode();
 
   const pod::Pod& pod_;
   const ExecutorOptions& options_;
   const hostfs::PodLayout& layout_;
   std::function<void(const lifecycle::Publish&)> publish_;
-  std::optional<network::Attachment> attachment_;  // attached through CNI
-  std::vector<HostClaim> port_claims_;             // its hostPorts, host-wide (S14.32)
+  std::optional<network::Attachment> attachment_;     // attached through CNI
+  std::optional<network::UserModeNetwork> user_net_;  // slirp4netns or pasta
+  std::vector<std::filesystem::path> pinned_;         // the user-mode network's namespace pins
+  std::vector<HostClaim> port_claims_;                // its hostPorts, host-wide (S14.32)
   std::vector<std::string> pod_ips_;
   std::vector<std::string> host_ips_;
 };

@@ -21,6 +21,7 @@
 #include "hostfs/volumes.h"
 #include "network/attachment.h"
 #include "network/host_ports.h"
+#include "network/user_mode.h"
 #include "process/pidfd.h"
 #include "process/spawn.h"
 #include "supervisor/executor/handover.h"
@@ -234,6 +235,12 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
     if (auto s = network::Detach(a, network_file); !s) {
       return s.take_error().Wrap("detaching the network left by a previous supervisor");
     }
+    report.network_detached = true;
+  }
+  // S22.10: a user-mode network's tool (slirp4netns, pasta) the previous
+  // supervisor recorded, when it still runs.
+  if (network::UserModeNetwork::EndLeftOver(layout.dir())) {
+    log::Info("recovery: ended the user-mode network tool of a previous supervisor");
     report.network_detached = true;
   }
   if (!in.host_claims_dir.empty()) {
