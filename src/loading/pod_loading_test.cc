@@ -164,5 +164,30 @@ TEST(PodNetworkRules, HostPortNeedsANetworkAndCniNeedsTheSandbox) {
               HasSubstr("needs the pod's own network namespace"));
 }
 
+TEST(PodNetworkRules, S22_1_UserModeNetworksNeedTheSandboxAndForwardTcpAndUdpOnly) {
+  pod::Pod pod;
+  pod.spec.containers.emplace_back();
+  pod.spec.containers[0].name = "app";
+  pod.spec.containers[0].ports.emplace_back();
+  pod.spec.containers[0].ports[0].container_port = 80;
+  pod.spec.containers[0].ports[0].host_port = 8080;
+  pod.spec.containers[0].ports[0].protocol = "UDP";
+  for (auto mode : {network::NetworkMode::kSlirp4netns, network::NetworkMode::kPasta}) {
+    EXPECT_FALSE(CheckPodNetwork(pod, mode, true)) << network::NetworkModeName(mode);
+    EXPECT_THAT(CheckPodNetwork(pod, mode, false).value_or(""),
+                HasSubstr(std::string("--network ") + network::NetworkModeName(mode) +
+                          " needs the pod's own network namespace"));
+  }
+  pod.spec.containers[0].ports[0].protocol = "SCTP";
+  EXPECT_THAT(CheckPodNetwork(pod, network::NetworkMode::kPasta, true).value_or(""),
+              HasSubstr("container app: hostPort 8080/SCTP: --network pasta forwards only TCP "
+                        "and UDP"));
+  pod.spec.containers[0].ports[0].protocol = "TCP";
+  pod.spec.containers[0].ports[0].host_ip = "::1";
+  EXPECT_FALSE(CheckPodNetwork(pod, network::NetworkMode::kPasta, true));
+  EXPECT_THAT(CheckPodNetwork(pod, network::NetworkMode::kSlirp4netns, true).value_or(""),
+              HasSubstr("only to IPv4 host addresses"));
+}
+
 }  // namespace
 }  // namespace podvisor::loading

@@ -82,6 +82,32 @@ bool PortFree(int port) {
   return free;
 }
 
+// Whether a UDP socket can bind the port on the wildcard address now.
+bool UdpPortFree(int port) {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return free;
+}
+
+// A UDP port nothing on the host holds now.
+int FreeUdpPort() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 // Whether `pid` still names a live process (not a zombie).
 bool Runs(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -167,10 +193,14 @@ TEST_P(RuncUserNetwork, S22_PodAddressEgressToTheHostHostPortAndNothingLeft) {
   ASSERT_GT(server.port(), 0);
   const int port = FreeHostPort();
   host_ports_.push_back(port);
-  WritePod(
-      PodYaml("un-web", "",
-              "  initContainers:\n" + Probe(server.port()) + "  containers:\n" +
-                  Web(", ports: [{containerPort: 8080, hostPort: " + std::to_string(port) + "}]")));
+  // A UDP hostPort too: the busybox image has no UDP server, so its
+  // forward is checked on the host side (the tool holds the port).
+  const int udp_port = FreeUdpPort();
+  WritePod(PodYaml("un-web", "",
+                   "  initContainers:\n" + Probe(server.port()) + "  containers:\n" +
+                       Web(", ports: [{containerPort: 8080, hostPort: " + std::to_string(port) +
+                           "}, {containerPort: 5353, protocol: UDP, hostPort: " +
+                           std::to_string(udp_port) + "}]")));
   StartRun(NetArgs(/*host_loopback=*/true));
   auto pod = WaitUntilRunning();
   const std::string ip = ExpectedPodIp();
@@ -204,9 +234,11 @@ TEST_P(RuncUserNetwork, S22_PodAddressEgressToTheHostHostPortAndNothingLeft) {
   EXPECT_THAT(ReadScratch("hosts"), HasSubstr(ip + "\tun-web"));
   EXPECT_THAT(ReadScratch("podip"), ::testing::StartsWith(ip + " " + ip));
   EXPECT_THAT(HttpGetEventually("127.0.0.1", port, "hello"), HasSubstr("hello-from-un-web"));
+  EXPECT_FALSE(UdpPortFree(udp_port)) << "UDP hostPort " << udp_port << " is not forwarded";
   StopPod();
   EXPECT_FALSE(Runs(tool));
   EXPECT_TRUE(PortFree(port));
+  EXPECT_TRUE(UdpPortFree(udp_port));
 }
 
 TEST_P(RuncUserNetwork, S22_5_TheHostsLoopbackIsOutOfReachByDefault) {
