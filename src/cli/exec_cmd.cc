@@ -30,6 +30,7 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "cli/pod_target.h"
+#include "cli/user_dirs.h"
 #include "common/fd.h"
 #include "common/terminal_text.h"
 #include "process/spawn.h"
@@ -43,7 +44,7 @@ struct ExecOptions {
   std::vector<std::string> words;  // [POD] [CONTAINER]
   std::string container;           // -c
   bool pass_stdin = false, tty = false;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
 };
 
 int Fail(const std::string& message) {
