@@ -24,6 +24,8 @@ packages=(
   # pod networking (--network cni): the CNI plugins and the iptables that
   # portmap, firewall and bridge's ipMasq drive; iproute2 for the tests
   containernetworking-plugins iptables iproute2
+  # run without root (S21): newuidmap/newgidmap for the subordinate ids
+  uidmap
   # bundle images shipped and imported by real tools (tier 3, runc_pack_test)
   skopeo containerd
   # registry pulls: a real registry for the tests (TLS from a test CA,
