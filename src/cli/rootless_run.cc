@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 // it (as recovery reads them).
 std::optional<std::pair<pid_t, uint64_t>> RecordedHolder(const fs::path& pod_state_dir) {
   const PodDir dir = PodDir::At(pod_state_dir);
-  for (auto [file, key] : {std::pair{dir.SupervisorStateFile(), "sandbox"},
-                           std::pair{dir.SandboxHolderFile(), ""}}) {
+  for (auto [file, key] :
+       {std::pair{dir.SupervisorStateFile(), "sandbox"}, std::pair{dir.SandboxHolderFile(), ""}}) {
     auto text = ReadFileBounded(file, 64 * 1024 * 1024);
     if (!text) continue;
     nlohmann::json state = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
@@ -73,8 +73,7 @@ Result<RootlessRun> EnterRootless(const fs::path& pod_state_dir) {
     return s.take_error().Wrap("entering podvisor's user namespace");
   }
   log::Info("rootless: podvisor runs in a user namespace of its own ({}, uid map {})",
-            process::UserNamespaceModeName(plan->mode),
-            [&] {
+            process::UserNamespaceModeName(plan->mode), [&] {
               std::string text = process::FormatIdMap(plan->uid_map);
               for (char& c : text) {
                 if (c == '\n') c = ',';

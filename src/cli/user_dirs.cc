@@ -39,7 +39,7 @@ DirEnvironment ReadDirEnvironment() {
       env.home = found->pw_dir;
     }
   }
-  struct stat st{};
+  struct stat st {};
   const std::string run_user = "/run/user/" + std::to_string(env.uid);
   env.run_user_is_own =
       ::stat(run_user.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == env.uid;
@@ -66,7 +66,11 @@ DefaultDirs DefaultDirsFor(const DirEnvironment& env) {
   return dirs;
 }
 
-const std::string& DefaultStateDir() { return ProcessDefaults().state_dir; }
-const std::string& DefaultLogDir() { return ProcessDefaults().log_dir; }
+const std::string& DefaultStateDir() {
+  return ProcessDefaults().state_dir;
+}
+const std::string& DefaultLogDir() {
+  return ProcessDefaults().log_dir;
+}
 
 }  // namespace podvisor::cli

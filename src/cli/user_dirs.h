@@ -13,10 +13,10 @@ namespace podvisor::cli {
 
 // What the defaults depend on, read by ReadDirEnvironment (or set by a test).
 struct DirEnvironment {
-  uid_t uid = 0;               // the effective uid
-  std::string runtime_dir;     // $XDG_RUNTIME_DIR
-  std::string data_home;       // $XDG_DATA_HOME
-  std::string home;            // $HOME, else the passwd entry's home
+  uid_t uid = 0;                 // the effective uid
+  std::string runtime_dir;       // $XDG_RUNTIME_DIR
+  std::string data_home;         // $XDG_DATA_HOME
+  std::string home;              // $HOME, else the passwd entry's home
   bool run_user_is_own = false;  // /run/user/<uid> is a directory the uid owns
 };
 

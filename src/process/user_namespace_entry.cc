@@ -72,7 +72,9 @@ std::filesystem::path FindProgram(const char* name) {
   return {};
 }
 
-bool HasCapability(uint64_t mask, int cap) { return ((mask >> cap) & 1U) != 0; }
+bool HasCapability(uint64_t mask, int cap) {
+  return ((mask >> cap) & 1U) != 0;
+}
 
 // The ids of the parent namespace the new one maps, given a map that
 // maps 0 to `own` and then every subordinate range in turn.
@@ -151,9 +153,9 @@ std::vector<MapWriter> WritersFor(const UserNamespacePlan& plan, pid_t pid) {
     gid.args = {plan.newgidmap.string(), std::to_string(pid)};
     for (auto [writer, map] : {std::pair{&uid, &plan.uid_map}, std::pair{&gid, &plan.gid_map}}) {
       for (const IdMapping& m : *map) {
-        writer->args.insert(writer->args.end(), {std::to_string(m.inside),
-                                                 std::to_string(m.outside),
-                                                 std::to_string(m.count)});
+        writer->args.insert(
+            writer->args.end(),
+            {std::to_string(m.inside), std::to_string(m.outside), std::to_string(m.count)});
       }
     }
   } else {
@@ -185,9 +187,9 @@ Result<std::vector<IdRange>> ParseSubordinateIds(std::string_view text, std::str
     auto start = fields.size() == 3 ? ParseU32(fields[1]) : std::nullopt;
     auto count = fields.size() == 3 ? ParseU32(fields[2]) : std::nullopt;
     if (!start || !count) {
-      return Error("line " + std::to_string(number) + " \"" + std::string(line) +
-                       "\": not NAME:START:COUNT",
-                   EINVAL);
+      return Error(
+          "line " + std::to_string(number) + " \"" + std::string(line) + "\": not NAME:START:COUNT",
+          EINVAL);
     }
     if (*count == 0) continue;
     if (uint64_t{*start} + *count > UINT32_MAX) {
@@ -229,10 +231,14 @@ bool IsInitialUserNamespace(const std::vector<IdMapping>& own_map) {
 
 const char* UserNamespaceModeName(UserNamespaceMode mode) {
   switch (mode) {
-    case UserNamespaceMode::kNone: return "none";
-    case UserNamespaceMode::kOwnIds: return "own-ids";
-    case UserNamespaceMode::kSubordinateIds: return "subordinate-ids";
-    case UserNamespaceMode::kSingleId: return "single-id";
+    case UserNamespaceMode::kNone:
+      return "none";
+    case UserNamespaceMode::kOwnIds:
+      return "own-ids";
+    case UserNamespaceMode::kSubordinateIds:
+      return "subordinate-ids";
+    case UserNamespaceMode::kSingleId:
+      return "single-id";
   }
   return "?";
 }
@@ -295,8 +301,10 @@ Result<UserNamespacePlan> PlanUserNamespace(const UserNamespaceFacts& f) {
   auto subgid = ParseSubordinateIds(f.subgid, f.user, f.uid);
   if (!subgid) return subgid.take_error().Wrap("/etc/subgid");
   std::string missing;
-  if (subuid->empty()) missing = "no /etc/subuid entry for " + who;
-  else if (subgid->empty()) missing = "no /etc/subgid entry for " + who;
+  if (subuid->empty())
+    missing = "no /etc/subuid entry for " + who;
+  else if (subgid->empty())
+    missing = "no /etc/subgid entry for " + who;
   else if (f.newuidmap.empty() || f.newgidmap.empty()) {
     missing = "newuidmap/newgidmap not found (Debian's package uidmap)";
   }

@@ -68,10 +68,10 @@ std::string FormatIdMap(const std::vector<IdMapping>& map);
 bool IsInitialUserNamespace(const std::vector<IdMapping>& own_map);
 
 enum class UserNamespaceMode {
-  kNone,             // privileged: no user namespace of its own
-  kOwnIds,           // uid 0 with CAP_SETUID/SETGID: its ids, written by itself
-  kSubordinateIds,   // newuidmap/newgidmap with /etc/subuid and /etc/subgid
-  kSingleId,         // only the user's own id
+  kNone,            // privileged: no user namespace of its own
+  kOwnIds,          // uid 0 with CAP_SETUID/SETGID: its ids, written by itself
+  kSubordinateIds,  // newuidmap/newgidmap with /etc/subuid and /etc/subgid
+  kSingleId,        // only the user's own id
 };
 const char* UserNamespaceModeName(UserNamespaceMode mode);
 
@@ -80,7 +80,7 @@ const char* UserNamespaceModeName(UserNamespaceMode mode);
 struct UserNamespaceFacts {
   uint32_t uid = 0;  // effective ids
   uint32_t gid = 0;
-  std::string user;  // the passwd name of uid; "" when it has none
+  std::string user;                    // the passwd name of uid; "" when it has none
   std::vector<IdMapping> own_uid_map;  // /proc/self/uid_map
   std::vector<IdMapping> own_gid_map;
   bool cap_sys_admin = false;  // effective capabilities

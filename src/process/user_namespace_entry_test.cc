@@ -30,8 +30,8 @@ TEST(ParseSubordinateIds, ByNameOrUidInFileOrder) {
       "alice:400000:10\n";
   auto alice = ParseSubordinateIds(text, "alice", 1000);
   ASSERT_TRUE(alice) << alice.error().message();
-  EXPECT_THAT(*alice, ElementsAre(IdRange{100000, 65536}, IdRange{300000, 1000},
-                                  IdRange{400000, 10}));
+  EXPECT_THAT(*alice,
+              ElementsAre(IdRange{100000, 65536}, IdRange{300000, 1000}, IdRange{400000, 10}));
   // A uid without a passwd name is looked up by number only.
   auto nameless = ParseSubordinateIds(text, "", 1000);
   ASSERT_TRUE(nameless);
@@ -162,7 +162,7 @@ int InChild(Body body) {
 }
 
 ino_t NamespaceInode(const char* name) {
-  struct stat st{};
+  struct stat st {};
   if (::stat((std::string("/proc/self/ns/") + name).c_str(), &st) != 0) return 0;
   return st.st_ino;
 }
@@ -216,8 +216,10 @@ TEST(EnterUserNamespace, OwnIdsNestedInAUserNamespace) {
   int code = InChild([] {
     UserNamespacePlan outer;
     outer.mode = UserNamespaceMode::kOwnIds;
-    outer.uid_map = {{0, 100000, 1000}, {1000, 200000, 1000}};
-    outer.gid_map = {{0, 100000, 2000}};
+    // This process (host root) is the namespace's root, as PID 1 of a
+    // container is: its own id must be in the map.
+    outer.uid_map = {{0, 0, 1}, {1, 100000, 999}, {1000, 200000, 1000}};
+    outer.gid_map = {{0, 0, 1}, {1, 100000, 1999}};
     if (!EnterUserNamespace(outer)) return 20;
     auto facts = ReadUserNamespaceFacts();
     if (!facts) return 21;
@@ -227,7 +229,9 @@ TEST(EnterUserNamespace, OwnIdsNestedInAUserNamespace) {
     auto uid_map = ReadFileBounded("/proc/self/uid_map");
     if (!uid_map) return 24;
     auto map = ParseIdMap(*uid_map);
-    if (!map || *map != std::vector<IdMapping>{{0, 0, 1000}, {1000, 1000, 1000}}) return 25;
+    if (!map || *map != std::vector<IdMapping>{{0, 0, 1}, {1, 1, 999}, {1000, 1000, 1000}}) {
+      return 25;
+    }
     return ::geteuid() == 0 ? 0 : 26;
   });
   EXPECT_EQ(code, 0);
@@ -259,7 +263,7 @@ TEST(JoinUserNamespaceOf, JoinsTheHoldersUserAndMountNamespaces) {
   char byte = 0;
   ASSERT_EQ(::read(ready[0], &byte, 1), 1);
   ::close(ready[0]);
-  struct stat holder_mnt{};
+  struct stat holder_mnt {};
   ASSERT_EQ(::stat(("/proc/" + std::to_string(holder) + "/ns/mnt").c_str(), &holder_mnt), 0);
   int code = InChild([&] {
     if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
