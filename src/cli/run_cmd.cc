@@ -282,8 +282,8 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
     return Refuse(kExitUsage, *refused);
   }
   if (rootless) {
-    // S21.8: the seam of the user-mode networks (pasta, else slirp4netns,
-    // S22): until this build has them, a rootless pod's own network
+    // S21.8: the seam of the user-mode networks (pasta, else slirp4netns):
+    // until this build has them, a rootless pod's own network
     // namespace has its loopback only, and the log says so once.
     if (opts.network.empty() && network.mode == network::NetworkMode::kNone &&
         !pod.spec.host_network) {
