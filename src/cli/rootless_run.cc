@@ -87,13 +87,13 @@ Result<RootlessRun> EnterRootless(const fs::path& pod_state_dir) {
 std::optional<std::string> RootlessRefusal(const pod::Pod& pod, network::NetworkMode mode) {
   std::vector<std::string> causes;
   if (pod.spec.host_pid) {
-    causes.push_back("spec.hostPID: a /proc of the host's PID namespace cannot be mounted");
+    causes.emplace_back("spec.hostPID: a /proc of the host's PID namespace cannot be mounted");
   }
   if (pod.spec.host_ipc) {
-    causes.push_back("spec.hostIPC: the host's IPC namespace's /dev/mqueue cannot be mounted");
+    causes.emplace_back("spec.hostIPC: the host's IPC namespace's /dev/mqueue cannot be mounted");
   }
   if (mode == network::NetworkMode::kCni) {
-    causes.push_back(
+    causes.emplace_back(
         "--network cni: CNI plugins make bridges and iptables rules on the host, which needs "
         "root");
   }

@@ -94,6 +94,7 @@ std::vector<IdMapping> SubordinateMap(uint32_t own, const std::vector<IdRange>& 
 // kOwnIds: every id this namespace has, mapped to itself in the new one.
 std::vector<IdMapping> OwnIdsMap(const std::vector<IdMapping>& own) {
   std::vector<IdMapping> map;
+  map.reserve(own.size());
   for (const IdMapping& line : own) map.push_back({line.inside, line.inside, line.count});
   return map;
 }
