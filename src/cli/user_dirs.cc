@@ -1,13 +1,13 @@
 #include "cli/user_dirs.h"
 
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdlib>
 
 #include "cli/default_dirs.h"
+#include "common/file_io.h"
+#include "process/user_namespace_entry.h"
 
 namespace podvisor::cli {
 namespace {
@@ -31,12 +31,10 @@ DirEnvironment ReadDirEnvironment() {
   env.data_home = AbsoluteEnv("XDG_DATA_HOME");
   env.home = AbsoluteEnv("HOME");
   if (env.home.empty()) {
-    passwd pw{};
-    passwd* found = nullptr;
-    std::array<char, 4096> buf{};
-    if (::getpwuid_r(env.uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
-        found->pw_dir != nullptr && found->pw_dir[0] == '/') {
-      env.home = found->pw_dir;
+    // By hand, not getpwuid_r: the static podvisor has no NSS.
+    if (auto passwd = ReadFileBounded("/etc/passwd", 16 * 1024 * 1024)) {
+      auto entry = process::PasswdEntryOf(*passwd, env.uid);
+      if (entry && !entry->home.empty() && entry->home[0] == '/') env.home = entry->home;
     }
   }
   struct stat st {};

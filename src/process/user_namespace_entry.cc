@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/nsfs.h>
-#include <pwd.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -173,6 +172,16 @@ std::vector<MapWriter> WritersFor(const UserNamespacePlan& plan, pid_t pid) {
 
 }  // namespace
 
+std::optional<PasswdEntry> PasswdEntryOf(std::string_view passwd_text, uint32_t uid) {
+  for (std::string_view line : Split(passwd_text, '\n')) {
+    std::vector<std::string_view> fields = Split(line, ':');
+    if (fields.size() < 7 || fields[0].empty() || fields[0].front() == '#') continue;
+    if (ParseU32(fields[2]) != uid) continue;
+    return PasswdEntry{std::string(fields[0]), std::string(fields[5])};
+  }
+  return std::nullopt;
+}
+
 Result<std::vector<IdRange>> ParseSubordinateIds(std::string_view text, std::string_view user,
                                                  uint32_t id) {
   std::vector<IdRange> out;
@@ -248,13 +257,8 @@ Result<UserNamespaceFacts> ReadUserNamespaceFacts() {
   UserNamespaceFacts f;
   f.uid = ::geteuid();
   f.gid = ::getegid();
-  {
-    passwd pw{};
-    passwd* found = nullptr;
-    std::array<char, 4096> buf{};
-    if (::getpwuid_r(f.uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
-      f.user = found->pw_name;
-    }
+  if (auto passwd = ReadFileBounded("/etc/passwd", 16 * 1024 * 1024)) {
+    if (auto entry = PasswdEntryOf(*passwd, f.uid)) f.user = entry->name;
   }
   for (auto [file, map] : {std::pair{"/proc/self/uid_map", &f.own_uid_map},
                            std::pair{"/proc/self/gid_map", &f.own_gid_map}}) {

@@ -36,6 +36,15 @@
 
 namespace podvisor::process {
 
+// The name and home of `uid` in `passwd_text` (an /etc/passwd), read by
+// hand: the static podvisor has no NSS (getpwuid_r would need glibc's
+// shared libraries at run time), and newuidmap reads the file too.
+struct PasswdEntry {
+  std::string name;
+  std::string home;
+};
+std::optional<PasswdEntry> PasswdEntryOf(std::string_view passwd_text, uint32_t uid);
+
 // One "name:start:count" line of /etc/subuid or /etc/subgid.
 struct IdRange {
   uint32_t start = 0;

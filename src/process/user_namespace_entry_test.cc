@@ -41,6 +41,19 @@ TEST(ParseSubordinateIds, ByNameOrUidInFileOrder) {
   EXPECT_THAT(*nobody, IsEmpty());
 }
 
+TEST(PasswdEntryOf, NameAndHomeByUid) {
+  const char* text =
+      "root:x:0:0:root:/root:/bin/bash\n"
+      "alice:x:1000:1000:Alice,,,:/home/alice:/bin/sh\n"
+      "broken:x:1001\n";
+  auto alice = PasswdEntryOf(text, 1000);
+  ASSERT_TRUE(alice);
+  EXPECT_EQ(alice->name, "alice");
+  EXPECT_EQ(alice->home, "/home/alice");
+  EXPECT_FALSE(PasswdEntryOf(text, 1001));
+  EXPECT_FALSE(PasswdEntryOf(text, 1002));
+}
+
 TEST(ParseSubordinateIds, MalformedLineOfThisUserNamesIt) {
   auto bad = ParseSubordinateIds("bob:x:1\nalice:100000\n", "alice", 1000);
   ASSERT_FALSE(bad);
