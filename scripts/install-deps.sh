@@ -26,6 +26,8 @@ packages=(
   containernetworking-plugins iptables iproute2
   # user-mode pod networks (--network slirp4netns|pasta, S22; tier 3)
   slirp4netns passt
+  # run without root (S21): newuidmap/newgidmap for the subordinate ids
+  uidmap
   # bundle images shipped and imported by real tools (tier 3, runc_pack_test)
   skopeo containerd
   # registry pulls: a real registry for the tests (TLS from a test CA,

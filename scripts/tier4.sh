@@ -22,7 +22,9 @@
 #     crash loop), then as usual (the initramfs root detected, the
 #     runtime run with --no-pivot), then a pod with pod-level resources
 #     (spec.resources, S10.8) whose pod cgroup's memory.max, cpu.max and
-#     cpu.weight are read back.
+#     cpu.weight are read back; then a rootless pod (S21.5): uid 4321 with
+#     subordinate ids (newuidmap) runs a pod in a cgroup v2 subtree
+#     delegated to it, systemd-style, whose limits are read back.
 # podvisor is BUILD_DIR/podvisor (TIER4_PODVISOR overrides it): a static
 # build (meson setup -Dstatic=true) is one file in the initramfs, a
 # dynamic one is copied with every library ldd names; the case
@@ -87,6 +89,7 @@ skip_all() {
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
            S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly \
+           S21_5_RootlessPodLimitsInADelegatedCgroup S21_5_RootlessPodStopsCleanly \
            "${ctrd_cases[@]}" "${sysd_cases[@]}"; do
     skip "$c" "$1"
   done
@@ -145,6 +148,14 @@ mkdir -p "$root"/{dev,proc,sys,run,tmp,sbin,bin,var/log,etc}
 copy_with_libs "$podvisor" /init
 podvisor_libs=$(ldd "$podvisor" 2>/dev/null | grep -c '/' || true)
 copy_with_libs "$(command -v crun)" /usr/bin/crun
+# S21: the rootless case's user switch and its subordinate ids' helpers.
+copy_with_libs "$(command -v setpriv)" /usr/bin/setpriv
+for tool in newuidmap newgidmap; do
+  if command -v "$tool" >/dev/null; then
+    copy_with_libs "$(command -v "$tool")" "/usr/bin/$tool"
+    chmod 4755 "$root/usr/bin/$tool"
+  fi
+done
 install -m 0755 /bin/busybox "$root/bin/busybox"
 ln -s ../bin/busybox "$root/sbin/modprobe"
 mkdir -p "$root/lib/modules"
@@ -318,6 +329,21 @@ spec:
       requests: {cpu: 100m, memory: 32Mi}
       limits: {cpu: 200m, memory: 64Mi}
 EOF
+# S21.5: a rootless pod's limits in a delegated cgroup v2 subtree.
+mkdir -p "$root/pods/rootless"
+cat >"$root/pods/rootless/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: rootless}
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: app
+    image: busybox
+    command: [/bin/sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
+    resources:
+      limits: {cpu: 250m, memory: 48Mi}
+EOF
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -344,6 +370,31 @@ echo "T4R memory.max=$(cat $cg/memory.max) cpu.max=$(tr ' ' _ < $cg/cpu.max) res
 /init stop resize >/dev/null
 wait
 echo "T4S resize exit=$? left=$(ls /sys/fs/cgroup/podvisor 2>/dev/null | grep -c resize)"
+# S21.5: uid 4321 (subordinate ids 400000-465535) owns /sys/fs/cgroup/rl,
+# its cgroup.procs, cgroup.subtree_control and cgroup.threads, as systemd's
+# Delegate=yes gives a user's service; its podvisor runs from inside it.
+echo "rl:x:4321:4321::/tmp/rl:/bin/sh" >>/etc/passwd
+echo "rl:400000:65536" >/etc/subuid
+echo "rl:400000:65536" >/etc/subgid
+mkdir -p /tmp/rl/xdg /tmp/rl/bundle/images
+cp /pods/rootless/pod.yaml /tmp/rl/bundle/
+cp -a /images/busybox /tmp/rl/bundle/images/busybox
+chown -R 4321:4321 /tmp/rl
+echo "+cpu +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/rl
+for f in . cgroup.procs cgroup.subtree_control cgroup.threads; do chown 4321:4321 /sys/fs/cgroup/rl/$f; done
+as_rl() { /usr/bin/setpriv --reuid 4321 --regid 4321 --clear-groups env -i PATH=/usr/bin:/bin:/sbin XDG_RUNTIME_DIR=/tmp/rl/xdg HOME=/tmp/rl "$@"; }
+(sh -c 'echo $$ >/sys/fs/cgroup/rl/cgroup.procs; exec /usr/bin/setpriv --reuid 4321 --regid 4321 --clear-groups env -i PATH=/usr/bin:/bin:/sbin XDG_RUNTIME_DIR=/tmp/rl/xdg HOME=/tmp/rl /init run --runtime crun /tmp/rl/bundle' >/tmp/rl.log 2>&1) &
+i=0
+until as_rl /init status rootless 2>/dev/null | grep -q " Running "; do
+  i=$((i + 1)); [ $i -gt 120 ] && break; sleep 1
+done
+cg=$(ls -d /sys/fs/cgroup/rl/rootless/*app* | head -1)
+echo "T4U memory.max=$(cat $cg/memory.max) cpu.max=$(tr ' ' _ < $cg/cpu.max) pod.memory.max=$(cat /sys/fs/cgroup/rl/rootless/memory.max) entered=$(grep -c 'user namespace of its own (subordinate-ids' /tmp/rl.log)"
+as_rl /init stop rootless >/dev/null
+wait
+echo "T4U exit=$? left=$(ls /sys/fs/cgroup/rl | grep -c rootless) owner=$(stat -c %u /tmp/rl/xdg/podvisor/rootless/status.json)"
+grep -E "rootless|podvisor:" /tmp/rl.log | head -5
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
@@ -414,6 +465,10 @@ expect S10_11_PodLevelResourcesRunOnCgroupV2 "$c" "^T4S podres exit=0$"
 expect S17_ResizeInPlaceOnCgroupV2 "$c" \
   "^T4R memory\.max=134217728 cpu\.max=40000_100000 restarts=0$"
 expect S17_ResizedPodStopsCleanly "$c" "^T4S resize exit=(0|4) left=0$"
+# S21.5: 48Mi; 250m of a 100 ms period; the pod cgroup's sum; entered once.
+expect S21_5_RootlessPodLimitsInADelegatedCgroup "$c" \
+  "^T4U memory\.max=50331648 cpu\.max=25000_100000 pod\.memory\.max=50331648 entered=1$"
+expect S21_5_RootlessPodStopsCleanly "$c" "^T4U exit=(0|4) left=0 owner=4321$"
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console

@@ -53,6 +53,22 @@ std::string ResolveAutoCgroupParent(const CgroupInfo& cg, bool root, std::string
   return why_not_self.empty() ? kSelfCgroupParent : kDefaultCgroupParent;
 }
 
+std::string SelfCgroupNotDelegated(const CgroupInfo& cg, const fs::path& self_cgroup_file) {
+  if (cg.mode != CgroupMode::kUnified) return "cgroups are " + DescribeCgroups(cg);
+  auto self = ReadSelfCgroup(self_cgroup_file);
+  if (!self) return self.error().message();
+  const fs::path dir = cg.v2_mount / fs::path(*self).relative_path();
+  // access(2) judges by the real ids, which in podvisor's user namespace
+  // are the user's on the host: exactly whom the delegation is for.
+  for (const fs::path& p : {dir, dir / "cgroup.procs", dir / "cgroup.subtree_control"}) {
+    if (::access(p.c_str(), W_OK) != 0) {
+      return "its cgroup " + dir.string() + " is not delegated to it (" + p.filename().string() +
+             " is not writable)";
+    }
+  }
+  return "";
+}
+
 Result<SupervisorLeaf> SupervisorLeaf::Enter(const fs::path& mount,
                                              const fs::path& self_cgroup_file, pid_t pid) {
   auto self = ReadSelfCgroup(self_cgroup_file);

@@ -50,6 +50,14 @@ Result<std::string> ReadSelfCgroup(const std::filesystem::path& self_cgroup_file
 // was not chosen in `why_not_self` ("" when it was).
 std::string ResolveAutoCgroupParent(const CgroupInfo& cg, bool root, std::string& why_not_self);
 
+// S21.5: whether this process's own cgroup v2 directory is delegated to
+// it (systemd's Delegate=yes, or a directory an administrator chowned):
+// it may write the directory, its cgroup.procs and its
+// cgroup.subtree_control, so `self` can nest the pod cgroup beside it
+// without root. "" when it is; else why not, for the user.
+std::string SelfCgroupNotDelegated(const CgroupInfo& cg,
+                                   const std::filesystem::path& self_cgroup_file);
+
 class SupervisorLeaf {
  public:
   // Moves `pid` from its cgroup <self> into <self>/_supervisor under

@@ -152,5 +152,22 @@ TEST(AutoCgroupParent, SelfOnlyOnCgroupV2AsRoot) {
   EXPECT_THAT(why, ::testing::StartsWith("cgroups are "));
 }
 
+// S21.5: delegated means the directory, its cgroup.procs and its
+// cgroup.subtree_control are writable by this process (as root every
+// existing one is: the missing file and the host's mode are what fail).
+TEST_F(SelfParent, S21_5_DelegationNeedsTheDirectoryAndItsTwoFiles) {
+  CgroupInfo cg;
+  cg.mode = CgroupMode::kUnified;
+  cg.v2_mount = mount_;
+  EXPECT_THAT(SelfCgroupNotDelegated(cg, self_file_), HasSubstr("cgroup.procs is not writable"));
+  Put(task_ / "cgroup.procs", "");
+  EXPECT_EQ(SelfCgroupNotDelegated(cg, self_file_), "");
+  fs::remove(task_ / "cgroup.subtree_control");
+  EXPECT_THAT(SelfCgroupNotDelegated(cg, self_file_),
+              HasSubstr("cgroup.subtree_control is not writable"));
+  cg.mode = CgroupMode::kHybrid;
+  EXPECT_THAT(SelfCgroupNotDelegated(cg, self_file_), HasSubstr("cgroups are "));
+}
+
 }  // namespace
 }  // namespace podvisor::cgroups

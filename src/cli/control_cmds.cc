@@ -11,6 +11,7 @@
 #include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "cli/user_dirs.h"
 #include "common/pod_lock.h"
 #include "common/terminal_text.h"
 
@@ -24,7 +25,7 @@ int Fail(const Error& e) {
 
 struct Common {
   std::string pod;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
 };
 
 // `list`'s one option (the commands with a grammar table get theirs from it).

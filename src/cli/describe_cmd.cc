@@ -16,6 +16,7 @@
 #include "cli/events_table.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "cli/user_dirs.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
 
@@ -417,7 +418,7 @@ int Describe(const std::string& name, const std::string& state_dir) {
 
 void AddDescribeCommand(CLI::App& app, int& exit_code) {
   auto name = std::make_shared<std::string>();
-  auto state_dir = std::make_shared<std::string>(kDefaultStateDir);
+  auto state_dir = std::make_shared<std::string>(DefaultStateDir());
   CLI::App* cmd = app.add_subcommand(
       "describe", "Show the pod in detail, running or ended (kubectl describe pod)");
   cmd->add_option("POD", *name, "the pod (may be left out when there is one)");

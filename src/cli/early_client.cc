@@ -219,6 +219,9 @@ bool PlanRequest(int argc, char* const* argv, Plan& plan) {
   if (!req.ok) return false;
   plan.request_len = req.len;
 
+  // S21.4: without root the default is the user's own directory, which
+  // the environment names; main reads it (user_dirs.h).
+  if (w.values[0] == nullptr && Syscall(SYS_geteuid) != 0) return false;
   const char* state_dir = w.values[0] != nullptr ? w.values[0] : kDefaultStateDir;
   if (state_dir[0] == '\0') return false;
   Text pod_name{plan.pod, sizeof plan.pod};

@@ -30,9 +30,11 @@
 #include "cli/commands.h"
 #include "cli/pod_records.h"
 #include "cli/pod_target.h"
+#include "cli/user_dirs.h"
 #include "common/fd.h"
 #include "common/terminal_text.h"
 #include "process/spawn.h"
+#include "process/user_namespace_entry.h"
 
 namespace podvisor::cli {
 namespace {
@@ -43,7 +45,7 @@ struct ExecOptions {
   std::vector<std::string> words;  // [POD] [CONTAINER]
   std::string container;           // -c
   bool pass_stdin = false, tty = false;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
 };
 
 int Fail(const std::string& message) {
@@ -267,6 +269,15 @@ int Exec(const ExecOptions& o, const std::vector<std::string>& command) {
   }
   std::vector<std::string> argv = (*reply)["argv"].get<std::vector<std::string>>();
   const fs::path process_file = reply->value("processFile", "");
+  // S21.11: a supervisor without root runs the runtime as root of its own
+  // user namespace, over its own mounts; its user may join them.
+  if (const int pid = reply->value("joinNamespacesOf", 0); pid > 0) {
+    if (auto s = process::JoinUserNamespaceOf(pid); !s) {
+      cleanup();
+      return Fail("the pod's supervisor runs in a user namespace of its own: " +
+                  s.error().message());
+    }
+  }
 
   // With -t the command outlives the runtime (it detaches): as a child
   // subreaper we inherit it and collect its exit status.

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/default_dirs.h"
+#include "cli/user_dirs.h"
 #include "image/image_cache.h"
 #include "image/layer_store.h"
 
@@ -15,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ImagesOptions {
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
 };
 
 // docker's and crictl's sizes: decimal units, four significant digits.

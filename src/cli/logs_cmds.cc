@@ -26,6 +26,7 @@
 #include "cli/pod_records.h"
 #include "cli/pod_runs.h"
 #include "cli/pod_target.h"
+#include "cli/user_dirs.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
@@ -94,7 +95,7 @@ struct LogsOptions {
   bool follow = false, previous = false, timestamps = false;
   int tail = -1;
   // --log-dir as given; "" (not given): where the pod's run put its logs.
-  std::string log_dir, state_dir = kDefaultStateDir;
+  std::string log_dir, state_dir = DefaultStateDir();
   std::string run;    // --run: an earlier run (S14.33); "" the current one
   PodRunFiles files;  // the chosen pod's, once chosen
 };
@@ -289,7 +290,7 @@ int Logs(LogsOptions o) {
 
 struct EventsOptions {
   std::string pod;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
   std::string run;  // --run: an earlier run (S14.33)
   bool follow = false;
   std::string output = "table";
@@ -372,9 +373,9 @@ void AddLogCommands(CLI::App& app, int& exit_code) {
     cmd->add_option("--run", o->run,
                     "an earlier run of the pod: 1 the one before the last, 2 the one before "
                     "that, or its uid");
-    cmd->add_option("--log-dir", o->log_dir,
-                    "as given to run (default: where the pod's run put them, else " +
-                        std::string(kDefaultLogDir) + ")");
+    cmd->add_option(
+        "--log-dir", o->log_dir,
+        "as given to run (default: where the pod's run put them, else " + DefaultLogDir() + ")");
     cmd->add_option("--state-dir", o->state_dir, "as given to run")->capture_default_str();
     cmd->callback([o, &exit_code] { exit_code = Logs(*o); });
   }

@@ -10,6 +10,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/default_dirs.h"
+#include "cli/user_dirs.h"
 #include "common/terminal_text.h"
 #include "pod/parse.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 struct PatchArgs {
   std::string pod;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
   std::string subresource;
   std::string patch;
   std::string type = "strategic";

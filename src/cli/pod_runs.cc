@@ -4,6 +4,7 @@
 
 #include "cli/default_dirs.h"
 #include "cli/pod_records.h"
+#include "cli/user_dirs.h"
 #include "common/pod_dir.h"
 #include "hostfs/earlier_runs.h"
 
@@ -20,7 +21,7 @@ bool AllDigits(const std::string& s) {
 }  // namespace
 
 fs::path LogRoot(const std::string& log_dir_flag) {
-  return log_dir_flag.empty() ? fs::path(kDefaultLogDir) : fs::path(log_dir_flag);
+  return log_dir_flag.empty() ? fs::path(DefaultLogDir()) : fs::path(log_dir_flag);
 }
 
 Result<PodRunFiles> FindPodRunFiles(const fs::path& state_dir, const std::string& log_dir_flag,

@@ -24,6 +24,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/pod_records.h"
+#include "cli/user_dirs.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
@@ -35,7 +36,7 @@ namespace fs = std::filesystem;
 
 struct ForwardOptions {
   std::vector<std::string> words;  // [POD] PORTS...
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
 };
 
 struct Forward {

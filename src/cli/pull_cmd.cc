@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/default_dirs.h"
 #include "cli/pod_loading.h"
+#include "cli/user_dirs.h"
 #include "common/terminal_text.h"
 #include "image/image_cache.h"
 #include "pod/bundle.h"
@@ -30,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct PullOptions {
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
   std::string into;
   std::string target;
 };

@@ -15,6 +15,7 @@
 #include "cli/pod_records.h"
 #include "cli/pod_runs.h"
 #include "cli/pod_target.h"
+#include "cli/user_dirs.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/pod_lock.h"
@@ -26,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Dirs {
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
   std::string log_dir;  // "" (not given): wherever each run put its logs (S14.34)
 };
 

@@ -1,5 +1,6 @@
 // `podvisor run [opts] BUNDLE`: this process becomes the pod's supervisor
 // and runs the pod in the foreground until it ends (docs/INTERFACE.md).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include "cli/node_facts.h"
 #include "cli/pod_loading.h"
 #include "cli/pod_summary.h"
+#include "cli/rootless_run.h"
+#include "cli/user_dirs.h"
 #include "common/pod_dir.h"
 #include "common/signal_names.h"
 #include "common/terminal_text.h"
@@ -41,8 +44,8 @@ struct RunOptions {
   std::string bundle;
   std::string file;  // -f
   std::string runtime;
-  std::string state_dir = "/run/podvisor";
-  std::string log_dir = "/var/log/podvisor";
+  std::string state_dir = DefaultStateDir();  // S21.4: the user's own without root
+  std::string log_dir = DefaultLogDir();
   std::string cgroup_parent = cgroups::kDefaultCgroupParent;
   std::optional<double> grace;
   std::string backoff_initial = "10s";
@@ -261,9 +264,11 @@ Refusal EnterSelfCgroupParent(bool root, cgroups::CgroupInfo& cg,
 
 // The pod's network options and whether it gets its own namespaces
 // (--sandbox), refused by the --network rules.
-Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bool& sandbox,
-                      supervisor::executor::PodNetworkOptions& network) {
-  sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && root);
+Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bool rootless,
+                      bool& sandbox, supervisor::executor::PodNetworkOptions& network) {
+  // Root of podvisor's own user namespace (S21) makes the sandbox's
+  // namespaces as root does.
+  sandbox = opts.sandbox == "namespaces" || (opts.sandbox == "auto" && (root || rootless));
   if (!sandbox && opts.sandbox == "auto") {
     log::Warn(
         "not root: the pod shares the host's network, IPC and UTS namespaces and "
@@ -273,12 +278,40 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
   network.bin_dirs = network::SplitPathList(opts.cni_bin_dir);
   network.network_name = opts.cni_network;
   network.allow_host_loopback = opts.network_host_loopback;
-  network.mode = opts.network.empty() ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs)
-                                      : *network::ParseNetworkMode(opts.network);
+  // S22.3: without root the default is a user-mode network, pasta first.
+  std::optional<network::UserModeTools> user_mode_tools;
+  if (rootless) user_mode_tools = network::FindUserModeTools();
+  network.mode = opts.network.empty()
+                     ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs, user_mode_tools)
+                     : *network::ParseNetworkMode(opts.network);
   if (auto refused = CheckPodNetwork(pod, network.mode, sandbox)) {
     return Refuse(kExitUsage, *refused);
   }
+  if (rootless) {
+    // S21.8: the default is a user-mode network (pasta, else slirp4netns);
+    // with neither installed the pod's own network namespace has its
+    // loopback only, and the log says so once.
+    if (opts.network.empty() && network.mode == network::NetworkMode::kNone &&
+        !pod.spec.host_network && sandbox) {
+      log::Warn(
+          "rootless: the pod's network namespace has only its loopback interface (CNI needs "
+          "root; neither pasta nor slirp4netns is installed: apt install passt or slirp4netns)");
+    }
+    if (auto refused = RootlessRefusal(pod, network.mode)) return Refuse(kExitHost, *refused);
+  }
   return std::nullopt;
+}
+
+// S21.4: a state directory another user owns (a /tmp/podvisor-UID made by
+// someone else) is never used: its pods would not be ours.
+Refusal CheckOwnStateDir(const std::string& state_dir) {
+  struct stat st {};
+  if (::geteuid() == 0 || ::stat(state_dir.c_str(), &st) != 0 || st.st_uid == ::geteuid()) {
+    return std::nullopt;
+  }
+  return Refuse(kExitHost, "--state-dir " + state_dir + " belongs to uid " +
+                               std::to_string(st.st_uid) + ", not to this user (uid " +
+                               std::to_string(::geteuid()) + ")");
 }
 
 // Before anything is made: a host that cannot run the pod fails once,
@@ -377,7 +410,23 @@ int RunPod(RunOptions opts) {
   }
   if (!loaded.ok()) return loaded.exit_code;
   pod::Pod& pod = loaded.pod;
-  if (auto refused = CheckPodLevelResources(pod, cg, ::geteuid() == 0, opts.cgroup_parent)) {
+  // S21: without privileges on the host, into a user namespace of our own
+  // before anything of the pod is made (--sandbox none keeps the host's
+  // namespaces and the user's own ids, as before).
+  RootlessRun rootless;
+  if (opts.sandbox != "none") {
+    if (auto refused = CheckOwnStateDir(opts.state_dir)) return *refused;
+    auto entered = EnterRootless(std::filesystem::absolute(opts.state_dir) / pod.metadata.name);
+    if (!entered) {
+      return *Refuse(kExitHost, entered.error().message() +
+                                    " (run with --sandbox none to run in the host's namespaces "
+                                    "as the user, S21.3)");
+    }
+    rootless = *entered;
+  }
+  // Root on the host: not the root of our own user namespace.
+  const bool root = ::geteuid() == 0 && !rootless.active;
+  if (auto refused = CheckPodLevelResources(pod, cg, root, opts.cgroup_parent)) {
     return *refused;
   }
 
@@ -392,10 +441,11 @@ int RunPod(RunOptions opts) {
     return *refused;
   }
 
-  bool root = ::geteuid() == 0;
   bool sandbox = false;
   supervisor::executor::PodNetworkOptions network;
-  if (auto refused = ChooseNetwork(opts, pod, root, sandbox, network)) return *refused;
+  if (auto refused = ChooseNetwork(opts, pod, root, rootless.active, sandbox, network)) {
+    return *refused;
+  }
   if (auto refused = CheckHost(opts, pod, root, sandbox)) return *refused;
   // --network host is hostNetwork: true for every pod (the host's network
   // and UTS namespaces, the host's /etc/hosts, podIP = hostIP).
@@ -404,7 +454,19 @@ int RunPod(RunOptions opts) {
   if (auto refused = PrepareSupervisorProcess()) return *refused;
   std::optional<cgroups::SupervisorLeaf> supervisor_leaf;
   std::string cgroup_parent = opts.cgroup_parent;
-  if (opts.cgroup_parent == cgroups::kAutoCgroupParent) {
+  if (rootless.active) {
+    std::string warning;
+    cgroup_parent = RootlessCgroupParent(cg, opts.cgroup_parent, warning);
+    // S10.11 holds without root too: no pod cgroup, no spec.resources.
+    if (cgroup_parent.empty() && pod::HasPodLevelResources(pod.spec)) {
+      return *Refuse(kExitHost,
+                     "this host cannot run the pod: pod-level resources (spec.resources) need a "
+                     "pod cgroup; " +
+                         (warning.empty() ? std::string("--cgroup-parent is empty") : warning) +
+                         " (S10.11)");
+    }
+    if (!warning.empty()) log::Warn("{}", warning);
+  } else if (opts.cgroup_parent == cgroups::kAutoCgroupParent) {
     std::string why_not;
     cgroup_parent = cgroups::ResolveAutoCgroupParent(cg, root, why_not);
     // README "systemd": outside podvisor's own cgroup, and the log says so.
@@ -414,7 +476,8 @@ int RunPod(RunOptions opts) {
     }
   }
   if (cgroup_parent == cgroups::kSelfCgroupParent) {
-    if (auto refused = EnterSelfCgroupParent(root, cg, supervisor_leaf, cgroup_parent)) {
+    if (auto refused =
+            EnterSelfCgroupParent(root || rootless.active, cg, supervisor_leaf, cgroup_parent)) {
       return *refused;
     }
   }
@@ -431,6 +494,16 @@ int RunPod(RunOptions opts) {
   ex.sandbox = sandbox;
   ex.image_cache_dir = image_options.cache_dir;
   ex.network = network;
+  if (rootless.active) {
+    // S21.4: what root keeps under /run is the user's, beside the pods.
+    const std::filesystem::path state_root = std::filesystem::absolute(opts.state_dir);
+    ex.host_claims_dir = state_root / StateDirEntry::kRootlessClaims;
+    ex.network.default_dir = state_root / StateDirEntry::kRootlessCni;
+    ex.rootless =
+        oci::RootlessConfig{.no_cgroup = cgroup_parent.empty(),
+                            .single_id = rootless.mode == process::UserNamespaceMode::kSingleId,
+                            .bind_sys = pod.spec.host_network};
+  }
   ex.status_text = [](const nlohmann::json& pod_json, bool wide) {
     return StatusTable(pod_json, wide, /*first=*/true, std::chrono::system_clock::now());
   };

@@ -20,6 +20,7 @@
 #include "cli/plain_args.h"
 #include "cli/pod_records.h"
 #include "cli/pod_summary.h"
+#include "cli/user_dirs.h"
 #include "common/fd.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
@@ -50,7 +51,7 @@ YAML::Node JsonToYaml(const nlohmann::json& j) {
 
 struct StatusOptions {
   std::string pod;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
   std::string output = "table";
   bool watch = false;
 };

@@ -28,6 +28,7 @@
 #include "cli/command_grammar_cli11.h"
 #include "cli/commands.h"
 #include "cli/pod_loading.h"
+#include "cli/user_dirs.h"
 #include "common/pod_dir.h"
 #include "common/terminal_text.h"
 #include "loading/pod_loading.h"
@@ -64,7 +65,7 @@ int Usage(const std::string& message) {
 
 struct UpgradeArgs {
   std::string pod;
-  std::string state_dir = kDefaultStateDir;
+  std::string state_dir = DefaultStateDir();
   std::optional<std::string> binary;  // absolute, an executable file
   Duration timeout = milliseconds(supervisor::control::kDefaultUpgradeTimeoutMs);
 };

@@ -73,7 +73,9 @@ int RunValidate(const ValidateOptions& opts) {
   bool root = ::geteuid() == 0;
   network::NetworkMode mode =
       opts.network.empty()
-          ? network::DefaultNetworkMode(root, root, network::SplitPathList(kDefaultCniBinDirs))
+          ? network::DefaultNetworkMode(
+                root, true, network::SplitPathList(kDefaultCniBinDirs),
+                root ? std::nullopt : std::optional(network::FindUserModeTools()))
           : *network::ParseNetworkMode(opts.network);
   if (auto refused = CheckPodNetwork(pod, mode, /*sandbox=*/true)) {
     std::fprintf(stderr, "%s (with --network %s)\n", refused->c_str(),

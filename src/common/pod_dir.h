@@ -57,6 +57,10 @@ struct StateDirEntry {
   static constexpr std::string_view kNetworkLock = "network.lock";
   static constexpr std::string_view kImageCache = ".images";
   static constexpr std::string_view kBundles = ".bundles";
+  // S21.4: without root, the host claims and the default network's files
+  // of the user's pods (root keeps them under /run).
+  static constexpr std::string_view kRootlessClaims = ".claims";
+  static constexpr std::string_view kRootlessCni = ".cni";
 };
 
 class PodDir {

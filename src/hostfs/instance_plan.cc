@@ -90,6 +90,7 @@ oci::ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Co
   in.node_cpu_milli = host.node_cpu_milli;
   in.node_ephemeral_storage_bytes = host.node_ephemeral_storage_bytes;
   in.pids_limit = facts.pids_limit;
+  in.rootless = host.rootless;
   return in;
 }
 

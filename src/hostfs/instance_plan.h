@@ -39,6 +39,8 @@ struct HostFacts {
   std::vector<std::string> host_ips;  // status.hostIPs (node_info.h)
   int64_t node_cpu_milli = 0;
   int64_t node_ephemeral_storage_bytes = 0;
+  // S21: podvisor runs without root (run's choice, like node_hostname).
+  std::optional<oci::RootlessConfig> rootless;
 };
 
 // This host's capabilities, devices (only when `container` is privileged:

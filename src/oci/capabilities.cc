@@ -65,13 +65,28 @@ std::vector<std::string> CurrentBoundingCapabilities() {
   return caps;
 }
 
+namespace {
+
+bool InInitialUserNamespace() {
+  std::ifstream in("/proc/self/uid_map");
+  uint64_t inside = 1, outside = 1, count = 0;
+  if (!(in >> inside >> outside >> count)) return true;  // no user namespaces at all
+  std::string more;
+  return inside == 0 && outside == 0 && count == 4294967295ULL && !(in >> more);
+}
+
+}  // namespace
+
 std::optional<int> OomScoreAdjFloor() {
   cap_t caps = cap_get_proc();
   if (!caps) return std::nullopt;
   cap_flag_value_t has = CAP_CLEAR;
   cap_get_flag(caps, CAP_SYS_RESOURCE, CAP_EFFECTIVE, &has);
   cap_free(caps);
-  if (has == CAP_SET) return std::nullopt;
+  // S21.7: lowering oom_score_adj needs CAP_SYS_RESOURCE in the initial
+  // user namespace; root of podvisor's own (rootless, or PID 1 of an
+  // unprivileged container) has it only there, where it does not count.
+  if (has == CAP_SET && InInitialUserNamespace()) return std::nullopt;
   std::ifstream in("/proc/self/oom_score_adj");
   int own = 0;
   if (!(in >> own)) return std::nullopt;

@@ -116,6 +116,7 @@ Result<json> GenerateConfig(const pod::Pod& pod, const pod::Container& container
   // runc refuses a hostname without a UTS namespace of the container's
   // own or the pod's; hostNetwork pods use the host's.
   if (!pod.spec.host_network) config["hostname"] = ctx.hostname;
+  if (input.rootless) AdaptConfigForRootless(config, *input.rootless);
   return config;
 }
 

@@ -21,6 +21,7 @@
 
 #include "common/result.h"
 #include "image/image.h"
+#include "oci/rootless_spec.h"
 #include "pod/model.h"
 
 namespace podvisor::oci {
@@ -82,7 +83,9 @@ struct ContainerConfigInput {
   // hostUsers: false (S20): the idmapped mount (hostfs/idmap.h) each
   // volume is bound from instead of its own path, by volume name.
   std::map<std::string, std::filesystem::path> idmapped_volume_sources;
-  std::string cgroups_path;       // linux.cgroupsPath, e.g. "/podvisor/web/app"
+  std::string cgroups_path;  // linux.cgroupsPath, e.g. "/podvisor/web/app"
+  // S21: podvisor without root; nullopt: it has root on the host.
+  std::optional<RootlessConfig> rootless;
   bool memory_oom_group = false;  // resources.unified memory.oom.group=1 (cgroup v2, S10.4)
   int64_t node_memory_bytes = 0;  // S10.3
   // S10.3: process.oomScoreAdj is raised to this when lower (capabilities.h

@@ -372,9 +372,9 @@ pid_t SpawnRun(const std::vector<std::string>& base, const std::vector<std::stri
 }  // namespace
 
 std::vector<std::string> E2eTest::RunArgs() const {
-  std::vector<std::string> argv = {
-      RequiredEnv("PODVISOR"), "run",       "--state-dir", state_dir_.string(), "--log-dir",
-      log_dir_.string(),       "--runtime", tier_.runtime};
+  std::vector<std::string> argv = tier_.run_prefix;
+  argv.insert(argv.end(), {RequiredEnv("PODVISOR"), "run", "--state-dir", state_dir_.string(),
+                           "--log-dir", log_dir_.string(), "--runtime", tier_.runtime});
   if (!tier_.cgroup_parent.empty()) {
     argv.push_back("--cgroup-parent");
     argv.push_back(tier_.cgroup_parent);
@@ -441,7 +441,8 @@ std::string E2eTest::RunStderr() const {
 }
 
 testing::CommandResult E2eTest::Client(std::vector<std::string> args, bool with_log_dir) {
-  std::vector<std::string> argv = {RequiredEnv("PODVISOR")};
+  std::vector<std::string> argv = tier_.client_prefix;
+  argv.push_back(RequiredEnv("PODVISOR"));
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--state-dir");
   argv.push_back(state_dir_.string());

@@ -83,6 +83,12 @@ struct TierConfig {
   bool busybox_rootfs = false;               // tier 3: a busybox image with the helper
   bool check_runc_state = false;             // leftovers: `runc list`
   std::string cgroup_parent;                 // --cgroup-parent, empty: podvisor's default
+  // Commands the podvisor command line is handed to (each exec's the
+  // next, so the run's pid stays podvisor's): e.g. a private mount
+  // namespace and another uid for the rootless tests (S21). Absolute
+  // program paths.
+  std::vector<std::string> run_prefix;
+  std::vector<std::string> client_prefix;
 };
 
 class E2eTest : public ::testing::Test {

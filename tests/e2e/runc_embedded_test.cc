@@ -2,7 +2,10 @@
 // container, running a pod of nested runc containers, stopped through the
 // outer runtime's SIGTERM; and the same container without the privileges
 // the recipe of README "Embedding podvisor" names, which must fail at once
-// with the missing privileges named, not crash-loop.
+// with the missing privileges named, not crash-loop. Issue 33 (S21.10):
+// an unprivileged outer container with a user namespace and only the
+// default capabilities runs the pod too, podvisor in a user namespace of
+// its own.
 //
 // The outer container's root holds only podvisor, runc and the libraries
 // `ldd` names for them, each bind-mounted read-only: a static podvisor
@@ -10,6 +13,7 @@
 // Debian's runc always brings libseccomp and libc. Needs root and runc.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +47,19 @@ const std::vector<std::string> kRecipeCapabilities = {"CAP_SYS_ADMIN",    "CAP_N
                                                       "CAP_FOWNER",       "CAP_FSETID",
                                                       "CAP_NET_RAW",      "CAP_NET_BIND_SERVICE",
                                                       "CAP_SETFCAP",      "CAP_AUDIT_WRITE"};
+
+// containerd's and Docker's default set: what an unprivileged container
+// gets (S21.10).
+const std::vector<std::string> kDefaultCapabilities = {
+    "CAP_CHOWN",   "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",
+    "CAP_MKNOD",   "CAP_NET_RAW",      "CAP_SETGID",           "CAP_SETUID",
+    "CAP_SETFCAP", "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+    "CAP_KILL",    "CAP_AUDIT_WRITE"};
+
+// The outer container's user namespace: container 0 is this host id.
+constexpr int kOuterHostId = 300000;
+
+enum class Outer { kPrivileged, kRuncDefaults, kUserNamespace };
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p);
@@ -99,7 +116,7 @@ spec:
      command: [/podvisor-test-helper, --log, side, --log-file, /shared/events.log, trap-sigterm, "0", "0"]}
   containers:
   - {name: app, image: bb, volumeMounts: [{name: shared, mountPath: /shared}],
-     command: [/bin/sh, -c, 'cat /proc/self/cgroup > /shared/app.cgroup; exec /podvisor-test-helper --log app --log-file /shared/events.log trap-sigterm 0 0']}
+     command: [/bin/sh, -c, 'cat /proc/self/cgroup > /shared/app.cgroup; readlink /proc/self/ns/net > /shared/app.net; exec /podvisor-test-helper --log app --log-file /shared/events.log trap-sigterm 0 0']}
 )";
   }
 
@@ -127,7 +144,8 @@ spec:
   // process and, when `privileged`, the recipe of README "Embedding
   // podvisor"; otherwise runc's defaults (three capabilities, the cgroup
   // filesystem read-only, /proc partly masked).
-  void WriteOuterBundle(bool privileged) {
+  void WriteOuterBundle(Outer mode, const std::vector<std::string>& run_args = {}) {
+    const bool privileged = mode == Outer::kPrivileged;
     auto r = testing::RunCommand({runc_, "spec", "--bundle", (dir_ / "outer").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     json c = json::parse(ReadFile(dir_ / "outer/config.json"));
@@ -138,8 +156,10 @@ spec:
     c["root"] = {{"path", "rootfs"}, {"readonly", true}};
     c["process"]["terminal"] = false;
     c["process"]["args"] = {"/podvisor",   "run",           "--runtime", runc_,
-                            "--state-dir", "/run/podvisor", "--log-dir", "/run/podvisor-logs",
-                            "--network",   "none",          "/pod"};
+                            "--state-dir", "/run/podvisor", "--log-dir", "/run/podvisor-logs"};
+    for (const auto& a : run_args) c["process"]["args"].push_back(a);
+    if (run_args.empty()) c["process"]["args"].push_back("--network=none");
+    c["process"]["args"].push_back("/pod");
     json& mounts = c["mounts"];
     auto bind = [&](const std::string& source, const std::string& dest, bool ro) {
       mounts.push_back({{"destination", dest},
@@ -181,6 +201,24 @@ spec:
       // masked or read-only in this one.
       c["linux"]["maskedPaths"] = json::array();
       c["linux"]["readonlyPaths"] = json::array();
+    }
+    if (mode == Outer::kUserNamespace) {
+      // S21.10: Kubernetes' hostUsers: false with procMount: Unmasked. The
+      // default capabilities, the cgroup filesystem read-only as runc
+      // mounts it; /proc and /sys unmasked, which the kernel requires of a
+      // mount namespace before it lets a fresh proc or sysfs be mounted.
+      c["linux"]["namespaces"].push_back({{"type", "user"}});
+      c["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", kOuterHostId}, {"size", 65536}}};
+      c["linux"]["gidMappings"] = c["linux"]["uidMappings"];
+      for (auto& [set, caps] : c["process"]["capabilities"].items()) caps = kDefaultCapabilities;
+      c["linux"]["maskedPaths"] = json::array();
+      c["linux"]["readonlyPaths"] = json::array();
+      // The pod's files belong to the outer container's root, as an
+      // image's files would.
+      auto r = testing::RunCommand(
+          {"/bin/chown", "-R", std::to_string(kOuterHostId) + ":" + std::to_string(kOuterHostId),
+           (dir_ / "pod").string()});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
     }
     std::ofstream(dir_ / "outer/config.json") << c.dump(2);
   }
@@ -233,7 +271,7 @@ spec:
 };
 
 TEST_F(RuncEmbedded, PodOfNestedContainersStopsThroughTheOuterRuntimesSigterm) {
-  WriteOuterBundle(/*privileged=*/true);
+  WriteOuterBundle(Outer::kPrivileged);
   StartOuter();
   ASSERT_TRUE(WaitForLine("app Started", std::chrono::seconds(60)))
       << "events: " << ReadFile(dir_ / "shared/events.log")
@@ -257,7 +295,7 @@ TEST_F(RuncEmbedded, PodOfNestedContainersStopsThroughTheOuterRuntimesSigterm) {
 }
 
 TEST_F(RuncEmbedded, WithoutPrivilegesItFailsAtOnceNamingWhatIsMissing) {
-  WriteOuterBundle(/*privileged=*/false);
+  WriteOuterBundle(Outer::kRuncDefaults);
   auto start = std::chrono::steady_clock::now();
   StartOuter();
   auto code = WaitOuter(std::chrono::seconds(20));
@@ -270,6 +308,46 @@ TEST_F(RuncEmbedded, WithoutPrivilegesItFailsAtOnceNamingWhatIsMissing) {
   EXPECT_THAT(out, HasSubstr("the cgroup filesystem is mounted read-only at /sys/fs/cgroup"));
   EXPECT_THAT(out, Not(HasSubstr("pre_exec hook")));
   EXPECT_FALSE(fs::exists(dir_ / "shared/events.log")) << "a container ran";
+}
+
+// S21.10: PID 1 of an unprivileged container (a user namespace, the default
+// capabilities, no host cgroup write access) runs the pod in a user
+// namespace of its own, mapping the ids it has; the outer container's
+// network namespace is the pod's (--network host: the outer container is
+// the pod sandbox); the outer SIGTERM stops it.
+TEST_F(RuncEmbedded, S21_10_UnprivilegedContainerWithAUserNamespaceRunsThePod) {
+  WriteOuterBundle(Outer::kUserNamespace, {"--network", "host"});
+  StartOuter();
+  ASSERT_TRUE(WaitForLine("app Started", std::chrono::seconds(60)))
+      << "events: " << ReadFile(dir_ / "shared/events.log")
+      << "\noutput: " << ReadFile(dir_ / "outer.log");
+  auto state = testing::RunCommand({runc_, "--root", (dir_ / "runc").string(), "state", id_});
+  ASSERT_EQ(state.exit_code, 0) << state.err;
+  const int outer_pid = json::parse(state.out).value("pid", 0);
+  ASSERT_GT(outer_pid, 0);
+  std::error_code ec;
+  const std::string outer_net =
+      fs::read_symlink("/proc/" + std::to_string(outer_pid) + "/ns/net", ec).string();
+  std::string app_net = ReadFile(dir_ / "shared/app.net");
+  while (!app_net.empty() && app_net.back() == '\n') app_net.pop_back();
+  EXPECT_EQ(app_net, outer_net)
+      << "the nested container is in the outer container's network namespace";
+  // Container root of the nested pod is the outer container's root: on the
+  // host, an id of the outer range, never 0.
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "shared/app.net").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, static_cast<uid_t>(kOuterHostId));
+  const std::string out = ReadFile(dir_ / "outer.log");
+  EXPECT_THAT(out, HasSubstr("podvisor runs in a user namespace of its own (own-ids"));
+  EXPECT_THAT(out, HasSubstr("no pod cgroup and no cgroup limits"));
+
+  auto r = testing::RunCommand({runc_, "--root", (dir_ / "runc").string(), "kill", id_, "TERM"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto code = WaitOuter(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value()) << "podvisor did not end after SIGTERM: "
+                                << ReadFile(dir_ / "outer.log");
+  EXPECT_EQ(*code, 0) << ReadFile(dir_ / "outer.log");
+  EXPECT_THAT(ReadFile(dir_ / "outer.log"), HasSubstr("pod nested ended: phase=Succeeded"));
 }
 
 }  // namespace

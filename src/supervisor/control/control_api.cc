@@ -255,7 +255,9 @@ nlohmann::json ControlApi::Exec(const nlohmann::json& request) {
   auto plan = pod_.PrepareExec(order);
   if (!plan) return ControlErrorReply(ControlCode::kInternal, plan.error().message());
   log::Info("exec in container {}: {}", order.container, order.args.front());
-  return {{"argv", plan->argv}, {"processFile", plan->process_file}};
+  nlohmann::json reply = {{"argv", plan->argv}, {"processFile", plan->process_file}};
+  if (plan->join_namespaces_of > 0) reply["joinNamespacesOf"] = plan->join_namespaces_of;
+  return reply;
 }
 
 }  // namespace podvisor::supervisor::control

@@ -58,6 +58,10 @@ struct UpgradeOrder {
 struct ExecPlan {
   std::vector<std::string> argv;
   std::string process_file;
+  // S21.11: the supervisor runs in a user namespace of its own; the
+  // client joins its user and mount namespaces (by this pid) before it
+  // runs argv, which only works there. 0: it does not.
+  int join_namespaces_of = 0;
 };
 
 class PodControl {

@@ -126,7 +126,9 @@ Result<control::ExecPlan> Executor::PodControlPort::PrepareExec(const control::E
                 {"--detach", "--console-socket", order.console_socket, "--pid-file",
                  std::filesystem::path(order.console_socket).parent_path() / "exec.pid"});
   }
-  return control::ExecPlan{std::move(argv), file.string()};
+  control::ExecPlan plan{std::move(argv), file.string()};
+  if (ex_.options_.rootless) plan.join_namespaces_of = static_cast<int>(::getpid());  // S21.11
+  return plan;
 }
 
 control::ControlApi& Executor::Control() {

@@ -20,6 +20,7 @@
 #include "network/plugin.h"
 #include "network/pod_network.h"
 #include "network/user_mode.h"
+#include "oci/rootless_spec.h"
 #include "oci/runtime_cli.h"
 #include "pod/model.h"
 #include "supervisor/executor/runtime_timeout.h"
@@ -59,6 +60,9 @@ struct ExecutorOptions {
   std::string node_hostname;
   std::optional<int64_t> pids_limit;
   bool sandbox = true;  // own namespaces (needs root)
+  // S21: podvisor runs in a user namespace of its own, without privileges
+  // on the host (cli/rootless_run.h); what its configs leave out.
+  std::optional<oci::RootlessConfig> rootless;
   std::filesystem::path podvisor_exe = "/proc/self/exe";
   std::filesystem::path image_cache_dir;  // where OCI layouts unpack (oci/image_cache.h)
   // S11.2: --log-max-size, --log-max-files.

@@ -73,6 +73,7 @@ Status Instances::Prepare(Instance& inst) {
   if (!host) return host.take_error();
   host->node_memory_bytes = pod_.options.node_memory_bytes;
   host->node_hostname = pod_.options.node_hostname;
+  host->rootless = pod_.options.rootless;  // S21
   hostfs::PreparedInstance prepared;
   Status s = hostfs::PrepareContainerInstance(pod_.pod, *spec, image, pod_.layout, std::move(facts),
                                               *host, prepared);
