@@ -280,7 +280,20 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
   network.allow_host_loopback = opts.network_host_loopback;
   // S22.3: without root the default is a user-mode network, pasta first.
   std::optional<network::UserModeTools> user_mode_tools;
-  if (rootless) user_mode_tools = network::FindUserModeTools();
+  bool tun_usable = true;
+  if (rootless) {
+    user_mode_tools = network::FindUserModeTools();
+    // Both tools open /dev/net/tun in the pod's namespace as the user:
+    // udev makes it 0666, a host without udev may leave it root's alone.
+    tun_usable = ::access("/dev/net/tun", R_OK | W_OK) == 0;
+    if (!tun_usable && opts.network.empty()) {
+      log::Warn(
+          "rootless: /dev/net/tun is not readable and writable by this user, which pasta and "
+          "slirp4netns need: the pod's network namespace has only its loopback interface "
+          "(udev's rule makes it 0666)");
+      user_mode_tools = network::UserModeTools{};
+    }
+  }
   network.mode = opts.network.empty()
                      ? network::DefaultNetworkMode(root, sandbox, network.bin_dirs, user_mode_tools)
                      : *network::ParseNetworkMode(opts.network);
@@ -292,7 +305,7 @@ Refusal ChooseNetwork(const RunOptions& opts, const pod::Pod& pod, bool root, bo
     // with neither installed the pod's own network namespace has its
     // loopback only, and the log says so once.
     if (opts.network.empty() && network.mode == network::NetworkMode::kNone &&
-        !pod.spec.host_network && sandbox) {
+        !pod.spec.host_network && sandbox && tun_usable) {
       log::Warn(
           "rootless: the pod's network namespace has only its loopback interface (CNI needs "
           "root; neither pasta nor slirp4netns is installed: apt install passt or slirp4netns)");

@@ -72,11 +72,10 @@ int RunValidate(const ValidateOptions& opts) {
   // (root with the namespaces sandbox, which is --sandbox auto for root).
   bool root = ::geteuid() == 0;
   network::NetworkMode mode =
-      opts.network.empty()
-          ? network::DefaultNetworkMode(
-                root, true, network::SplitPathList(kDefaultCniBinDirs),
-                root ? std::nullopt : std::optional(network::FindUserModeTools()))
-          : *network::ParseNetworkMode(opts.network);
+      opts.network.empty() ? network::DefaultNetworkMode(
+                                 root, true, network::SplitPathList(kDefaultCniBinDirs),
+                                 root ? std::nullopt : std::optional(network::FindUserModeTools()))
+                           : *network::ParseNetworkMode(opts.network);
   if (auto refused = CheckPodNetwork(pod, mode, /*sandbox=*/true)) {
     std::fprintf(stderr, "%s (with --network %s)\n", refused->c_str(),
                  network::NetworkModeName(mode));

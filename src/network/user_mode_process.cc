@@ -51,18 +51,22 @@ bool WaitExited(int pidfd, int timeout_ms) {
 std::string LogTail(const fs::path& pod_dir) {
   auto text = ReadFileBounded(pod_dir / kUserNetworkLog, 64 * 1024);
   if (!text) return "";
-  std::string s = *text;
-  // pasta also says it cannot reach syslog, which is no reason.
-  std::string last;
+  const std::string& s = *text;
+  // The last two lines: slirp4netns's reason comes before its "child
+  // failed(1)". pasta also says it cannot reach syslog, which is no reason.
+  std::vector<std::string> lines;
   size_t start = 0;
   while (start < s.size()) {
     size_t end = s.find('\n', start);
     if (end == std::string::npos) end = s.size();
     std::string line = s.substr(start, end - start);
-    if (!line.empty() && line.find("to syslog") == std::string::npos) last = line;
+    if (!line.empty() && line.find("to syslog") == std::string::npos) lines.push_back(line);
     start = end + 1;
   }
-  return last.empty() ? "" : ": " + last;
+  if (lines.empty()) return "";
+  std::string tail = lines.back();
+  if (lines.size() > 1) tail = lines[lines.size() - 2] + "; " + tail;
+  return ": " + tail;
 }
 
 std::string ToolNameIn(pid_t pid) {

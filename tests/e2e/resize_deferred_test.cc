@@ -41,8 +41,9 @@ class ResizeDeferred : public E2eTest {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
            "}\nspec:\n  terminationGracePeriodSeconds: 5\n  containers:\n"
            "  - name: app\n    image: img\n    command: " +
-           HelperCmd(name, "trap-sigterm 20 0") + "\n    resources:\n      requests: {memory: " +
-           memory + "}\n      limits: {memory: " + memory + "}\n";
+           HelperCmd(name, "trap-sigterm 20 0") +
+           "\n    resources:\n      requests: {memory: " + memory +
+           "}\n      limits: {memory: " + memory + "}\n";
   }
   void StartA(const std::string& memory) {
     const fs::path bundle = dir_ / "bundle-a";
@@ -131,10 +132,9 @@ TEST_F(ResizeDeferred, S17_12_DeferredBesideANeighbourThenAppliedWhenItEnds) {
   StartBothPods();
   auto r = PatchB("500Mi");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string message = "Node didn't have enough resource: memory, requested: " +
-                              std::to_string(500 * kMi) + ", used: " +
-                              std::to_string(600 * kMi) + ", capacity: " +
-                              std::to_string(1024 * kMi);
+  const std::string message =
+      "Node didn't have enough resource: memory, requested: " + std::to_string(500 * kMi) +
+      ", used: " + std::to_string(600 * kMi) + ", capacity: " + std::to_string(1024 * kMi);
   EXPECT_THAT(r.err, HasSubstr("PodResizePending: Deferred: " + message));
   nlohmann::json pod = *StatusOf("b");
   const nlohmann::json* pending = Condition(pod, "PodResizePending");

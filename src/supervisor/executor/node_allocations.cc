@@ -116,8 +116,7 @@ Result<std::unique_ptr<AllocationWatch>> AllocationWatch::Start(loop::EventLoop&
     if (IsPodDirName(name, w->self_)) w->WatchPodDir(name);
   }
   AllocationWatch* raw = w.get();
-  if (auto s = loop.Add(raw->inotify_.get(), EPOLLIN, [raw](uint32_t) { raw->OnReadable(); });
-      !s) {
+  if (auto s = loop.Add(raw->inotify_.get(), EPOLLIN, [raw](uint32_t) { raw->OnReadable(); }); !s) {
     return s.take_error();
   }
   raw->ArmRetry(kFirstRetry);

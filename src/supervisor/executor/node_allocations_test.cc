@@ -27,12 +27,11 @@ json Record(const std::string& name, const std::string& phase, const std::string
               {"kind", "Pod"},
               {"metadata", {{"name", name}}},
               {"spec",
-               {{"containers",
-                 json::array({{{"name", "app"},
-                               {"image", "img"},
-                               {"resources",
-                                {{"requests", {{"cpu", "100m"}, {"memory", memory}}},
-                                 {"limits", {{"memory", memory}}}}}}})}}},
+               {{"containers", json::array({{{"name", "app"},
+                                             {"image", "img"},
+                                             {"resources",
+                                              {{"requests", {{"cpu", "100m"}, {"memory", memory}}},
+                                               {"limits", {{"memory", memory}}}}}}})}}},
               {"status", {{"phase", phase}}}};
 }
 
