@@ -69,6 +69,7 @@ oci::ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Co
   // Executor's Setup); otherwise each container gets a private one.
   if (!pod.spec.host_ipc && !facts.namespaces.ipc.empty()) in.pod_shm_dir = layout.ShmDir();
   in.namespaces = facts.namespaces;
+  in.user_namespace = facts.user_namespace;  // S20.8
   if (!facts.pod_cgroup.empty()) {
     in.cgroups_path = facts.pod_cgroup + "/" + facts.runtime_id;
     in.memory_oom_group = true;  // S10.4

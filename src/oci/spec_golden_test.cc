@@ -49,7 +49,7 @@ ContainerConfigInput MakeInput(const pod::Pod& pod, const pod::Container& c) {
   in.etc_hostname = dir + "/etc/hostname";
   in.etc_resolv_conf = dir + "/etc/resolv.conf";
   in.pod_shm_dir = dir + "/shm";
-  in.namespaces = {"/proc/4242/ns/net", "/proc/4242/ns/ipc", "/proc/4242/ns/uts", ""};
+  in.namespaces = {"/proc/4242/ns/net", "/proc/4242/ns/ipc", "/proc/4242/ns/uts", "", ""};
   in.cgroups_path = "/podvisor/" + pod.metadata.name + "/" + c.name;
   in.node_memory_bytes = 8 * kGi;
   in.node_hostname = "node-1";
@@ -391,6 +391,53 @@ TEST(ConfigMounts, ReadOnlyRootFilesystemOnASidecar) {
       EXPECT_EQ(m["options"][2], "ro") << m.dump();
     }
   }
+}
+
+// S20.8: hostUsers: false joins the pod's user namespace (first, by its
+// holder's path) with the block's mappings for uids and gids.
+TEST(ConfigUserNamespace, S20_8_TheUserNamespaceAndItsMappings) {
+  pod::Pod p = BasicPod();
+  p.spec.host_users = false;
+  const pod::Container& c = Find(p, "app");
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  auto host = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(host) << host.error().message();
+  EXPECT_FALSE((*host)["linux"].contains("uidMappings"));
+  for (const json& ns : (*host)["linux"]["namespaces"]) EXPECT_NE(ns["type"], "user");
+
+  in.namespaces.user = "/proc/4242/ns/user";
+  in.user_namespace = PodUserNamespaceIds{196608, 196608, 65536};
+  auto own = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(own) << own.error().message();
+  const json& linux = (*own)["linux"];
+  EXPECT_EQ(linux["namespaces"][0], json({{"type", "user"}, {"path", "/proc/4242/ns/user"}}));
+  const json mapping = json::array({{{"containerID", 0}, {"hostID", 196608}, {"size", 65536}}});
+  EXPECT_EQ(linux["uidMappings"], mapping);
+  EXPECT_EQ(linux["gidMappings"], mapping);
+  // The masked paths stay: procMount is Default.
+  EXPECT_TRUE(linux.contains("maskedPaths"));
+}
+
+// S20.9: procMount Unmasked is a /proc without masked or read-only paths.
+TEST(ConfigUserNamespace, S20_9_UnmaskedProcHasNoMaskedOrReadonlyPaths) {
+  pod::Pod p = BasicPod();
+  p.spec.host_users = false;
+  pod::SecurityContext sc;
+  sc.proc_mount = "Unmasked";
+  p.spec.containers[0].security_context = sc;
+  const pod::Container& c = Find(p, "app");
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  in.user_namespace = PodUserNamespaceIds{65536, 65536, 65536};
+  auto config = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_FALSE((*config)["linux"].contains("maskedPaths"));
+  EXPECT_FALSE((*config)["linux"].contains("readonlyPaths"));
+  // Without a path (validate, oci-config) the runtime makes the namespace.
+  EXPECT_EQ((*config)["linux"]["namespaces"][0], json({{"type", "user"}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(
