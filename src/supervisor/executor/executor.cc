@@ -153,6 +153,7 @@ Status Executor::Setup() {
     return s;
   }
   if (auto s = OpenEventsAndControl(); !s) return s;
+  AnnounceUserNamespace();
   return PreparePodFiles();
 }
 
@@ -275,6 +276,11 @@ void Executor::AddPodFacts(hostfs::InstanceFacts& facts) const {
     facts.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
     facts.namespaces.uts = sandbox_->uts_ns().value_or("").string();
     facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
+    facts.namespaces.user = sandbox_->user_ns().value_or("").string();
+  }
+  if (id_block_.valid()) {
+    facts.user_namespace =
+        oci::PodUserNamespaceIds{id_block_.start(), id_block_.start(), id_block_.size()};
   }
   if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
   facts.pod_cgroup_name = pod_cgroup_name_;
@@ -540,6 +546,9 @@ void Executor::Cleanup() {
   std::error_code ec;
   std::filesystem::remove(options_.state_dir / cgroups::kCgroupNameFile, ec);
   cgroup_claim_.Release();
+  // S20.4: the holder and every container are gone, and the idmapped
+  // mounts with the pod's files: nothing uses the ids any more.
+  id_block_.Release();
 }
 
 }  // namespace podvisor::supervisor::executor
