@@ -164,6 +164,7 @@ spec:
   containers:
     - name: app
       image: img
+      command: [/bin/sh]
       volumeMounts:
         - {name: host, mountPath: /host}
         - {name: host, mountPath: /sub, subPath: made/below}
@@ -253,8 +254,12 @@ TEST_F(IdmappedPod, SubPathIsBoundFromTheIdmappedViewAndItsDirectoriesMadeAsRoot
   ASSERT_EQ(bound->count(1), 1u);
   EXPECT_EQ(Stat(host_ / "made" / "below").st_uid, 0u) << "made on disk as root";
   EXPECT_EQ(Stat(bound->at(1)).st_uid, kHostId) << "bound from the idmapped view";
+  // The runtime opens a bind's source before it enters the user
+  // namespace (subpaths/ is 0700, host root's); so does this test.
+  Fd source(::open(bound->at(1).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(source);
   EXPECT_EQ(AsContainerRoot([&] {
-              int fd = ::open((bound->at(1) / "f").c_str(), O_CREAT | O_WRONLY, 0644);
+              int fd = ::openat(source.get(), "f", O_CREAT | O_WRONLY, 0644);
               return fd >= 0 ? 0 : 1;
             }),
             0);
