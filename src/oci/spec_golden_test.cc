@@ -328,6 +328,27 @@ TEST(ConfigMounts, MountPropagationSetsBindAndRootPropagation) {
   std::filesystem::remove(mountinfo);
 }
 
+// S20.22: a hostUsers: false pod's containers bind each volume from its
+// idmapped mount, the subPath joined below it (for display; a created
+// container gets the bound source of S20.24).
+TEST(ConfigMounts, IdmappedVolumeSourcesReplaceTheVolumesPaths) {
+  pod::Pod p = BasicPod();
+  p.spec.containers[0].volume_mounts[1].sub_path = "app";
+  const pod::Container& c = p.spec.containers[0];
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  in.idmapped_volume_sources = {{"scratch", "/state/web/idmapped/volumes/scratch"},
+                                {"host-logs", "/state/web/idmapped/volumes/host-logs"}};
+  auto config = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(config) << config.error().message();
+  std::map<std::string, std::string> sources;
+  for (const json& m : (*config)["mounts"]) sources[m["destination"]] = m["source"];
+  EXPECT_EQ(sources["/data"], "/state/web/idmapped/volumes/scratch");
+  EXPECT_EQ(sources["/data/logs"], "/state/web/idmapped/volumes/host-logs/app");
+  EXPECT_EQ(sources["/cache"], "/state/web/idmapped/volumes/scratch/cache/dir");
+}
+
 // appArmorProfile Localhost: the profile's name for runc once the host has
 // AppArmor on and the profile loaded; otherwise an error naming which.
 TEST(ConfigSecurity, AppArmorLocalhostProfileMustBeLoaded) {

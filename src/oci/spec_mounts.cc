@@ -131,7 +131,15 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
     // S14.2: the runtime mounts what was resolved beneath the volume and
     // bound by volumes.h, not the path that names it. Propagation is still
     // checked on the volume's own mount, the one the bind is a peer of.
+    // S20.22: a hostUsers: false pod's container binds the volume's
+    // idmapped mount (hostfs/idmapped_pod.h) instead of the volume.
     std::filesystem::path mount_source = *source;
+    if (auto idmapped = ctx.input.idmapped_volume_sources.find(volume->name);
+        idmapped != ctx.input.idmapped_volume_sources.end()) {
+      auto view = JoinSubPath(idmapped->second, sub_path, sub_field);
+      if (!view) return view.take_error();
+      mount_source = *view;
+    }
     if (auto bound = ctx.input.sub_path_sources.find(i);
         !sub_path.empty() && bound != ctx.input.sub_path_sources.end()) {
       mount_source = bound->second;
