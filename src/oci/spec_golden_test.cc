@@ -441,6 +441,36 @@ TEST(ConfigUserNamespace, S20_8_TheUserNamespaceAndItsMappings) {
   EXPECT_TRUE(linux.contains("maskedPaths"));
 }
 
+// S20.11: a read-only bind of a secret's tmpfs names the flags the tmpfs
+// has, which a remount in a user namespace may not clear; the host's
+// pods' binds stay as they were.
+TEST(ConfigUserNamespace, S20_11_ProjectedVolumeBindsKeepTheirTmpfsFlags) {
+  pod::Pod p = BasicPod();
+  p.spec.host_users = false;
+  pod::Volume token;
+  token.name = "token";
+  token.secret = pod::SecretVolumeSource{"token", {}, std::nullopt, std::nullopt};
+  p.spec.volumes.push_back(token);
+  p.spec.containers[0].volume_mounts.push_back({"token", "/token", false, "", "", "", ""});
+  const pod::Container& c = Find(p, "app");
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  auto options_of = [&](const json& config) {
+    for (const json& m : config["mounts"]) {
+      if (m["destination"] == "/token") return m["options"];
+    }
+    return json();
+  };
+  auto host = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(host) << host.error().message();
+  EXPECT_EQ(options_of(*host), json({"rbind", "rprivate", "ro"}));
+  in.user_namespace = PodUserNamespaceIds{65536, 65536, 65536};
+  auto own = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(own) << own.error().message();
+  EXPECT_EQ(options_of(*own), json({"rbind", "rprivate", "ro", "nosuid", "nodev", "noexec"}));
+}
+
 // S20.9: procMount Unmasked is a /proc without masked or read-only paths.
 TEST(ConfigUserNamespace, S20_9_UnmaskedProcHasNoMaskedOrReadonlyPaths) {
   pod::Pod p = BasicPod();

@@ -155,7 +155,17 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
         return s.take_error();
       }
     }
-    mounts.push_back(Bind(CleanDestination(vm.mount_path), mount_source, read_only, propagation));
+    json bind = Bind(CleanDestination(vm.mount_path), mount_source, read_only, propagation);
+    if (ctx.input.user_namespace &&
+        (volume->config_map || volume->secret || volume->downward_api || volume->projected)) {
+      // S20.11: the runtime makes a read-only bind by remounting it with
+      // the flags the config names, and inside a user namespace the kernel
+      // refuses to clear the flags the source mount has (MNT_LOCK_*):
+      // runc 1.1.5 then fails with EPERM. These volumes are
+      // projected_volumes.h's tmpfs, nosuid, nodev and noexec.
+      for (const char* flag : {"nosuid", "nodev", "noexec"}) bind["options"].push_back(flag);
+    }
+    mounts.push_back(std::move(bind));
   }
   return mounts;
 }

@@ -20,6 +20,7 @@
 #include "common/uuid.h"
 #include "hostfs/earlier_runs.h"
 #include "hostfs/etc_files.h"
+#include "hostfs/idmapped_pod.h"
 #include "hostfs/instance_plan.h"
 #include "hostfs/rootfs.h"
 #include "hostfs/volumes.h"
@@ -258,6 +259,12 @@ Status Executor::PreparePodFiles() {
   // mounting it needs privileges.
   if (sandbox_ && sandbox_->ipc_ns()) {
     if (auto s = hostfs::MountPodShm(layout_); !s) return s;
+  }
+  // S20.22: hostUsers: false: the volumes and /etc files, now that they
+  // exist, idmapped to the pod's user namespace before any container;
+  // CleanupPod unmounts them.
+  if (sandbox_ && sandbox_->user_ns()) {
+    if (auto s = hostfs::IdmapPodMounts(pod_, layout_, *sandbox_->user_ns()); !s) return s;
   }
   return Ok();
 }
