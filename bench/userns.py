@@ -43,6 +43,9 @@ def one_start(env, host_users, results_ms):
 
 
 def bench_userns(env, reps, results):
+    # The pod's user namespace reaches its instances' roots only through
+    # directories others may search (S20.12); mkdtemp's are 0700.
+    os.chmod(env.state_root, 0o711)
     own, host = [], []
     # Alternating, so that a slower stretch of a shared machine costs both.
     for _ in range(reps):

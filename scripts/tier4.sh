@@ -86,7 +86,7 @@ skip_all() {
            Initramfs_StaticPodvisorIsOneFile \
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
-           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly \
+           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly S20_UserNamespaceWithCrun \
            "${ctrd_cases[@]}"; do
     skip "$c" "$1"
   done
@@ -316,6 +316,25 @@ spec:
       requests: {cpu: 100m, memory: 32Mi}
       limits: {cpu: 200m, memory: 64Mi}
 EOF
+# hostUsers: false (S20) with crun: the pod's user namespace, its uid_map
+# and a file container root writes to a hostPath (on the VM's tmpfs),
+# which is host root's; the shell reads them back after the pod.
+mkdir -p "$root/pods/userns"
+cat >"$root/pods/userns/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: userns}
+spec:
+  restartPolicy: Never
+  hostUsers: false
+  volumes:
+  - {name: out, hostPath: {path: /tmp/userns, type: DirectoryOrCreate}}
+  containers:
+  - name: app
+    image: busybox
+    command: [/bin/sh, -c, 'set -- $(cat /proc/self/uid_map); echo "$1_$2_$3 id=$(id -u)" > /out/map; echo x > /out/by-root']
+    volumeMounts: [{name: out, mountPath: /out}]
+EOF
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -342,6 +361,8 @@ echo "T4R memory.max=$(cat $cg/memory.max) cpu.max=$(tr ' ' _ < $cg/cpu.max) res
 /init stop resize >/dev/null
 wait
 echo "T4S resize exit=$? left=$(ls /sys/fs/cgroup/podvisor 2>/dev/null | grep -c resize)"
+/init run --runtime crun /pods/userns
+echo "T4S userns exit=$? map=$(cat /tmp/userns/map) owner=$(stat -c %u:%g /tmp/userns/by-root) claims=$(ls /run/lock/podvisor/userns 2>/dev/null | wc -l) ann=$(/init status userns -o "jsonpath={.metadata.annotations['podvisor.io/user-namespace']}" 2>&1)"
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
@@ -409,6 +430,11 @@ expect S10_11_PodLevelResourcesRunOnCgroupV2 "$c" "^T4S podres exit=0$"
 expect S17_ResizeInPlaceOnCgroupV2 "$c" \
   "^T4R memory\.max=134217728 cpu\.max=40000_100000 restarts=0$"
 expect S17_ResizedPodStopsCleanly "$c" "^T4S resize exit=(0|4) left=0$"
+# S20 with crun: container root is 0 inside, the block's first id outside
+# (the lowest block, 65536, on a fresh VM); its file is root's on disk;
+# the claim released; the kept record's annotation names the block.
+expect S20_UserNamespaceWithCrun "$c" \
+  "^T4S userns exit=0 map=0_65536_65536 id=0 owner=0:0 claims=0 ann=65536-131071$"
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console

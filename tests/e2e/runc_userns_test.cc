@@ -107,8 +107,9 @@ spec:
   containers:
     - name: app
       image: img
-      command: [/bin/sh, -c, "cat /proc/self/uid_map > /shared/)" +
-           name + R"(.uid_map; cat /proc/self/gid_map > /shared/)" + name +
+      command: [/bin/sh, -c, "ls /sys/class/net > /shared/)" +
+           name + R"(.net; cat /proc/self/uid_map > /shared/)" + name +
+           R"(.uid_map; cat /proc/self/gid_map > /shared/)" + name +
            R"(.gid_map; id -u > /shared/)" + name +
            R"(.id; i=0; while [ $i -lt 300 ] && [ ! -e /shared/)" + name +
            R"(.stop ]; do sleep 0.1; i=$((i+1)); done"]
@@ -129,6 +130,9 @@ TEST_F(RuncUserns, S20_5_ContainerRootIsTheBlocksFirstHostId) {
   EXPECT_EQ(size, 65536);
   EXPECT_EQ(RootMapping(ReadAll(scratch_ / "maps.gid_map")), std::make_pair(start, size));
   EXPECT_EQ(ReadScratch("maps.id"), "0");
+  // /sys is the pod's own sysfs, of the network namespace its user
+  // namespace owns: only the pod's loopback, none of the host's links.
+  EXPECT_EQ(ReadScratch("maps.net"), "lo");
   // From the host, the container's process is not root.
   const pid_t init = InitPid(state_dir_, "maps");
   ASSERT_GT(init, 0);

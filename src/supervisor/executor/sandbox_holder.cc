@@ -1,6 +1,8 @@
 // The Executor's part of the pod's sandbox holder (supervisor/sandbox/):
 // starting it, recording who it is before it keeps anything, and handing
 // it the descriptors a later supervisor takes back (S15.4).
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
@@ -23,6 +25,20 @@ Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
     if (!options_.sandbox) {
       return Error("spec.hostUsers: false needs the pod's own namespaces (--sandbox namespaces)",
                    EINVAL);
+    }
+    // S20.12: the runtime mounts each instance's root as the pod's root,
+    // which must be able to search every directory above the pod's (the
+    // pod's own are made searchable, hostfs/rootfs.h).
+    for (auto dir = options_.state_dir.parent_path(); !dir.empty();
+         dir = dir.parent_path()) {
+      struct stat st {};
+      if (::stat(dir.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH)) {
+        return Error("spec.hostUsers: false: " + dir.string() +
+                         " is not searchable by others, so the pod's user namespace cannot "
+                         "reach its containers' roots (chmod o+x it, or use another --state-dir)",
+                     EACCES);
+      }
+      if (dir == dir.root_path()) break;
     }
     // S20.3: before the holder starts, which inherits the claim's lock.
     auto range = HostPodIdRange();
