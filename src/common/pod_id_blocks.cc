@@ -1,7 +1,6 @@
 #include "common/pod_id_blocks.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -104,15 +103,29 @@ Result<PodIdRange> ReadPodIdRange(const fs::path& subuid, const fs::path& subgid
   return PodIdRange{start, count, subuid.string() + " and " + subgid.string() + " for " + who};
 }
 
+std::optional<uint32_t> UidInPasswd(std::string_view text, std::string_view user) {
+  while (!text.empty()) {
+    const std::size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    // name:password:uid:...
+    const std::size_t c1 = line.find(':');
+    if (c1 == std::string_view::npos || line.substr(0, c1) != user) continue;
+    const std::size_t c2 = line.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) continue;
+    const std::size_t c3 = line.find(':', c2 + 1);
+    auto uid = ParseDecimal(line.substr(c2 + 1, c3 == std::string_view::npos ? c3 : c3 - c2 - 1));
+    if (uid && *uid < kIdSpace) return static_cast<uint32_t>(*uid);
+  }
+  return std::nullopt;
+}
+
 Result<PodIdRange> HostPodIdRange() {
-  std::optional<uint32_t> uid;
-  const std::string user(kPodIdRangeUser);
-  // getpwnam_r with a fixed buffer: a user missing from passwd still
+  // /etc/passwd itself, not getpwnam: the static build must not load NSS
+  // modules of whatever glibc the host has. A user missing from it still
   // matches by name, as in shadow's files.
-  passwd pw{};
-  passwd* found = nullptr;
-  char buf[4096];
-  if (::getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &found) == 0 && found) uid = pw.pw_uid;
+  std::optional<uint32_t> uid;
+  if (auto passwd = ReadFileBounded("/etc/passwd")) uid = UidInPasswd(*passwd, kPodIdRangeUser);
   return ReadPodIdRange("/etc/subuid", "/etc/subgid", kPodIdRangeUser, uid);
 }
 

@@ -54,6 +54,9 @@ std::optional<std::pair<uint32_t, uint64_t>> FindSubordinateIds(std::string_view
                                                                 std::string_view user,
                                                                 std::optional<uint32_t> uid);
 
+// The uid of `user` in an /etc/passwd text; nullopt when it is not there.
+std::optional<uint32_t> UidInPasswd(std::string_view text, std::string_view user);
+
 // The range from `subuid` and `subgid` for `user` (with its `uid` when the
 // user exists): both entries or neither. Like the kubelet's, a configured
 // range must start at a multiple of 65536, hold a multiple of 65536 ids (at

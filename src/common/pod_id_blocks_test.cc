@@ -47,6 +47,15 @@ TEST(SubordinateIds, S20_3_FindsTheUsersFirstEntryByNameOrUid) {
   EXPECT_FALSE(FindSubordinateIds(text, "bob", std::nullopt));
 }
 
+TEST(SubordinateIds, S20_3_TheUsersUidComesFromPasswd) {
+  const std::string passwd =
+      "root:x:0:0:root:/root:/bin/bash\n"
+      "podvisorx:x:7:7::/:/bin/false\n"
+      "podvisor:x:998:998:podvisor:/nonexistent:/usr/sbin/nologin\n";
+  EXPECT_EQ(UidInPasswd(passwd, "podvisor"), 998u);
+  EXPECT_EQ(UidInPasswd(passwd, "nobody"), std::nullopt);
+}
+
 class PodIdBlockTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -226,7 +226,8 @@ TEST_F(RuncUserns, S20_4_TwoPodsRunningAtOnceGetDisjointBlocks) {
 
 // S20.20 (the idmapped volumes) as this side sees it: a file container
 // root writes to a hostPath is host root's on disk, and a 0400 secret is
-// read by its user, container root.
+// read by its user, container root; S20.10: container root reopens its
+// stdout.
 TEST_F(RuncUserns, S20_5_FilesOfContainerRootAreHostRootsAndA0400SecretIsRead) {
   WritePod(R"(apiVersion: v1
 kind: Secret
@@ -246,7 +247,7 @@ spec:
   containers:
     - name: app
       image: img
-      command: [/bin/sh, -c, "echo written > /shared/by-root; cat /token/value > /shared/secret 2>&1; stat -c '%u %a' /token/..data/value > /shared/secret-stat 2>&1"]
+      command: [/bin/sh, -c, "echo reopened > /dev/stdout; echo written > /shared/by-root; cat /token/value > /shared/secret 2>&1; stat -c '%u %a' /token/..data/value > /shared/secret-stat 2>&1"]
       volumeMounts:
         - {name: shared, mountPath: /shared}
         - {name: token, mountPath: /token}
@@ -258,6 +259,8 @@ spec:
   EXPECT_EQ(st.st_gid, 0u);
   EXPECT_EQ(ReadScratch("secret"), "s3cr3t");
   EXPECT_EQ(ReadScratch("secret-stat"), "0 400");
+  // S20.10: the log pipe is the mapped root's: reopening it works.
+  EXPECT_THAT(Client({"logs", "files"}, /*with_log_dir=*/true).out, HasSubstr("reopened"));
 }
 
 // S20.1: hostNetwork with hostUsers: false is refused by validate and by
