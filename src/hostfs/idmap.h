@@ -1,4 +1,4 @@
-// Idmapped mounts for hostUsers: false pods (S20.20-S20.29): the kernel's
+// Idmapped mounts for hostUsers: false pods (S20.20-S20.27): the kernel's
 // open_tree(OPEN_TREE_CLONE) + mount_setattr(MOUNT_ATTR_IDMAP) +
 // move_mount, which Debian's runc 1.1.5 cannot do and crun 1.8.1 only
 // does for binds. podvisor makes the mounts itself and hands the runtime

@@ -227,6 +227,15 @@ TEST_F(IdmappedPod, ContainerRootWritesAHostPathAsHostRoot) {
             0)
       << "container root writes its /etc/hosts, as without a user namespace";
   EXPECT_FALSE(fs::exists(layout_->IdmappedVolume("unused"))) << "no container mounts it";
+  // Idempotent: an adopting supervisor keeps what is there.
+  auto before = MountPointsUnder(layout_->IdmappedDir());
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->size(), 4u) << "host, secret, scratch, etc";
+  Status again = IdmapPodMounts(pod_, *layout_, userns_->path());
+  EXPECT_TRUE(again) << again.error().message();
+  auto after = MountPointsUnder(layout_->IdmappedDir());
+  ASSERT_TRUE(after);
+  EXPECT_EQ(*after, *before);
 }
 
 TEST_F(IdmappedPod, SecretOnlyItsOwnerMayReadIsReadableByContainerRoot) {

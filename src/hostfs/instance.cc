@@ -42,21 +42,6 @@ Status CreateTerminationMessageFile(const std::filesystem::path& file) {
   return Ok();
 }
 
-// S20.25: the runtime mounts root.path from inside the pod's user
-// namespace, as its root, which is no one to the host's directories: each
-// one from the pod's directory down to the instance's must let others
-// pass (o+x, as containerd's 0711 bundle directories do). Nothing is
-// listable or readable by that: config.json is 0600.
-Status AllowPassingThrough(const std::filesystem::path& dir, const std::filesystem::path& top) {
-  for (std::filesystem::path p = dir;; p = p.parent_path()) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) return Error::FromErrno(p.string());
-    if ((st.st_mode & S_IXOTH) == 0 && ::chmod(p.c_str(), (st.st_mode & 07777) | 0011) != 0)
-      return Error::FromErrno("letting the pod's root pass through " + p.string());
-    if (p == top || p == p.parent_path()) return Ok();
-  }
-}
-
 }  // namespace
 
 Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& container,
@@ -106,6 +91,22 @@ Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& conta
   if (Status s = oci::WriteConfigFile(*config, out.config_file); !s) return s;
   out.config = std::move(*config);
   return Ok();
+}
+
+Status AllowPassingThrough(const std::filesystem::path& dir, const std::filesystem::path& top) {
+  // Never above `top`: the directories there are the operator's.
+  const std::filesystem::path rel =
+      dir.lexically_normal().lexically_relative(top.lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") {
+    return Error(dir.string() + " is not below " + top.string(), EINVAL);
+  }
+  for (std::filesystem::path p = dir;; p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return Error::FromErrno(p.string());
+    if ((st.st_mode & S_IXOTH) == 0 && ::chmod(p.c_str(), (st.st_mode & 07777) | 0011) != 0)
+      return Error::FromErrno("letting the pod's root pass through " + p.string());
+    if (p.lexically_normal() == top.lexically_normal() || p == p.parent_path()) return Ok();
+  }
 }
 
 Status RemoveContainerInstance(const std::filesystem::path& dir) {

@@ -61,6 +61,15 @@ Status PrepareContainerInstance(const pod::Pod& pod, const pod::Container& conta
                                 const image::Image& image, const PodLayout& layout,
                                 InstanceFacts facts, const HostFacts& host, PreparedInstance& out);
 
+// S20.25: gives o+x (others may pass, not list) to `dir` and each parent
+// up to and including `top`. The runtime mounts root.path from inside a
+// hostUsers: false pod's user namespace, as its root, which is no one to
+// the host's directories: every directory above an instance's rootfs/
+// must let it pass, as containerd's 0711 bundle directories do.
+// PrepareContainerInstance does this from the instance up to the pod's
+// directory; the state directory and its parents are the caller's.
+Status AllowPassingThrough(const std::filesystem::path& dir, const std::filesystem::path& top);
+
 // Unmounts what is mounted under an instance's directory and removes it.
 // Idempotent. The termination message must have been read before (S11.3).
 Status RemoveContainerInstance(const std::filesystem::path& instance_dir);
