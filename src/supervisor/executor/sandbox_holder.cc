@@ -29,8 +29,7 @@ Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
     // S20.12: the runtime mounts each instance's root as the pod's root,
     // which must be able to search every directory above the pod's (the
     // pod's own are made searchable, hostfs/rootfs.h).
-    for (auto dir = options_.state_dir.parent_path(); !dir.empty();
-         dir = dir.parent_path()) {
+    for (auto dir = options_.state_dir.parent_path(); !dir.empty(); dir = dir.parent_path()) {
       struct stat st {};
       if (::stat(dir.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH)) {
         return Error("spec.hostUsers: false: " + dir.string() +
