@@ -33,6 +33,9 @@ comparison is a ratio against a baseline measured in the same run:
   resize   `resize` on the control socket to the new limits read back from
            the container's cgroup files (S17), against `runc update`;
            goal median <= 20 ms (issue 32, bench/resize.py)
+  userns   pod start with hostUsers: false against the same pod with
+           hostUsers: true, alternating (S20); goal <= +10 ms per pod
+           (issue 33, bench/userns.py)
   upgrade  handover time of `podvisor upgrade` (S15.2): from writing the
            upgrade request to the control socket to the re-executed
            supervisor answering `summary` with one more upgrade; median and
@@ -61,6 +64,7 @@ import time
 import podman
 import pull
 import resize
+import userns
 import static_client
 from pods import (CPU_SCENARIOS, HELPER_IN_CONTAINER, INITS, REGULARS, ROOT, RUNC, SIDECARS_START,
                   control_request,
@@ -505,7 +509,7 @@ def main():
                     help="the -Dstatic=true build (scripts/build-static.sh)")
     ap.add_argument("--only", default="",
                     help="comma list: start,network,kill,memory,scale,podman,static,client,upgrade,pull,"
-                         "resize")
+                         "resize,userns")
     ap.add_argument("--pull-sides", default="podvisor,podman",
                     help="the pull case's sides (comma list): podvisor, podman")
     args = ap.parse_args()
@@ -541,6 +545,8 @@ def main():
             bench_upgrade(env, 20 if args.quick else 100, results)
         if not only or "resize" in only:
             resize.bench_resize(env, 10 if args.quick else 30, results)
+        if not only or "userns" in only:
+            userns.bench_userns(env, 5 if args.quick else 15, results)
         if not only or "pull" in only:
             pull.bench_pull(env, 3 if args.quick else 5, results,
                             sides=tuple(filter(None, args.pull_sides.split(","))))

@@ -78,6 +78,8 @@ def rows_of(r):
     rows += pull_rows(r, fmt)
     from resize import resize_rows
     rows += resize_rows(r, fmt)
+    from userns import userns_rows
+    rows += userns_rows(r, fmt)
     p = r.get("podman", {})
     if "skipped" in p or not p:
         rows.append(("podman kube play / down", "-", "-", "-", p.get("skipped", "not run")))

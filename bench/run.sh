@@ -6,7 +6,7 @@
 #   bench/run.sh            the full run (about 10 minutes on 2 cores)
 #   bench/run.sh --quick    fewer repetitions, a 50-container scale run (a few minutes)
 #   bench/run.sh --only start,kill   a subset: start, network, kill, memory, scale, podman,
-#                                    static, client, upgrade, pull, resize
+#                                    static, client, upgrade, pull, resize, userns
 #   bench/run.sh --only pull --pull-sides podman   one side of the pull case
 #   bench/run.sh --only apply [--rounds N]   apply --watch's edit -> replaced pod Ready
 #                                            (bench/apply.py, its own script)

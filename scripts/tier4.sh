@@ -22,9 +22,12 @@
 #     crash loop), then as usual (the initramfs root detected, the
 #     runtime run with --no-pivot), then a pod with pod-level resources
 #     (spec.resources, S10.8) whose pod cgroup's memory.max, cpu.max and
-#     cpu.weight are read back; then a rootless pod (S21.5): uid 4321 with
-#     subordinate ids (newuidmap) runs a pod in a cgroup v2 subtree
-#     delegated to it, systemd-style, whose limits are read back.
+#     cpu.weight are read back; a resized pod (S17); a hostUsers: false
+#     pod under crun (S20: uid_map, its file root's on disk, no claim left;
+#     on a kernel that cannot idmap tmpfs, its clean refusal); then a
+#     rootless pod (S21.5): uid 4321 with subordinate ids (newuidmap) runs a
+#     pod in a cgroup v2 subtree delegated to it, systemd-style, whose
+#     limits are read back.
 # podvisor is BUILD_DIR/podvisor (TIER4_PODVISOR overrides it): a static
 # build (meson setup -Dstatic=true) is one file in the initramfs, a
 # dynamic one is copied with every library ldd names; the case
@@ -88,7 +91,7 @@ skip_all() {
            Initramfs_StaticPodvisorIsOneFile \
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
-           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly \
+           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly S20_UserNamespaceWithCrun S20_UserNamespaceRefusedCleanly \
            S21_5_RootlessPodLimitsInADelegatedCgroup S21_5_RootlessPodStopsCleanly \
            "${ctrd_cases[@]}" "${sysd_cases[@]}"; do
     skip "$c" "$1"
@@ -343,6 +346,24 @@ spec:
     command: [/bin/sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
     resources:
       limits: {cpu: 250m, memory: 48Mi}
+# hostUsers: false (S20) with crun: the pod's user namespace, its uid_map
+# and a file container root writes to a hostPath (on the VM's tmpfs),
+# which is host root's; the shell reads them back after the pod.
+mkdir -p "$root/pods/userns"
+cat >"$root/pods/userns/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: userns}
+spec:
+  restartPolicy: Never
+  hostUsers: false
+  volumes:
+  - {name: out, hostPath: {path: /tmp/userns, type: DirectoryOrCreate}}
+  containers:
+  - name: app
+    image: busybox
+    command: [/bin/sh, -c, 'set -- $(cat /proc/self/uid_map); echo "$1_$2_$3 id=$(id -u)" > /out/map; echo x > /out/by-root']
+    volumeMounts: [{name: out, mountPath: /out}]
 EOF
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
@@ -395,6 +416,8 @@ as_rl /init stop rootless >/dev/null
 wait
 echo "T4U exit=$? left=$(ls /sys/fs/cgroup/rl | grep -c rootless) owner=$(stat -c %u /tmp/rl/xdg/podvisor/rootless/status.json)"
 grep -E "rootless|podvisor:" /tmp/rl.log | head -5
+/init run --runtime crun /pods/userns
+echo "T4S userns exit=$? map=$(cat /tmp/userns/map) owner=$(stat -c %u:%g /tmp/userns/by-root) claims=$(ls /run/lock/podvisor/userns 2>/dev/null | wc -l) ann=$(/init status userns -o "jsonpath={.metadata.annotations['podvisor.io/user-namespace']}" 2>&1)"
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
@@ -469,6 +492,25 @@ expect S17_ResizedPodStopsCleanly "$c" "^T4S resize exit=(0|4) left=0$"
 expect S21_5_RootlessPodLimitsInADelegatedCgroup "$c" \
   "^T4U memory\.max=50331648 cpu\.max=25000_100000 pod\.memory\.max=50331648 entered=1$"
 expect S21_5_RootlessPodStopsCleanly "$c" "^T4U exit=(0|4) left=0 owner=4321$"
+# S20 with crun: container root is 0 inside, the block's first id outside
+# (the lowest block, 65536, on a fresh VM); its file is root's on disk;
+# the claim released; the kept record's annotation names the block. The
+# VM's kernel (Debian 12's 6.1) cannot idmap tmpfs (6.3 can), and every
+# file system of the initramfs VM is tmpfs: there the pod must be refused
+# before anything starts, naming the volume and its file system (S20.23),
+# with no claim left.
+if grep -q "^T4S userns exit=0 " "$c"; then
+  expect S20_UserNamespaceWithCrun "$c" \
+    "^T4S userns exit=0 map=0_65536_65536 id=0 owner=0:0 claims=0 ann=65536-131071$"
+  skip S20_UserNamespaceRefusedCleanly "the VM's kernel idmaps tmpfs: the pod ran instead"
+else
+  skip S20_UserNamespaceWithCrun "the VM's kernel cannot idmap tmpfs, its only file system (Linux 6.3 can); the refusal is checked instead"
+  if grep -qE "volume \"out\": hostPath /tmp/userns: .*\(tmpfs\) cannot be idmapped" "$c"; then
+    expect S20_UserNamespaceRefusedCleanly "$c" "^T4S userns exit=3 map= owner= claims=0 "
+  else
+    fail S20_UserNamespaceRefusedCleanly "no refusal naming the volume and tmpfs in $(basename "$c")"
+  fi
+fi
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console

@@ -353,6 +353,12 @@ int Describe(const std::string& name, const std::string& state_dir) {
       top.Add("Supervisor", line);
     }
   }
+  // S20.7: the pod's own ids, from the annotation its supervisor set.
+  const json annotations = meta.value("annotations", json::object());
+  if (auto a = annotations.find("podvisor.io/user-namespace");
+      a != annotations.end() && a->is_string()) {
+    top.Add("User Namespace", "host ids " + a->get<std::string>() + " (uids and gids)");
+  }
   top.AddList("Labels", Map(meta.value("labels", json::object())));
   top.AddList("Annotations", Map(meta.value("annotations", json::object())));
   // kubectl's "Terminating" while a deletion runs; an ended pod keeps

@@ -608,6 +608,7 @@ void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
     bool loopback = false;
     bool pid = false;
     std::string keeper;
+    bool userns = false;
   };
   auto opts = std::make_shared<Options>();
   // Internal: the pod sandbox's holder process (supervisor/sandbox/sandbox.h).
@@ -617,9 +618,10 @@ void AddSandboxInitCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--loopback", opts->loopback);
   cmd->add_flag("--pid", opts->pid);
   cmd->add_option("--keeper", opts->keeper);
+  cmd->add_flag("--userns", opts->userns);  // S20.5
   cmd->callback([opts, &exit_code] {
     exit_code = supervisor::sandbox::SandboxInitMain(opts->hostname, opts->loopback, opts->pid,
-                                                     opts->keeper);
+                                                     opts->keeper, opts->userns);
   });
 }
 

@@ -47,7 +47,7 @@ std::string Describe(const ClaimOwner& owner, bool running) {
 }  // namespace
 
 Result<HostClaim> HostClaim::Take(const fs::path& root, std::string_view kind, std::string_view key,
-                                  const ClaimOwner& owner) {
+                                  const ClaimOwner& owner, StaleClaim stale) {
   const fs::path dir = root / std::string(kind);
   if (auto s = MakeDirs(dir, 0755); !s) return s.take_error();
   const fs::path path = dir / std::string(key);
@@ -65,7 +65,8 @@ Result<HostClaim> HostClaim::Take(const fs::path& root, std::string_view kind, s
   }
   std::optional<ClaimOwner> left = ReadOwner(fd->get());
   std::error_code ec;
-  if (left && !(*left == owner) && fs::is_directory(left->state_root / left->pod, ec)) {
+  if (left && !(*left == owner) && stale == StaleClaim::kKeptWhileOwnerDirExists &&
+      fs::is_directory(left->state_root / left->pod, ec)) {
     return Error(std::string(key) + " is held by " + Describe(*left, false), EBUSY);
   }
   const std::string text = Serialize(owner);

@@ -26,6 +26,17 @@ struct ClaimOwner {
   bool operator==(const ClaimOwner&) const = default;
 };
 
+// What an unlocked claim of another owner means (its supervisor is gone).
+enum class StaleClaim {
+  // Taken while the owner's pod directory exists: its containers, cgroup
+  // or rules may still be there until its next run recovers them.
+  kKeptWhileOwnerDirExists,
+  // Free: the lock is also held by whatever uses the name (S20.5: the
+  // sandbox holder of a pod's user namespace inherits it), so an unlocked
+  // claim has no user left.
+  kFreeWhenUnlocked,
+};
+
 class HostClaim {
  public:
   static constexpr const char* kDefaultRoot = "/run/lock/podvisor";
@@ -34,7 +45,8 @@ class HostClaim {
   // an owner whose pod directory is gone. An error with EBUSY names the
   // holder ("pod web of state directory /srv/a, running").
   static Result<HostClaim> Take(const std::filesystem::path& root, std::string_view kind,
-                                std::string_view key, const ClaimOwner& owner);
+                                std::string_view key, const ClaimOwner& owner,
+                                StaleClaim stale = StaleClaim::kKeptWhileOwnerDirExists);
 
   // Unlinks every claim of `kind` that `owner` left (recovery, rm).
   static int ReleaseAllOf(const std::filesystem::path& root, std::string_view kind,
@@ -45,6 +57,9 @@ class HostClaim {
   HostClaim& operator=(HostClaim&&) = default;
 
   bool held() const { return fd_.valid(); }
+  // The locked descriptor (close-on-exec), for a child that must hold the
+  // lock as long as it lives (StaleClaim::kFreeWhenUnlocked).
+  int fd() const { return fd_.get(); }
   // The pod is done with it: the file goes, then the lock.
   void Release();
 

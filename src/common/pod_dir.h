@@ -10,6 +10,8 @@
 //   DIR/<pod>/etc/{hosts,hostname,resolv.conf}   bind-mounted into every container
 //   DIR/<pod>/volumes/<volume>/  emptyDir volumes (tmpfs for medium Memory)
 //   DIR/<pod>/shm/               the pod's /dev/shm when it has its own IPC namespace
+//   DIR/<pod>/idmapped/{volumes/<volume>,etc}   hostUsers: false: the volumes and
+//                                etc/ idmapped to the pod's user namespace (S20.22)
 //   DIR/<pod>/runtime/           the OCI runtime's --root
 //   DIR/<pod>/ns/{net,ipc,uts,pid}   the sandbox's namespaces, pinned by bind mounts
 //       (ns/net-user: the user namespace a user-mode network's tool joins)
@@ -102,6 +104,13 @@ class PodDir {
   std::filesystem::path ResolvConfFile() const { return EtcDir() / "resolv.conf"; }
   std::filesystem::path VolumesDir() const { return dir_ / "volumes"; }
   std::filesystem::path ShmDir() const { return dir_ / "shm"; }
+  // S20.22: the idmapped mounts of a hostUsers: false pod, bound from by
+  // its containers instead of the volumes and etc/ themselves.
+  std::filesystem::path IdmappedDir() const { return dir_ / "idmapped"; }
+  std::filesystem::path IdmappedVolume(std::string_view volume) const {
+    return IdmappedDir() / "volumes" / std::string(volume);
+  }
+  std::filesystem::path IdmappedEtcDir() const { return IdmappedDir() / "etc"; }
   std::filesystem::path RuntimeRoot() const { return dir_ / "runtime"; }
   std::filesystem::path NamespaceDir() const { return dir_ / "ns"; }
   // `kind`: "net", "ipc", "uts" or "pid" (the /proc/<pid>/ns/ names).

@@ -1,5 +1,6 @@
 #include "hostfs/instance_plan.h"
 
+#include "hostfs/idmapped_pod.h"
 #include "image/layer_merge.h"
 #include "oci/capabilities.h"
 #include "oci/devices.h"
@@ -65,6 +66,14 @@ oci::ContainerConfigInput PlanContainerConfig(const pod::Pod& pod, const pod::Co
   in.etc_hosts = layout.HostsFile();
   in.etc_hostname = layout.HostnameFile();
   in.etc_resolv_conf = layout.ResolvConfFile();
+  if (facts.user_namespace) {
+    // S20.22: bound from the pod's idmapped mounts (idmapped_pod.h).
+    in.user_namespace = facts.user_namespace;
+    in.idmapped_volume_sources = IdmappedVolumeSources(pod, layout);
+    in.etc_hosts = layout.IdmappedEtcDir() / layout.HostsFile().filename();
+    in.etc_hostname = layout.IdmappedEtcDir() / layout.HostnameFile().filename();
+    in.etc_resolv_conf = layout.IdmappedEtcDir() / layout.ResolvConfFile().filename();
+  }
   // The pod's /dev/shm is mounted only in its own IPC namespace (the
   // Executor's Setup); otherwise each container gets a private one.
   if (!pod.spec.host_ipc && !facts.namespaces.ipc.empty()) in.pod_shm_dir = layout.ShmDir();

@@ -53,6 +53,28 @@ TEST_F(InstancePlanTest, PodFilesComeFromTheLayoutAndTheTerminationLogFromTheIns
   EXPECT_EQ(in.termination_message_file, facts_.instance_dir / "termination-log");
 }
 
+TEST_F(InstancePlanTest, UserNamespaceBindsVolumesAndEtcFilesFromTheIdmappedMounts) {
+  pod::Volume data;
+  data.name = "data";
+  data.empty_dir = pod::EmptyDirVolumeSource{};
+  pod::Volume unused = data;
+  unused.name = "unused";
+  pod_.spec.volumes = {data, unused};
+  pod_.spec.containers[0].volume_mounts = {{"data", "/data", false, "", "", "", ""}};
+  EXPECT_TRUE(Plan().idmapped_volume_sources.empty()) << "the host's user namespace";
+  facts_.user_namespace = oci::PodUserNamespaceIds{100000, 100000, 65536};
+  oci::ContainerConfigInput in = Plan();
+  ASSERT_TRUE(in.user_namespace);
+  EXPECT_EQ(in.user_namespace->host_uid, 100000u);
+  EXPECT_EQ(
+      in.idmapped_volume_sources,
+      (std::map<std::string, std::filesystem::path>{{"data", "/state/web/idmapped/volumes/data"}}));
+  EXPECT_EQ(in.etc_hosts, "/state/web/idmapped/etc/hosts");
+  EXPECT_EQ(in.etc_hostname, "/state/web/idmapped/etc/hostname");
+  EXPECT_EQ(in.etc_resolv_conf, "/state/web/idmapped/etc/resolv.conf");
+  EXPECT_EQ(in.volumes_dir, "/state/web/volumes");
+}
+
 TEST_F(InstancePlanTest, PodShmOnlyInThePodsOwnIpcNamespace) {
   EXPECT_TRUE(Plan().pod_shm_dir.empty()) << "the host's IPC namespace";
   facts_.namespaces.ipc = "/proc/42/ns/ipc";

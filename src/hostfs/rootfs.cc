@@ -5,10 +5,12 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <system_error>
 
 #include "common/fd.h"
 #include "common/mounts.h"
+#include "hostfs/idmap.h"
 #include "image/layer_merge.h"
 
 namespace podvisor::hostfs {
@@ -38,9 +40,13 @@ std::string MountData(const std::vector<fs::path>& lowers, const WritableRootPat
          ",workdir=" + EscapeOverlayPath(paths.work);
 }
 
-bool Fits(const std::vector<fs::path>& lowers, const WritableRootPaths& paths,
-          OverlayMountApi api) {
+// S20.21: the longest name of a detached idmapped clone (any int fd).
+const fs::path kLongestDetachedTree = "/proc/self/fd/2147483647";
+
+bool Fits(std::vector<fs::path> lowers, const WritableRootPaths& paths, OverlayMountApi api,
+          bool idmapped) {
   if (lowers.size() > kOverlayMaxLowerDirs) return false;
+  if (idmapped) std::fill(lowers.begin(), lowers.end(), kLongestDetachedTree);
   if (api == OverlayMountApi::kMountData) return MountData(lowers, paths).size() <= kMountDataMax;
   for (const fs::path& p : lowers) {
     if (p.string().size() > kFsconfigStringMax) return false;
@@ -74,10 +80,33 @@ std::string UpperHint(const WritableRootPaths& paths, int err) {
   return "";
 }
 
+// The lower directories as the mount names them: their paths, or (S20.21)
+// detached idmapped clones of them, which must stay open until the
+// overlay is mounted (it keeps its own references to them).
+struct Lowers {
+  std::vector<fs::path> names;
+  std::vector<Fd> clones;
+};
+
+Result<Lowers> NameLowers(std::vector<fs::path> dirs, const Fd& userns) {
+  Lowers out;
+  if (!userns) {
+    out.names = std::move(dirs);
+    return out;
+  }
+  for (const fs::path& dir : dirs) {
+    auto clone = OpenIdmappedTree(dir, userns.get(), /*recursive=*/false);
+    if (!clone) return clone.take_error().Wrap("idmapping the image layer");
+    out.names.emplace_back(DetachedTreePath(*clone));
+    out.clones.push_back(std::move(*clone));
+  }
+  return out;
+}
+
 // Linux 6.8's "lowerdir+": one lower directory per fsconfig() call, no
 // escaping, no page limit. false: the kernel lacks it (or the new mount
 // API altogether).
-Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
+Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back, const Fd& userns) {
   const std::vector<fs::path> all = paths.LowerDirs();
   {
     Fd probe(::fsopen("overlay", FSOPEN_CLOEXEC));
@@ -95,12 +124,14 @@ Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
       return Error::FromErrno(Describe(paths, all.size()) + ": lowerdir+ " + all.front().string());
     }
   }
-  auto lowers = FitLowerDirs(paths, OverlayMountApi::kNewApi);
-  if (!lowers) {
-    if (fall_back && lowers.error().code() == ENAMETOOLONG) return false;
-    return lowers.take_error();
+  auto fitted = FitLowerDirs(paths, OverlayMountApi::kNewApi, userns.valid());
+  if (!fitted) {
+    if (fall_back && fitted.error().code() == ENAMETOOLONG) return false;
+    return fitted.take_error();
   }
-  const std::string what = Describe(paths, lowers->size());
+  const std::string what = Describe(paths, fitted->size());
+  auto lowers = NameLowers(std::move(*fitted), userns);
+  if (!lowers) return lowers.take_error().Wrap(what);
   Fd context(::fsopen("overlay", FSOPEN_CLOEXEC));
   if (!context) return Error::FromErrno("fsopen(overlay)");
   auto set = [&](const char* key, const fs::path& value) -> Status {
@@ -111,7 +142,7 @@ Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
     }
     return Ok();
   };
-  for (const fs::path& lower : *lowers) {
+  for (const fs::path& lower : lowers->names) {
     if (auto s = set("lowerdir+", lower); !s) return s.take_error();
   }
   if (auto s = set("upperdir", paths.upper); !s) return s.take_error();
@@ -131,15 +162,30 @@ Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back) {
   return true;
 }
 
-Status MountWithData(const WritableRootPaths& paths) {
-  auto lowers = FitLowerDirs(paths, OverlayMountApi::kMountData);
-  if (!lowers) return lowers.take_error();
-  std::string data = MountData(*lowers, paths);
+Status MountWithData(const WritableRootPaths& paths, const Fd& userns) {
+  auto fitted = FitLowerDirs(paths, OverlayMountApi::kMountData, userns.valid());
+  if (!fitted) return fitted.take_error();
+  const std::string what = Describe(paths, fitted->size());
+  auto lowers = NameLowers(std::move(*fitted), userns);
+  if (!lowers) return lowers.take_error().Wrap(what);
+  std::string data = MountData(lowers->names, paths);
   if (::mount("overlay", paths.merged.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {
     int err = errno;
-    return Error::FromErrno(Describe(paths, lowers->size()) + UpperHint(paths, err), err);
+    return Error::FromErrno(what + UpperHint(paths, err), err);
   }
   return Ok();
+}
+
+// S20.21: upper/ stays plain; its root becomes the pod's root, which
+// makes the overlay's root directory root's inside the pod.
+Result<Fd> PrepareIdmap(const WritableRootPaths& paths, const std::optional<RootIdmap>& idmap) {
+  if (!idmap) return Fd();
+  if (::chown(paths.upper.c_str(), idmap->ids.host_uid, idmap->ids.host_gid) != 0) {
+    return Error::FromErrno("giving the upper layer " + paths.upper.string() +
+                            " to the pod's host ids " + std::to_string(idmap->ids.host_uid) + ":" +
+                            std::to_string(idmap->ids.host_gid));
+  }
+  return OpenUserNamespace(idmap->user_namespace);
 }
 
 }  // namespace
@@ -148,9 +194,10 @@ std::string OverlayMountData(const WritableRootPaths& paths) {
   return MountData(paths.LowerDirs(), paths);
 }
 
-Result<std::vector<fs::path>> FitLowerDirs(const WritableRootPaths& paths, OverlayMountApi api) {
+Result<std::vector<fs::path>> FitLowerDirs(const WritableRootPaths& paths, OverlayMountApi api,
+                                           bool idmapped) {
   std::vector<fs::path> lowers = paths.LowerDirs();
-  if (Fits(lowers, paths, api)) return lowers;
+  if (Fits(lowers, paths, api, idmapped)) return lowers;
   const std::string what = "the image's " + std::to_string(lowers.size()) + " layers";
   if (lowers.size() < 2) {
     return Error(what + " cannot be mounted: a path is too long for overlayfs", ENAMETOOLONG);
@@ -164,7 +211,7 @@ Result<std::vector<fs::path>> FitLowerDirs(const WritableRootPaths& paths, Overl
   for (std::size_t k = 2; k <= lowers.size(); ++k) {
     std::vector<fs::path> candidate(lowers.begin(), lowers.end() - static_cast<std::ptrdiff_t>(k));
     candidate.push_back(*sample);
-    if (!Fits(candidate, paths, api)) continue;
+    if (!Fits(candidate, paths, api, idmapped)) continue;
     bottom.assign(lowers.end() - static_cast<std::ptrdiff_t>(k), lowers.end());
     auto merged = image::EnsureMergedTree(bottom, image::MergedTree::kLowerStack);
     if (!merged) return merged.take_error().Wrap(what);
@@ -174,7 +221,8 @@ Result<std::vector<fs::path>> FitLowerDirs(const WritableRootPaths& paths, Overl
   return Error(what + " cannot be mounted: a path is too long for overlayfs", ENAMETOOLONG);
 }
 
-Status MountWritableRoot(const WritableRootPaths& paths, OverlayMountApi api) {
+Status MountWritableRoot(const WritableRootPaths& paths, OverlayMountApi api,
+                         const std::optional<RootIdmap>& idmap) {
   if (IsMountPoint(paths.merged)) {
     if (FilesystemType(paths.merged) == OVERLAYFS_SUPER_MAGIC) return Ok();
     return Error(paths.merged.string() + " is already a mount point of another kind", EBUSY);
@@ -182,8 +230,10 @@ Status MountWritableRoot(const WritableRootPaths& paths, OverlayMountApi api) {
   for (const auto* dir : {&paths.upper, &paths.work, &paths.merged}) {
     if (Status s = MakeDirs(*dir, 0755); !s) return s.error().Wrap("preparing the writable root");
   }
+  auto userns = PrepareIdmap(paths, idmap);
+  if (!userns) return userns.take_error().Wrap("preparing the writable root");
   if (api != OverlayMountApi::kMountData) {
-    auto mounted = MountWithNewApi(paths, api == OverlayMountApi::kAuto);
+    auto mounted = MountWithNewApi(paths, api == OverlayMountApi::kAuto, *userns);
     if (!mounted) return mounted.take_error();
     if (*mounted) return Ok();
     if (api == OverlayMountApi::kNewApi) {
@@ -192,7 +242,7 @@ Status MountWritableRoot(const WritableRootPaths& paths, OverlayMountApi api) {
                    ENOSYS);
     }
   }
-  return MountWithData(paths);
+  return MountWithData(paths, *userns);
 }
 
 Status RemoveWritableRoot(const WritableRootPaths& paths) {

@@ -19,17 +19,28 @@
 // layers are merged into one directory of the store
 // (image/layer_merge.h), so any image within the LayerBudget mounts.
 //
+// hostUsers: false (S20.21): every lower directory is idmapped to the
+// pod's user namespace (a detached clone passed to overlayfs as
+// /proc/self/fd/N; an overlayfs mount itself cannot be idmapped), so an
+// image file owned by 0 is the pod's host_uid in the overlay, root inside
+// the pod. upper/ and work/ stay plain (an idmapped upper fails: the
+// mounter, host root, is not in the idmap) and the upper root is chowned
+// to host_uid:host_gid: what the container writes lands there with the
+// host ids of its range, in this instance's own scratch.
+//
 // overlayfs needs upper/work on a filesystem that supports it as an upper
 // layer (ext4, xfs, tmpfs, ...; not overlayfs itself); the error says so.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "hostfs/layout.h"
+#include "oci/spec.h"
 
 namespace podvisor::hostfs {
 
@@ -41,10 +52,19 @@ inline constexpr std::size_t kFsconfigStringMax = 255;    // fsconfig() copies 2
 // has "lowerdir+", else mount(2). The others force one (tests).
 enum class OverlayMountApi { kAuto, kNewApi, kMountData };
 
-// Creates upper/, work/, rootfs/ and mounts the overlay on rootfs/.
-// Idempotent: an overlay already mounted there is left as is.
+// S20.21: the user namespace (a /proc/<pid>/ns/user path or a pinned
+// bind of one) and the pod's ids a root is idmapped to.
+struct RootIdmap {
+  std::filesystem::path user_namespace;
+  oci::PodUserNamespaceIds ids;
+};
+
+// Creates upper/, work/, rootfs/ and mounts the overlay on rootfs/, its
+// lower layers idmapped when `idmap` is given. Idempotent: an overlay
+// already mounted there is left as is.
 Status MountWritableRoot(const WritableRootPaths& paths,
-                         OverlayMountApi api = OverlayMountApi::kAuto);
+                         OverlayMountApi api = OverlayMountApi::kAuto,
+                         const std::optional<RootIdmap>& idmap = std::nullopt);
 
 // Unmounts the overlay (idempotent; MNT_DETACH when busy) and removes the
 // instance's upper/, work/ and rootfs/ directories.
@@ -57,7 +77,9 @@ std::string OverlayMountData(const WritableRootPaths& paths);
 // The lower directories `paths` is mounted with by `api` (kNewApi or
 // kMountData): its own, or with the bottom ones merged into one
 // (image::EnsureMergedTree, made when absent) so that the stack fits.
+// `idmapped`: each is passed as a detached clone's /proc/self/fd/N, whose
+// length is what must fit (S20.21).
 Result<std::vector<std::filesystem::path>> FitLowerDirs(const WritableRootPaths& paths,
-                                                        OverlayMountApi api);
+                                                        OverlayMountApi api, bool idmapped = false);
 
 }  // namespace podvisor::hostfs

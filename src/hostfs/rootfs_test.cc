@@ -6,12 +6,14 @@
 // root: those tests skip without it.
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/mounts.h"
+#include "hostfs/idmap.h"
 #include "hostfs/rootfs.h"
 #include "image/layer_store.h"
 #include "image/layout_builder_test_util.h"
@@ -161,6 +163,39 @@ TEST_F(LayeredRoot, S16_3_MoreThan500LayersMount) {
     EXPECT_EQ(ReadFile(root.merged / "f0"), "0");
     EXPECT_EQ(ReadFile(root.merged / "f519"), "519");
     EXPECT_EQ(ReadFile(root.merged / "v"), "from layer 519");
+    EXPECT_TRUE(RemoveWritableRoot(root));
+  }
+}
+
+// S20.21: a deep stack of a hostUsers: false pod. Its /proc/self/fd/N
+// names do not fit one page of mount(2) data, so the bottom layers are
+// merged; the layers and the merged directory alike are idmapped.
+TEST_F(LayeredRoot, S20_21_AnIdmappedDeepStackMapsEveryLayer) {
+  constexpr uint32_t kHostId = 300000;
+  auto userns = ScratchUserNamespace::Create({kHostId, kHostId, 65536});
+  ASSERT_TRUE(userns) << userns.error().message();
+  auto lowers = Stack(ManyLayers(200));
+  std::vector<OverlayMountApi> apis = {OverlayMountApi::kMountData};
+  if (KernelHasLowerdirPlus()) apis.push_back(OverlayMountApi::kNewApi);
+  int n = 0;
+  for (OverlayMountApi api : apis) {
+    WritableRootPaths root = Root(lowers, "i" + std::to_string(n++));
+    auto fitted = FitLowerDirs(root, api, /*idmapped=*/true);
+    ASSERT_TRUE(fitted) << fitted.error().message();
+    if (api == OverlayMountApi::kMountData) {
+      EXPECT_LT(fitted->size(), lowers.size()) << "the bottom layers merged";
+    } else {
+      EXPECT_EQ(fitted->size(), lowers.size());
+    }
+    Status s = MountWritableRoot(root, api, RootIdmap{userns->path(), {kHostId, kHostId, 65536}});
+    ASSERT_TRUE(s) << s.error().message();
+    struct stat st {};
+    for (const char* file : {"f0", "f199", "v"}) {
+      ASSERT_EQ(::stat((root.merged / file).c_str(), &st), 0) << file;
+      EXPECT_EQ(st.st_uid, kHostId) << file;
+      EXPECT_EQ(st.st_gid, kHostId) << file;
+    }
+    EXPECT_EQ(ReadFile(root.merged / "v"), "from layer 199");
     EXPECT_TRUE(RemoveWritableRoot(root));
   }
 }

@@ -8,6 +8,7 @@
 // takes (the Executor's PrepareInstance). Everything is removed in
 // TearDown, whatever failed.
 #include <sys/capability.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,7 +17,11 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/mounts.h"
+#include "hostfs/idmap.h"
+#include "hostfs/idmapped_pod.h"
 #include "hostfs/instance.h"
 #include "hostfs/instance_plan.h"
 #include "hostfs/volumes.h"
@@ -29,8 +34,8 @@ namespace podvisor::hostfs {
 namespace {
 
 constexpr int64_t kGi = 1024LL * 1024 * 1024;
-constexpr const char* kApplets[] = {"sh",    "id",  "cat",      "grep", "echo",  "test",
-                                    "touch", "cut", "hostname", "ls",   "mkdir", "head"};
+constexpr const char* kApplets[] = {"sh",  "id",       "cat", "grep",  "echo", "test", "touch",
+                                    "cut", "hostname", "ls",  "mkdir", "head", "stat"};
 
 std::string ReadAll(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -115,7 +120,27 @@ class RuncTest : public ::testing::Test {
     facts.runtime_id = InstanceRuntimeId("rt", c.name, 0, 1);
     facts.instance_dir = InstanceDir(c.name);
     facts.own_root = true;
+    if (userns_) {
+      facts.namespaces.user = userns_->path().string();
+      facts.user_namespace = kUsernsIds;
+    }
     return facts;
+  }
+
+  // S20: the pod's user namespace in config.json, where the config does
+  // not have it yet (oci/spec_linux.cc's part of hostUsers: false).
+  void AddUserNamespace(const std::filesystem::path& config_file) const {
+    nlohmann::json config = nlohmann::json::parse(ReadAll(config_file));
+    nlohmann::json& linux = config["linux"];
+    for (const auto& ns : linux["namespaces"]) {
+      if (ns["type"] == "user") return;
+    }
+    linux["namespaces"].push_back({{"type", "user"}, {"path", userns_->path().string()}});
+    nlohmann::json map = nlohmann::json::array(
+        {{{"containerID", 0}, {"hostID", kUsernsIds.host_uid}, {"size", kUsernsIds.size}}});
+    linux["uidMappings"] = map;
+    linux["gidMappings"] = map;
+    std::ofstream(config_file) << config.dump(2);
   }
 
   HostFacts Host(const pod::Container& c) const {
@@ -136,6 +161,7 @@ class RuncTest : public ::testing::Test {
     Status prepared = PrepareContainerInstance(pod, c, *image, *layout_, Facts(c), Host(c), inst);
     EXPECT_TRUE(prepared) << prepared.error().message();
     if (!prepared) return {};
+    if (userns_) AddUserNamespace(inst.config_file);
     std::string id = "podvisor-test-" + std::to_string(::getpid()) + "-" + c.name;
     started_.push_back(id);
     std::string cmd = "timeout 20 " + runc_.string() + " --root " + (tmp_ / "runc-root").string() +
@@ -153,8 +179,10 @@ class RuncTest : public ::testing::Test {
     return out;
   }
 
+  static constexpr oci::PodUserNamespaceIds kUsernsIds{300000, 300000, 65536};
   std::filesystem::path runc_, tmp_, bundle_;
   std::unique_ptr<PodLayout> layout_;
+  std::optional<ScratchUserNamespace> userns_;  // S20: hostUsers: false
   std::vector<std::string> started_;
 };
 
@@ -218,6 +246,75 @@ TEST_F(RuncTest, RootContainerSeesDefaultCapsSeccompOomLimitsAndVolumes) {
   EXPECT_EQ(FilesystemType(layout_->VolumesDir() / "ram"), 0x01021994) << "TMPFS_MAGIC";
   EXPECT_EQ(ReadAll(tmp_ / "hostdir/f"), "host\n");
   EXPECT_EQ(ReadAll(TerminationMessageFile(InstanceDir("probe"))), "bye\n");
+}
+
+// S20.20-S20.25 with runc 1.1.5, which cannot idmap: container root in
+// the pod's user namespace owns its root and the image's files, writes a
+// hostPath (also through a subPath) as host root on disk, its emptyDir and
+// /etc/hosts as root, reads a file only its owner (host root) may read,
+// and writes the termination-message file; what it writes into its root
+// is the pod's host uid in upper/.
+TEST_F(RuncTest, S20_ContainerRootOfAUserNamespaceSeesFilesAsWithout) {
+  auto userns = ScratchUserNamespace::Create(kUsernsIds);
+  ASSERT_TRUE(userns) << userns.error().message();
+  userns_.emplace(std::move(*userns));
+  // S20.25: the directories above the pod's must let its root pass; the
+  // pod's own and those below it PrepareContainerInstance opens.
+  for (const auto& dir : {tmp_, tmp_ / "state", layout_->dir()}) {
+    std::filesystem::create_directories(dir);
+    ASSERT_EQ(::chmod(dir.c_str(), dir == layout_->dir() ? 0700 : 0711), 0);
+  }
+  const std::filesystem::path hostdir = tmp_ / "hostdir";
+  std::filesystem::create_directories(hostdir / "only-root");
+  std::ofstream(hostdir / "only-root" / "key") << "s3cret\n";
+  ASSERT_EQ(::chmod((hostdir / "only-root" / "key").c_str(), 0400), 0);
+  ASSERT_EQ(::chmod((hostdir / "only-root").c_str(), 0700), 0);
+  pod::Pod pod;
+  pod.metadata.name = "rt";
+  pod::Container c = Shell("userns", "busybox",
+                           "id -u; echo uid-map= $(cat /proc/self/uid_map); "
+                           "echo root-owner=$(stat -c %u:%g /); "
+                           "echo passwd-owner=$(stat -c %u:%g /etc/passwd); "
+                           "echo h > /host/by-root && echo host-ok; "
+                           "echo s > /sub/by-root && echo sub-ok; "
+                           "echo d > /data/by-root && echo data-ok; "
+                           "cat /host/only-root/key; "
+                           "echo '# more' >> /etc/hosts && echo hosts-ok; "
+                           "echo r > /in-root && echo rootfs-ok; "
+                           "echo bye > /dev/termination-log");
+  c.volume_mounts = {{"host", "/host", false, "", "", "", ""},
+                     {"host", "/sub", false, "made/by/subpath", "", "", ""},
+                     {"scratch", "/data", false, "", "", "", ""}};
+  pod.spec.containers = {c};
+  pod.spec.volumes = {{"scratch", pod::EmptyDirVolumeSource{}, std::nullopt, {}, {}, {}, {}, {}},
+                      {"host",
+                       std::nullopt,
+                       pod::HostPathVolumeSource{hostdir.string(), "Directory"},
+                       {},
+                       {},
+                       {},
+                       {},
+                       {}}};
+  Status prepared = PreparePodFiles(pod, *layout_, "node", {}, userns_->path());
+  ASSERT_TRUE(prepared) << prepared.error().message();
+
+  int code = -1;
+  std::string out = Run(pod, pod.spec.containers[0], &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("0\nuid-map= 0 300000 65536"), std::string::npos) << out;
+  EXPECT_NE(out.find("root-owner=0:0"), std::string::npos) << out;
+  EXPECT_NE(out.find("passwd-owner=0:0"), std::string::npos) << out;
+  for (const char* ok : {"host-ok", "sub-ok", "data-ok", "s3cret", "hosts-ok", "rootfs-ok"})
+    EXPECT_NE(out.find(ok), std::string::npos) << ok << ": " << out;
+  struct stat st {};
+  for (const auto& file : {hostdir / "by-root", hostdir / "made/by/subpath/by-root",
+                           layout_->VolumesDir() / "scratch/by-root"}) {
+    ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_uid, 0u) << file << ": host root on disk";
+  }
+  ASSERT_EQ(::stat((InstanceDir("userns") / "upper/in-root").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kUsernsIds.host_uid) << "the pod's host uid in upper/";
+  EXPECT_EQ(ReadAll(TerminationMessageFile(InstanceDir("userns"))), "bye\n");
 }
 
 TEST_F(RuncTest, NonRootUserGroupsAndNoCapabilities) {

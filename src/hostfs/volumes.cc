@@ -202,8 +202,12 @@ Result<std::string> SubPathOf(const pod::Pod& pod, const pod::Container& contain
 // an init container's file is bound as it is and a missing path becomes a
 // directory). The root of a hostPath is the operator's and is trusted;
 // everything below any root is the pod's and is not.
+// S20.24: `view`, when not empty, is the volume's idmapped mount: the
+// target is opened beneath it (so its bind is idmapped), its missing
+// directories made beneath the volume itself, as host root.
 Result<Fd> OpenSubPath(const pod::Volume& volume, const std::string& sub_path,
-                       const std::filesystem::path& volumes_dir, const std::string& what) {
+                       const std::filesystem::path& volumes_dir, const std::string& what,
+                       const std::filesystem::path& view) {
   std::filesystem::path rel(sub_path);
   if (rel.is_absolute()) return Error(what + ": must be relative");
   for (const auto& part : rel) {
@@ -213,9 +217,16 @@ Result<Fd> OpenSubPath(const pod::Volume& volume, const std::string& sub_path,
       volume.host_path ? std::filesystem::path(volume.host_path->path) : volumes_dir / volume.name;
   Fd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) return Error::FromErrno(what + ": opening the volume at " + base.string());
-  auto target = OpenBeneath(root.get(), sub_path, O_PATH);
+  Fd view_root;
+  if (!view.empty()) {
+    view_root.Reset(::open(view.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!view_root) return Error::FromErrno(what + ": opening the volume at " + view.string());
+  }
+  const Fd& open_root = view.empty() ? root : view_root;
+  auto target = OpenBeneath(open_root.get(), sub_path, O_PATH);
   if (!target && target.error().code() == ENOENT) {
     target = MakeDirsBeneath(root.get(), sub_path, 0755);
+    if (target && !view.empty()) target = OpenBeneath(open_root.get(), sub_path, O_PATH);
   }
   if (!target) {
     if (IsOutsideRoot(target.error())) return Error(what + ": resolves outside the volume", EXDEV);
@@ -249,7 +260,8 @@ Status BindAt(const Fd& target, const std::filesystem::path& mount_point) {
 Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& container,
                                     const std::filesystem::path& volumes_dir,
                                     const std::filesystem::path& mount_dir,
-                                    const std::vector<std::string>& pod_ips) {
+                                    const std::vector<std::string>& pod_ips,
+                                    const std::map<std::string, std::filesystem::path>& idmapped) {
   SubPathSources sources;
   std::optional<pod::EnvPairs> env;
   auto bind = [&](std::size_t index, const pod::VolumeMount& vm) -> Status {
@@ -262,7 +274,9 @@ Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& c
       if (v.name == vm.name) volume = &v;
     }
     if (!volume) return Error(what + ": no such volume");
-    auto target = OpenSubPath(*volume, *sub_path, volumes_dir, what);
+    auto view = idmapped.find(volume->name);
+    auto target = OpenSubPath(*volume, *sub_path, volumes_dir, what,
+                              view == idmapped.end() ? std::filesystem::path() : view->second);
     if (!target) return target.take_error();
     if (sources.empty()) {
       if (Status s = MakeDirs(mount_dir, 0700); !s) return s.error().Wrap(what);
@@ -309,7 +323,7 @@ Status CleanupPod(const PodLayout& layout) {
   if (Status s = UnmountAllUnder(layout.dir()); !s)
     return s.error().Wrap("cleaning up " + layout.dir().string());
   for (const auto& dir : {layout.ContainersDir(), layout.VolumesDir(), layout.EtcDir(),
-                          layout.ShmDir(), layout.NamespaceDir()}) {
+                          layout.ShmDir(), layout.IdmappedDir(), layout.NamespaceDir()}) {
     std::filesystem::remove_all(dir, ec);
     if (ec) return Error("removing " + dir.string() + ": " + ec.message(), ec.value());
   }

@@ -56,10 +56,15 @@ using SubPathSources = std::map<std::size_t, std::filesystem::path>;
 // path joined with the subPath: that one can be swapped for a symlink by
 // whoever shares the volume between our check and the runtime's mount.
 // On error nothing stays mounted. Needs CAP_SYS_ADMIN.
-Result<SubPathSources> BindSubPaths(const pod::Pod& pod, const pod::Container& container,
-                                    const std::filesystem::path& volumes_dir,
-                                    const std::filesystem::path& mount_dir,
-                                    const std::vector<std::string>& pod_ips = {});
+// S20.24: `idmapped` (volume name -> its idmapped mount, idmapped_pod.h)
+// for a hostUsers: false pod: the subPath is resolved and bound beneath
+// that view, so the bind is idmapped too; its missing directories are
+// made beneath the volume itself (host root cannot create through an
+// idmap that does not map it).
+Result<SubPathSources> BindSubPaths(
+    const pod::Pod& pod, const pod::Container& container, const std::filesystem::path& volumes_dir,
+    const std::filesystem::path& mount_dir, const std::vector<std::string>& pod_ips = {},
+    const std::map<std::string, std::filesystem::path>& idmapped = {});
 
 // Where an instance's subPath binds live: <instance_dir>/subpaths.
 std::filesystem::path SubPathMountDir(const std::filesystem::path& instance_dir);
@@ -73,9 +78,10 @@ Status UnbindSubPaths(const std::filesystem::path& mount_dir);
 Status MountPodShm(const PodLayout& layout);
 
 // Unmounts everything podvisor mounted under the pod directory (overlays,
-// tmpfs volumes, shm; MNT_DETACH as the last resort) and removes the
-// directories of layout.h below it: containers/, volumes/, etc/, shm/ and
-// ns/ (its pinned namespaces are unmounted with the rest). Refuses to
+// tmpfs volumes, shm, the idmapped mounts of S20.22; MNT_DETACH as the
+// last resort) and removes the directories of layout.h below it:
+// containers/, volumes/, etc/, shm/, idmapped/ and ns/ (its pinned
+// namespaces are unmounted with the rest). Refuses to
 // delete anything while a mount is left below it. Idempotent. The pod
 // directory itself (control socket, events, runtime root) belongs to the
 // supervisor.

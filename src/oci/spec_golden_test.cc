@@ -49,7 +49,7 @@ ContainerConfigInput MakeInput(const pod::Pod& pod, const pod::Container& c) {
   in.etc_hostname = dir + "/etc/hostname";
   in.etc_resolv_conf = dir + "/etc/resolv.conf";
   in.pod_shm_dir = dir + "/shm";
-  in.namespaces = {"/proc/4242/ns/net", "/proc/4242/ns/ipc", "/proc/4242/ns/uts", ""};
+  in.namespaces = {"/proc/4242/ns/net", "/proc/4242/ns/ipc", "/proc/4242/ns/uts", "", ""};
   in.cgroups_path = "/podvisor/" + pod.metadata.name + "/" + c.name;
   in.node_memory_bytes = 8 * kGi;
   in.node_hostname = "node-1";
@@ -328,6 +328,27 @@ TEST(ConfigMounts, MountPropagationSetsBindAndRootPropagation) {
   std::filesystem::remove(mountinfo);
 }
 
+// S20.22: a hostUsers: false pod's containers bind each volume from its
+// idmapped mount, the subPath joined below it (for display; a created
+// container gets the bound source of S20.24).
+TEST(ConfigMounts, IdmappedVolumeSourcesReplaceTheVolumesPaths) {
+  pod::Pod p = BasicPod();
+  p.spec.containers[0].volume_mounts[1].sub_path = "app";
+  const pod::Container& c = p.spec.containers[0];
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  in.idmapped_volume_sources = {{"scratch", "/state/web/idmapped/volumes/scratch"},
+                                {"host-logs", "/state/web/idmapped/volumes/host-logs"}};
+  auto config = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(config) << config.error().message();
+  std::map<std::string, std::string> sources;
+  for (const json& m : (*config)["mounts"]) sources[m["destination"]] = m["source"];
+  EXPECT_EQ(sources["/data"], "/state/web/idmapped/volumes/scratch");
+  EXPECT_EQ(sources["/data/logs"], "/state/web/idmapped/volumes/host-logs/app");
+  EXPECT_EQ(sources["/cache"], "/state/web/idmapped/volumes/scratch/cache/dir");
+}
+
 // appArmorProfile Localhost: the profile's name for runc once the host has
 // AppArmor on and the profile loaded; otherwise an error naming which.
 TEST(ConfigSecurity, AppArmorLocalhostProfileMustBeLoaded) {
@@ -391,6 +412,83 @@ TEST(ConfigMounts, ReadOnlyRootFilesystemOnASidecar) {
       EXPECT_EQ(m["options"][2], "ro") << m.dump();
     }
   }
+}
+
+// S20.8: hostUsers: false joins the pod's user namespace (first, by its
+// holder's path) with the block's mappings for uids and gids.
+TEST(ConfigUserNamespace, S20_8_TheUserNamespaceAndItsMappings) {
+  pod::Pod p = BasicPod();
+  p.spec.host_users = false;
+  const pod::Container& c = Find(p, "app");
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  auto host = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(host) << host.error().message();
+  EXPECT_FALSE((*host)["linux"].contains("uidMappings"));
+  for (const json& ns : (*host)["linux"]["namespaces"]) EXPECT_NE(ns["type"], "user");
+
+  in.namespaces.user = "/proc/4242/ns/user";
+  in.user_namespace = PodUserNamespaceIds{196608, 196608, 65536};
+  auto own = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(own) << own.error().message();
+  const json& linux = (*own)["linux"];
+  EXPECT_EQ(linux["namespaces"][0], json({{"type", "user"}, {"path", "/proc/4242/ns/user"}}));
+  const json mapping = json::array({{{"containerID", 0}, {"hostID", 196608}, {"size", 65536}}});
+  EXPECT_EQ(linux["uidMappings"], mapping);
+  EXPECT_EQ(linux["gidMappings"], mapping);
+  // The masked paths stay: procMount is Default.
+  EXPECT_TRUE(linux.contains("maskedPaths"));
+}
+
+// S20.11: a read-only bind of a secret's tmpfs names the flags the tmpfs
+// has, which a remount in a user namespace may not clear; the host's
+// pods' binds stay as they were.
+TEST(ConfigUserNamespace, S20_11_ProjectedVolumeBindsKeepTheirTmpfsFlags) {
+  pod::Pod p = BasicPod();
+  p.spec.host_users = false;
+  pod::Volume token;
+  token.name = "token";
+  token.secret = pod::SecretVolumeSource{"token", {}, std::nullopt, std::nullopt};
+  p.spec.volumes.push_back(token);
+  p.spec.containers[0].volume_mounts.push_back({"token", "/token", false, "", "", "", ""});
+  const pod::Container& c = Find(p, "app");
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  auto options_of = [&](const json& config) {
+    for (const json& m : config["mounts"]) {
+      if (m["destination"] == "/token") return m["options"];
+    }
+    return json();
+  };
+  auto host = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(host) << host.error().message();
+  EXPECT_EQ(options_of(*host), json({"rbind", "rprivate", "ro"}));
+  in.user_namespace = PodUserNamespaceIds{65536, 65536, 65536};
+  auto own = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(own) << own.error().message();
+  EXPECT_EQ(options_of(*own), json({"rbind", "rprivate", "ro", "nosuid", "nodev", "noexec"}));
+}
+
+// S20.9: procMount Unmasked is a /proc without masked or read-only paths.
+TEST(ConfigUserNamespace, S20_9_UnmaskedProcHasNoMaskedOrReadonlyPaths) {
+  pod::Pod p = BasicPod();
+  p.spec.host_users = false;
+  pod::SecurityContext sc;
+  sc.proc_mount = "Unmasked";
+  p.spec.containers[0].security_context = sc;
+  const pod::Container& c = Find(p, "app");
+  auto image = image::LoadImage(TestData() / "bundle", c.image);
+  ASSERT_TRUE(image) << image.error().message();
+  ContainerConfigInput in = MakeInput(p, c);
+  in.user_namespace = PodUserNamespaceIds{65536, 65536, 65536};
+  auto config = GenerateConfig(p, c, *image, in);
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_FALSE((*config)["linux"].contains("maskedPaths"));
+  EXPECT_FALSE((*config)["linux"].contains("readonlyPaths"));
+  // Without a path (validate, oci-config) the runtime makes the namespace.
+  EXPECT_EQ((*config)["linux"]["namespaces"][0], json({{"type", "user"}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -35,6 +35,10 @@ Result<json> BuildNamespaces(const SpecContext& ctx) {
   const pod::PodSpec& spec = ctx.pod.spec;
   const NamespacePaths& paths = ctx.input.namespaces;
   json namespaces = json::array();
+  // S20.8: the pod's user namespace, which owns the others; joined first
+  // by the runtime. Without a path (validate, oci-config: no sandbox) the
+  // runtime makes one with the mappings.
+  if (ctx.input.user_namespace) namespaces.push_back(Namespace("user", paths.user));
   if (!spec.host_pid) {
     if (spec.share_process_namespace.value_or(false)) {
       if (paths.pid.empty()) {
@@ -158,7 +162,23 @@ Result<json> BuildLinux(const SpecContext& ctx) {
   if (!ctx.input.cgroups_path.empty()) linux["cgroupsPath"] = ctx.input.cgroups_path;
   json devices = BuildDevices(ctx);
   if (!devices.empty()) linux["devices"] = std::move(devices);
-  if (!ctx.privileged) {
+  if (const auto& ids = ctx.input.user_namespace) {
+    // S20.8: container id 0 is the block's first host id, for uids and
+    // gids alike. Given also when the namespace is joined by path: runc
+    // 1.1 reads the container's root's host ids from them (its /dev and
+    // the cgroup's owner), and crun checks them against the namespace.
+    const json mapping =
+        json::array({json{{"containerID", 0}, {"hostID", ids->host_uid}, {"size", ids->size}}});
+    const json gid_mapping =
+        json::array({json{{"containerID", 0}, {"hostID", ids->host_gid}, {"size", ids->size}}});
+    linux["uidMappings"] = mapping;
+    linux["gidMappings"] = gid_mapping;
+  }
+  // S20.9: procMount Unmasked (allowed only with hostUsers: false) is a
+  // /proc without masked or read-only paths, as containerd's CRI makes it.
+  const bool unmasked_proc =
+      ctx.container.security_context && ctx.container.security_context->proc_mount == "Unmasked";
+  if (!ctx.privileged && !unmasked_proc) {
     linux["maskedPaths"] =
         std::vector<std::string>(std::begin(kMaskedPaths), std::end(kMaskedPaths));
     linux["readonlyPaths"] =

@@ -131,7 +131,15 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
     // S14.2: the runtime mounts what was resolved beneath the volume and
     // bound by volumes.h, not the path that names it. Propagation is still
     // checked on the volume's own mount, the one the bind is a peer of.
+    // S20.22: a hostUsers: false pod's container binds the volume's
+    // idmapped mount (hostfs/idmapped_pod.h) instead of the volume.
     std::filesystem::path mount_source = *source;
+    if (auto idmapped = ctx.input.idmapped_volume_sources.find(volume->name);
+        idmapped != ctx.input.idmapped_volume_sources.end()) {
+      auto view = JoinSubPath(idmapped->second, sub_path, sub_field);
+      if (!view) return view.take_error();
+      mount_source = *view;
+    }
     if (auto bound = ctx.input.sub_path_sources.find(i);
         !sub_path.empty() && bound != ctx.input.sub_path_sources.end()) {
       mount_source = bound->second;
@@ -147,7 +155,17 @@ Result<std::vector<json>> VolumeMounts(const SpecContext& ctx) {
         return s.take_error();
       }
     }
-    mounts.push_back(Bind(CleanDestination(vm.mount_path), mount_source, read_only, propagation));
+    json bind = Bind(CleanDestination(vm.mount_path), mount_source, read_only, propagation);
+    if (ctx.input.user_namespace &&
+        (volume->config_map || volume->secret || volume->downward_api || volume->projected)) {
+      // S20.11: the runtime makes a read-only bind by remounting it with
+      // the flags the config names, and inside a user namespace the kernel
+      // refuses to clear the flags the source mount has (MNT_LOCK_*):
+      // runc 1.1.5 then fails with EPERM. These volumes are
+      // projected_volumes.h's tmpfs, nosuid, nodev and noexec.
+      for (const char* flag : {"nosuid", "nodev", "noexec"}) bind["options"].push_back(flag);
+    }
+    mounts.push_back(std::move(bind));
   }
   return mounts;
 }

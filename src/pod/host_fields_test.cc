@@ -89,8 +89,7 @@ TEST(HostFields, SupportedValuesDecodeWithoutWarningsAndRoundTrip) {
 }
 
 TEST(HostFields, RefusedValuesNameTheFieldAndTheReason) {
-  Checked c = Check(R"(  hostUsers: false
-  os: {name: windows}
+  Checked c = Check(R"(  os: {name: windows}
   securityContext:
     fsGroupChangePolicy: Sometimes
     supplementalGroupsPolicy: Union
@@ -126,20 +125,57 @@ TEST(HostFields, RefusedValuesNameTheFieldAndTheReason) {
           c0 + ".volumeMounts[3].recursiveReadOnly: Forbidden: may only be specified when "
                "readOnly is true",
           c0 + ".securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be "
-               "false to use `Unmasked`, and podvisor does not run pods in user namespaces",
+               "false to use `Unmasked`",
           "spec.containers[1].securityContext.appArmorProfile.localhostProfile: Invalid value: "
           "\"x\": can only be set when AppArmor type is Localhost",
           "spec.containers[1].securityContext.procMount: Unsupported value: \"Hidden\": "
           "supported values: \"Default\", \"Unmasked\"",
           "spec.os.name: Forbidden: podvisor runs Linux containers",
-          "spec.hostUsers: Forbidden: podvisor does not run pods in user namespaces; remove the "
-          "field or set it to true",
           "spec.securityContext.appArmorProfile.localhostProfile: Required value: must be set "
           "when AppArmor type is Localhost",
           "spec.securityContext.fsGroupChangePolicy: Unsupported value: \"Sometimes\": "
           "supported values: \"OnRootMismatch\", \"Always\"",
           "spec.securityContext.supplementalGroupsPolicy: Unsupported value: \"Union\": "
           "supported values: \"Merge\", \"Strict\""));
+}
+
+// S20.1, S20.2: a pod in its own user namespace, with an unmasked /proc.
+TEST(HostFields, S20_1_HostUsersFalseIsAcceptedAndAllowsUnmaskedProc) {
+  Checked c = Check(R"(  hostUsers: false
+  containers:
+  - name: app
+    image: busybox
+    securityContext: {procMount: Unmasked}
+)");
+  EXPECT_THAT(c.warnings, IsEmpty());
+  EXPECT_THAT(c.errors, IsEmpty());
+  EXPECT_EQ(c.pod.spec.host_users, false);
+  EXPECT_EQ(c.pod.spec.containers[0].security_context->proc_mount, "Unmasked");
+  nlohmann::json out = ToJson(c.pod);
+  EXPECT_EQ(out["spec"]["hostUsers"], false);
+}
+
+// S20.1: the host's namespaces do not go with a user namespace, refused
+// with the API server's field paths and message.
+TEST(HostFields, S20_1_HostNamespacesWithHostUsersFalseAreRefused) {
+  Checked c = Check(R"(  hostUsers: false
+  hostNetwork: true
+  hostPID: true
+  hostIPC: true
+  containers: [{name: app, image: busybox}]
+)");
+  EXPECT_THAT(c.errors, ElementsAre("spec.hostNetwork: Forbidden: when `hostUsers` is false",
+                                    "spec.HostPID: Forbidden: when `hostUsers` is false",
+                                    "spec.HostIPC: Forbidden: when `hostUsers` is false"));
+  // The same host namespaces with hostUsers unset or true are fine here.
+  EXPECT_THAT(Check(R"(  hostUsers: true
+  hostNetwork: true
+  hostPID: true
+  hostIPC: true
+  containers: [{name: app, image: busybox}]
+)")
+                  .errors,
+              IsEmpty());
 }
 
 }  // namespace

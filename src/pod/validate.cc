@@ -102,9 +102,12 @@ FieldErrors Validator::Run() {
     }
   }
   if (spec.host_users == false) {
-    Add(Forbidden("spec.hostUsers",
-                  "podvisor does not run pods in user namespaces; remove the field or set it "
-                  "to true"));
+    // S20.1: the API server's validateHostUsers, with its field paths (the
+    // capitals of HostPID and HostIPC are its own) and its current message.
+    constexpr const char* kWithUserNamespace = "when `hostUsers` is false";
+    if (spec.host_network) Add(Forbidden("spec.hostNetwork", kWithUserNamespace));
+    if (spec.host_pid) Add(Forbidden("spec.HostPID", kWithUserNamespace));
+    if (spec.host_ipc) Add(Forbidden("spec.HostIPC", kWithUserNamespace));
   }
   if (spec.security_context) CheckPodSecurity(*spec.security_context, "spec.securityContext");
   return std::move(errs_);

@@ -73,11 +73,12 @@ void Validator::CheckContainerSecurity(const SecurityContext& sc, const std::str
     }
   }
   if (sc.proc_mount == "Unmasked") {
-    // The API server's rule; podvisor refuses hostUsers: false, so an
-    // unmasked /proc (which exposes the host's kernel knobs) never runs.
-    Add(Invalid(path + ".procMount", Q(sc.proc_mount),
-                "`hostUsers` must be false to use `Unmasked`, and podvisor does not run pods "
-                "in user namespaces"));
+    // S20.2: the API server's rule. In the pod's own user namespace an
+    // unmasked /proc exposes only what that namespace may change.
+    if (pod_.spec.host_users != false) {
+      Add(Invalid(path + ".procMount", Q(sc.proc_mount),
+                  "`hostUsers` must be false to use `Unmasked`"));
+    }
   } else if (!sc.proc_mount.empty() && sc.proc_mount != "Default") {
     Add(Unsupported(path + ".procMount", Q(sc.proc_mount), {"Default", "Unmasked"}));
   }

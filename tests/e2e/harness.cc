@@ -261,8 +261,8 @@ void E2eTest::CheckNothingLeftBehind() {
     ::kill(std::stoi(p), SIGKILL);
   }
 
-  // Host-wide claims (S14.31, S14.32) of this test's state directories.
-  for (const char* kind : {"cgroups", "host-ports"}) {
+  // Host-wide claims (S14.31, S14.32, S20.4) of this test's state directories.
+  for (const char* kind : {"cgroups", "host-ports", "userns"}) {
     std::error_code ec;
     for (const auto& claim : fs::directory_iterator(fs::path("/run/lock/podvisor") / kind, ec)) {
       if (ReadFile(claim.path()).find(dir_.string() + "/") != std::string::npos)

@@ -20,6 +20,7 @@
 #include "common/uuid.h"
 #include "hostfs/earlier_runs.h"
 #include "hostfs/etc_files.h"
+#include "hostfs/idmapped_pod.h"
 #include "hostfs/instance_plan.h"
 #include "hostfs/rootfs.h"
 #include "hostfs/volumes.h"
@@ -157,6 +158,7 @@ Status Executor::Setup() {
     return s;
   }
   if (auto s = OpenEventsAndControl(); !s) return s;
+  AnnounceUserNamespace();
   return PreparePodFiles();
 }
 
@@ -262,6 +264,12 @@ Status Executor::PreparePodFiles() {
   if (sandbox_ && sandbox_->ipc_ns()) {
     if (auto s = hostfs::MountPodShm(layout_); !s) return s;
   }
+  // S20.22: hostUsers: false: the volumes and /etc files, now that they
+  // exist, idmapped to the pod's user namespace before any container;
+  // CleanupPod unmounts them.
+  if (sandbox_ && sandbox_->user_ns()) {
+    if (auto s = hostfs::IdmapPodMounts(pod_, layout_, *sandbox_->user_ns()); !s) return s;
+  }
   return Ok();
 }
 
@@ -279,6 +287,11 @@ void Executor::AddPodFacts(hostfs::InstanceFacts& facts) const {
     facts.namespaces.ipc = sandbox_->ipc_ns().value_or("").string();
     facts.namespaces.uts = sandbox_->uts_ns().value_or("").string();
     facts.namespaces.pid = sandbox_->pid_ns().value_or("").string();
+    facts.namespaces.user = sandbox_->user_ns().value_or("").string();
+  }
+  if (id_block_.valid()) {
+    facts.user_namespace =
+        oci::PodUserNamespaceIds{id_block_.start(), id_block_.start(), id_block_.size()};
   }
   if (pod_cgroup_) facts.pod_cgroup = pod_cgroup_->relative();
   facts.pod_cgroup_name = pod_cgroup_name_;
@@ -544,6 +557,9 @@ void Executor::Cleanup() {
   std::error_code ec;
   std::filesystem::remove(options_.state_dir / cgroups::kCgroupNameFile, ec);
   cgroup_claim_.Release();
+  // S20.4: the holder and every container are gone, and the idmapped
+  // mounts with the pod's files: nothing uses the ids any more.
+  id_block_.Release();
 }
 
 }  // namespace podvisor::supervisor::executor

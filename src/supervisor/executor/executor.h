@@ -26,6 +26,7 @@
 #include "cgroups/resize.h"
 #include "common/fd.h"
 #include "common/host_claim.h"
+#include "common/pod_id_blocks.h"
 #include "common/pod_lock.h"
 #include "hostfs/earlier_runs.h"
 #include "hostfs/layout.h"
@@ -89,6 +90,8 @@ class Executor : private InstanceHost {
   Result<std::optional<sandbox::PendingSandbox>> StartSandbox();
   sandbox::SandboxOptions SandboxOptionsOf() const;
   void RecordHolder();
+  Status ResumeIdBlock(pid_t holder_pid);
+  void AnnounceUserNamespace();
   Status LoadImages();
   void ImageReady(const std::string& container, image::Image image, Fd hold);
   std::optional<std::filesystem::path> LayoutToUnpack(const std::string& reference) const;
@@ -203,6 +206,9 @@ class Executor : private InstanceHost {
   hostfs::PodLayout layout_;
   std::map<std::string, image::Image> images_;  // by container name
   std::vector<Fd> image_locks_;                 // shared locks on the cache entries in use
+  // S20.3: the pod's block of host ids (hostUsers: false), claimed before
+  // its holder starts, released after everything of the pod is gone.
+  PodIdBlock id_block_;
   std::optional<sandbox::Sandbox> sandbox_;
   PodNetworking network_;                         // CNI, the pod's addresses, its /etc files
   std::optional<cgroups::PodCgroup> pod_cgroup_;  // absent without usable cgroup v2

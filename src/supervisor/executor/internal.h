@@ -10,6 +10,7 @@
 
 #include "common/fd.h"
 #include "hostfs/layout.h"
+#include "oci/spec.h"
 #include "pod/model.h"
 #include "process/child_process.h"
 #include "process/exit_info.h"
@@ -28,9 +29,11 @@ struct ContainerInstance {
   uint64_t seq = 0;  // creation order among all records (S14.12)
   hostfs::WritableRootPaths root;
   bool root_mounted = false;
-  bool sub_paths_bound = false;      // volumes.h BindSubPaths; unbound after delete
-  nlohmann::json process;            // config.json's process, the template for exec
-  std::string cgroups_path;          // linux.cgroupsPath; "" = the runtime's choice
+  bool sub_paths_bound = false;  // volumes.h BindSubPaths; unbound after delete
+  nlohmann::json process;        // config.json's process, the template for exec
+  std::string cgroups_path;      // linux.cgroupsPath; "" = the runtime's choice
+  // S20.10: the pod's block (hostUsers: false): its root owns the pipes.
+  std::optional<oci::PodUserNamespaceIds> user_namespace;
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
   std::optional<process::ChildProcess> init;
   uint64_t init_start_time = 0;  // with the pid, names the init for the boot (S15.1)

@@ -172,6 +172,11 @@ nlohmann::json PodRecord::PodJson(const pod::PodStatus& status) const {
   // S15.2: the podvisor serving the pod now, as the kubelet marks a static
   // pod's source in annotations (kubernetes.io/config.source).
   pod["metadata"]["annotations"]["podvisor.io/supervisor-version"] = PODVISOR_VERSION;
+  // S20.7: the v1 Pod has no field for it; an annotation keeps status -o
+  // json loadable by every Kubernetes client.
+  if (!user_namespace_ids_.empty()) {
+    pod["metadata"]["annotations"]["podvisor.io/user-namespace"] = user_namespace_ids_;
+  }
   if (!facts_.node_hostname.empty()) pod["spec"]["nodeName"] = facts_.node_hostname;
   ApiServerDefaults(pod);
   pod::AddStatusToPodJson(status, pod);

@@ -42,6 +42,9 @@ class PodRecord {
   // What the API server would have given the pod: its uid and the time
   // it was created.
   void SetIdentity(std::string uid, WallTime created_at);
+  // S20.7: the pod's block of host ids ("65536-131071"), said by the
+  // annotation podvisor.io/user-namespace; "" for the host's ids.
+  void SetUserNamespaceIds(std::string ids) { user_namespace_ids_ = std::move(ids); }
   // A container's imageID known without hashing (a layout's manifest
   // digest); the others are computed when a status first asks.
   void KnowImageId(const std::string& container, std::string image_id);
@@ -81,6 +84,7 @@ class PodRecord {
   const std::map<std::string, image::Image>& images_;
   Facts facts_;
   std::string uid_;
+  std::string user_namespace_ids_;
   WallTime created_at_{};
   mutable std::map<std::string, std::string> image_ids_;  // by container, filled on demand
   std::optional<control::ControlReply> status_reply_;

@@ -18,6 +18,7 @@
 #include "common/file_io.h"
 #include "common/host_claim.h"
 #include "common/mounts.h"
+#include "common/pod_id_blocks.h"
 #include "hostfs/volumes.h"
 #include "network/attachment.h"
 #include "network/host_ports.h"
@@ -245,6 +246,10 @@ Result<RecoveryReport> RecoverLeftovers(const RecoveryInput& in) {
   }
   if (!in.host_claims_dir.empty()) {
     HostClaim::ReleaseAllOf(in.host_claims_dir, network::kHostPortClaims,
+                            ClaimOwner{layout.dir().parent_path(), layout.dir().filename()});
+    // S20.4: the ids of the ended holder's user namespace (a block is
+    // released only once its lock is free: the holder is gone).
+    HostClaim::ReleaseAllOf(in.host_claims_dir, kPodIdClaims,
                             ClaimOwner{layout.dir().parent_path(), layout.dir().filename()});
   }
 

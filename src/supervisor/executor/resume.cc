@@ -71,6 +71,8 @@ Status Executor::ResumeSetup() {
   if (auto s = WatchSignals(); !s) return s;
   if (options_.sandbox && state.contains("sandbox")) {
     const nlohmann::json& sb = state["sandbox"];
+    // S20.6: the block first, so that the options name the user namespace.
+    if (auto s = ResumeIdBlock(sb.value("pid", 0)); !s) return s;
     auto sandbox =
         sandbox::Sandbox::Reattach(SandboxOptionsOf(), sb.value("pid", 0),
                                    sb.value("startTime", uint64_t{0}), sb.value("pidNsInit", 0));

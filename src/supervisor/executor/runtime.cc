@@ -67,6 +67,7 @@ Status Instances::Prepare(Instance& inst) {
   // it needs privileges, which a sandboxed (root) supervisor has.
   facts.own_root = pod_.options.sandbox;
   host_.AddPodFacts(facts);  // namespaces, pod cgroup, addresses
+  inst.user_namespace = facts.user_namespace;
   facts.cgroup_parent = pod_.options.cgroup_parent;
   facts.pids_limit = pod_.options.pids_limit;
   auto host = hostfs::ReadHostFacts(*spec, pod_.layout.dir());
@@ -112,6 +113,17 @@ void Instances::Create(const lifecycle::CreateContainer& a) {
   if (::pipe2(err, O_CLOEXEC) != 0) return fail(Error::FromErrno("pipe2"));
   Fd err_w(err[1]);
   inst.pipes[1].Reset(err[0]);
+  if (const auto& ids = inst.user_namespace) {
+    // S20.10: a pipe is mode 0600 of its creator; the container's root
+    // (the block's first host id) must be able to reopen its own stdout
+    // and stderr (/dev/stdout, /proc/self/fd/1), as it can without a user
+    // namespace. Both ends are one inode.
+    for (int fd : {out_w.get(), err_w.get()}) {
+      if (::fchown(fd, ids->host_uid, ids->host_gid) != 0) {
+        return fail(Error::FromErrno("giving the log pipe to the container's root"));
+      }
+    }
+  }
 
   std::string id = inst.id;
   // One runtime process instead of two when the start follows at once: a

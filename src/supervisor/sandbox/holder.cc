@@ -221,10 +221,32 @@ int HolderLoop(std::optional<Keeper>& keeper, pid_t reaper) {
   }
 }
 
+// S20.5: the pod's user namespace and, owned by it, the namespaces the
+// spawner would otherwise have made (network with --loopback, UTS with a
+// hostname, IPC always: the pod may use none of the host's). One unshare
+// makes the user namespace first and the others inside it. The holder
+// keeps its host uid 0, which is no id in there (the supervisor maps
+// container id 0 to the pod's block after the ready line), and with it
+// every capability in the new namespace, for sethostname and the
+// loopback below. The death signal survives (no uid changes), but is set
+// again all the same, with the parent check of sandbox.cc.
+bool UnshareInUserNamespace(bool network, bool uts) {
+  const pid_t supervisor = ::getppid();
+  const int flags =
+      CLONE_NEWUSER | CLONE_NEWIPC | (network ? CLONE_NEWNET : 0) | (uts ? CLONE_NEWUTS : 0);
+  if (::unshare(flags) != 0) {
+    std::fprintf(stderr, "sandbox-init: unshare of the pod's user namespace: %s\n",
+                 strerror(errno));
+    return false;
+  }
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != supervisor) return false;
+  return true;
+}
+
 }  // namespace
 
 int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
-                    const std::string& keeper_socket) {
+                    const std::string& keeper_socket, bool userns) {
   // The death signal was set between fork and exec (sandbox.cc), where no
   // supervisor death can slip in unnoticed; it survives the exec.
   //
@@ -236,6 +258,22 @@ int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
   ::signal(SIGPIPE, SIG_IGN);
   // A pod of many containers hands over three descriptors for each.
   (void)process::RaiseFdLimit();
+  // With a user namespace the keeper socket is bound first, as host root
+  // (sandbox.cc), and the namespaces are made after it.
+  std::optional<Keeper> keeper;
+  auto listen_keeper = [&]() -> bool {
+    if (keeper_socket.empty() || keeper) return true;
+    auto listener = ListenKeeper(keeper_socket);
+    if (!listener) {
+      std::fprintf(stderr, "sandbox-init: %s\n", listener.error().message().c_str());
+      return false;
+    }
+    keeper.emplace(std::move(*listener));
+    return true;
+  };
+  if (userns && (!listen_keeper() || !UnshareInUserNamespace(loopback, !hostname.empty()))) {
+    return 1;
+  }
   if (!hostname.empty() && ::sethostname(hostname.data(), hostname.size()) != 0) {
     std::fprintf(stderr, "sandbox-init: sethostname %s: %s\n", hostname.c_str(), strerror(errno));
     return 1;
@@ -275,15 +313,7 @@ int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
     }
     ::close(holder_alive[0]);  // the write end stays open as long as we live
   }
-  std::optional<Keeper> keeper;
-  if (!keeper_socket.empty()) {
-    auto listener = ListenKeeper(keeper_socket);
-    if (!listener) {
-      std::fprintf(stderr, "sandbox-init: %s\n", listener.error().message().c_str());
-      return 1;
-    }
-    keeper.emplace(std::move(*listener));
-  }
+  if (!listen_keeper()) return 1;
   // The one line the supervisor waits for; then stdout goes to /dev/null,
   // which closes the pipe, so it sees EOF. The keeper socket listens
   // already, so the supervisor may connect as soon as it has read the

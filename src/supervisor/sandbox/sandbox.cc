@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 
 #include "common/fd.h"
 #include "common/file_io.h"
+#include "common/pod_id_blocks.h"
 #include "process/pidfd.h"
 #include "process/proc_stat.h"
 #include "process/spawn.h"
@@ -59,7 +61,61 @@ bool WaitForExit(int pidfd, int timeout_ms) {
   }
 }
 
+// S20.5: the pod's mappings, written by the supervisor (root in the
+// parent user namespace may map any host ids; the holder may not). Only
+// container id 0 up: the holder keeps host uid 0, unmapped in there, and
+// with it every capability in the namespace it made. setgroups stays
+// "allow": the runtime sets the containers' supplementary groups.
+Status WriteIdMaps(pid_t holder, const UserNamespaceIds& ids) {
+  const std::string dir = "/proc/" + std::to_string(holder) + "/";
+  for (const auto& [file, host_id] :
+       {std::pair{"uid_map", ids.host_uid}, std::pair{"gid_map", ids.host_gid}}) {
+    const std::string line = "0 " + std::to_string(host_id) + " " + std::to_string(ids.size) + "\n";
+    Fd fd(::open((dir + file).c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) return Error::FromErrno("opening " + dir + file);
+    if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      return Error::FromErrno("writing \"" + line.substr(0, line.size() - 1) + "\" to " + dir +
+                              file);
+    }
+  }
+  return Ok();
+}
+
+// Both maps as one line "0 <start> <size>" of the same size; anything
+// else is not a pod's block.
+std::optional<UserNamespaceIds> RootMapping(const std::string& uid_map,
+                                            const std::string& gid_map) {
+  auto uids = ParseRootIdMap(uid_map);
+  auto gids = ParseRootIdMap(gid_map);
+  if (!uids || !gids || uids->second != gids->second) return std::nullopt;
+  return UserNamespaceIds{uids->first, gids->first, uids->second};
+}
+
 }  // namespace
+
+Result<std::optional<UserNamespaceIds>> ReadHolderIds(pid_t holder_pid) {
+  const std::string dir = "/proc/" + std::to_string(holder_pid) + "/";
+  struct stat self_ns {
+  }, holder_ns{};
+  if (::stat("/proc/self/ns/user", &self_ns) != 0) return Error::FromErrno("/proc/self/ns/user");
+  if (::stat((dir + "ns/user").c_str(), &holder_ns) != 0) {
+    return Error::FromErrno(dir + "ns/user");
+  }
+  if (self_ns.st_ino == holder_ns.st_ino && self_ns.st_dev == holder_ns.st_dev) {
+    return std::optional<UserNamespaceIds>();
+  }
+  auto uid_map = ReadFileBounded(dir + "uid_map");
+  if (!uid_map) return uid_map.take_error();
+  auto gid_map = ReadFileBounded(dir + "gid_map");
+  if (!gid_map) return gid_map.take_error();
+  auto ids = RootMapping(*uid_map, *gid_map);
+  if (!ids) {
+    return Error(
+        "the holder's user namespace maps \"" + *uid_map + "\", not one block from container id 0",
+        EINVAL);
+  }
+  return std::optional<UserNamespaceIds>(*ids);
+}
 
 Result<Sandbox> Sandbox::Create(const SandboxOptions& options) {
   auto pending = Start(options);
@@ -72,8 +128,18 @@ Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
   if (::pipe2(fds, O_CLOEXEC) != 0) return Error::FromErrno("pipe2");
   Fd read_end(fds[0]), write_end(fds[1]);
 
-  int flags = (options.new_network ? CLONE_NEWNET : 0) | (options.new_ipc ? CLONE_NEWIPC : 0) |
-              (options.new_uts ? CLONE_NEWUTS : 0);
+  const bool userns = options.user_namespace.has_value();
+  if (userns && (!options.new_network || !options.new_ipc || !options.new_uts)) {
+    return Error("a pod in its own user namespace needs its own network, IPC and UTS namespaces",
+                 EINVAL);
+  }
+  // S20.5: with a user namespace the holder makes every namespace itself,
+  // after it has bound its keeper socket as host root (in the new user
+  // namespace its host uid 0 is no id, and it could create no file).
+  int flags = userns
+                  ? 0
+                  : (options.new_network ? CLONE_NEWNET : 0) |
+                        (options.new_ipc ? CLONE_NEWIPC : 0) | (options.new_uts ? CLONE_NEWUTS : 0);
   process::SpawnOptions spawn;
   spawn.argv = {options.podvisor_exe.string(), "sandbox-init"};
   if (options.new_uts) spawn.argv.insert(spawn.argv.end(), {"--hostname", options.hostname});
@@ -82,6 +148,8 @@ Result<PendingSandbox> Sandbox::Start(const SandboxOptions& options) {
   if (!options.keeper_socket.empty()) {
     spawn.argv.insert(spawn.argv.end(), {"--keeper", options.keeper_socket.string()});
   }
+  if (userns) spawn.argv.emplace_back("--userns");
+  if (options.inherited_lock_fd >= 3) spawn.keep_fds.push_back(options.inherited_lock_fd);
   spawn.stdout_fd = write_end.get();
   spawn.stderr_fd = process::SpawnOptions::kInherit;
   spawn.env = std::vector<std::string>{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
@@ -133,6 +201,11 @@ Result<Sandbox> PendingSandbox::WaitReady() {
     return Error("the pod sandbox failed to start (see its message above)");
   }
   if (options.new_pid && reaper <= 0) return Error("the pod sandbox has no pid namespace reaper");
+  if (options.user_namespace) {
+    if (auto s = WriteIdMaps(holder_.pid(), *options.user_namespace); !s) {
+      return s.error().Wrap("the pod's user namespace");
+    }
+  }
   // Our child: nobody else can reap it, so its pid names it here.
   auto start_time = process::ProcessStartTime(holder_.pid());
   if (!start_time) return start_time.take_error().Wrap("the pod sandbox's holder");
@@ -208,6 +281,10 @@ std::optional<std::filesystem::path> Sandbox::ipc_ns() const {
 std::optional<std::filesystem::path> Sandbox::uts_ns() const {
   if (!holder_.valid() || !options_.new_uts) return std::nullopt;
   return NsPath(holder_.pid(), "uts");
+}
+std::optional<std::filesystem::path> Sandbox::user_ns() const {
+  if (!holder_.valid() || !options_.user_namespace) return std::nullopt;
+  return NsPath(holder_.pid(), "user");
 }
 std::optional<std::filesystem::path> Sandbox::pid_ns() const {
   if (!holder_.valid() || !options_.new_pid) return std::nullopt;

@@ -38,6 +38,15 @@
 
 namespace podvisor::supervisor::sandbox {
 
+// hostUsers: false (S20.5): the pod's block of host ids; container id 0
+// is host_uid (host_gid), for `size` ids.
+struct UserNamespaceIds {
+  uint32_t host_uid = 0;
+  uint32_t host_gid = 0;
+  uint32_t size = 0;
+  bool operator==(const UserNamespaceIds&) const = default;
+};
+
 struct SandboxOptions {
   std::string hostname;
   bool new_network = true;
@@ -48,6 +57,17 @@ struct SandboxOptions {
   // Where the holder listens for keep/drop/fetch (mode 0600); empty: it
   // keeps nothing and dies with its supervisor.
   std::filesystem::path keeper_socket;
+  // hostUsers: false (S20.5): the holder makes the pod's user namespace
+  // first and the network, IPC, UTS and pid namespaces inside it, so that
+  // they are owned by it (the runtime mounts /sys, sets sysctls of the
+  // pod's network namespace); all three of network, IPC and UTS must be
+  // new. The supervisor writes the mappings (Start, before the holder
+  // reports ready). nullopt: no user namespace.
+  std::optional<UserNamespaceIds> user_namespace;
+  // A descriptor (>= 3) the holder inherits and holds as long as it lives:
+  // the lock of the pod's id block (common/pod_id_blocks.h), so that the
+  // block stays taken while the namespace that uses it exists. -1: none.
+  int inherited_lock_fd = -1;
 };
 
 class Sandbox;
@@ -92,6 +112,7 @@ class Sandbox {
   std::optional<std::filesystem::path> ipc_ns() const;
   std::optional<std::filesystem::path> uts_ns() const;
   std::optional<std::filesystem::path> pid_ns() const;
+  std::optional<std::filesystem::path> user_ns() const;
   // What a later supervisor needs to Reattach: with the pid, the start
   // time names the holder even after the pid was reused.
   pid_t holder_pid() const { return holder_.pid(); }
@@ -150,15 +171,20 @@ class Sandbox {
   Fd keeper_;
 };
 
-// `podvisor sandbox-init --hostname H [--loopback] [--pid] [--keeper PATH]`:
-// the holder's main, already inside its new namespaces (the spawner
-// unshares them).
+// The pod's block as a holder's /proc/<pid>/uid_map says it (adoption,
+// S20.6): nullopt when the holder has no user namespace of its own.
+Result<std::optional<UserNamespaceIds>> ReadHolderIds(pid_t holder_pid);
+
 // A pidfd of the holder a supervisor recorded by its pid and start time,
 // once it is checked to be that process and a `sandbox-init`; for
 // Reattach, and for ending a holder whose pod is not adopted (S15.4).
 Result<Fd> PinHolder(pid_t holder_pid, uint64_t holder_start_time);
 
+// `podvisor sandbox-init --hostname H [--loopback] [--pid] [--keeper PATH]
+// [--userns]`: the holder's main, already inside its new namespaces (the
+// spawner unshares them); with --userns it makes them itself, the user
+// namespace first (S20.5).
 int SandboxInitMain(const std::string& hostname, bool loopback, bool new_pid,
-                    const std::string& keeper_socket);
+                    const std::string& keeper_socket, bool userns = false);
 
 }  // namespace podvisor::supervisor::sandbox

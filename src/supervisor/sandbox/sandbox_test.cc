@@ -4,17 +4,25 @@
 #include "supervisor/sandbox/sandbox.h"
 
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <net/if.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "common/fd.h"
 
 namespace podvisor::supervisor::sandbox {
 namespace {
@@ -116,6 +124,84 @@ TEST_F(SandboxTest, DestroyEndsTheHolder) {
   sb->Destroy();
   EXPECT_NE(kill(holder, 0), 0);
   EXPECT_FALSE(sb->network_ns());
+}
+
+// The inode of a namespace file, or 0.
+ino_t InodeOf(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// S20.5: the user namespace first, with the block's mappings; the pod's
+// network, IPC, UTS and pid namespaces owned by it (NS_GET_USERNS), the
+// hostname and loopback set inside it; the holder holds the inherited
+// lock; the keeper socket is host root's; ReadHolderIds reads the block
+// back (S20.6).
+TEST_F(SandboxTest, S20_5_TheUserNamespaceComesFirstAndOwnsTheOthers) {
+  SandboxOptions o = Options();
+  o.new_pid = true;
+  o.user_namespace = UserNamespaceIds{196608, 262144, 65536};
+  const std::string dir = "/tmp/sandbox-userns-test-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  o.keeper_socket = dir + "/keeper.sock";
+  Fd lock(::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_TRUE(lock);
+  ASSERT_EQ(::flock(lock.get(), LOCK_EX | LOCK_NB), 0);
+  o.inherited_lock_fd = lock.get();
+  auto sb = Sandbox::Create(o);
+  ASSERT_TRUE(sb.ok()) << sb.error().message();
+  ASSERT_TRUE(sb->user_ns());
+  const std::string proc = "/proc/" + std::to_string(sb->holder_pid());
+  auto read = [](const std::string& file) {
+    std::ifstream in(file);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  EXPECT_EQ(read(proc + "/uid_map"), "         0     196608      65536\n");
+  EXPECT_EQ(read(proc + "/gid_map"), "         0     262144      65536\n");
+  EXPECT_NE(InodeOf(*sb->user_ns()), InodeOf("/proc/self/ns/user"));
+  for (const auto& ns : {*sb->network_ns(), *sb->ipc_ns(), *sb->uts_ns(), *sb->pid_ns()}) {
+    Fd fd(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd) << ns;
+    Fd owner(::ioctl(fd.get(), NS_GET_USERNS));
+    ASSERT_TRUE(owner) << ns << ": " << std::strerror(errno);
+    struct stat st {};
+    ASSERT_EQ(::fstat(owner.get(), &st), 0);
+    EXPECT_EQ(st.st_ino, InodeOf(*sb->user_ns())) << ns << " is not owned by the pod's userns";
+  }
+  EXPECT_EQ(InNamespace(*sb->uts_ns(), CLONE_NEWUTS,
+                        [] {
+                          char name[64] = {};
+                          gethostname(name, sizeof name);
+                          return std::strcmp(name, "web-0") == 0 ? 0 : 1;
+                        }),
+            0);
+  // The keeper socket was bound as host root, 0600.
+  struct stat sock {};
+  ASSERT_EQ(::stat(o.keeper_socket.c_str(), &sock), 0);
+  EXPECT_EQ(sock.st_uid, 0u);
+  EXPECT_EQ(sock.st_mode & 0777, 0600u);
+  // The holder holds the lock: our own descriptor gone, it stays taken.
+  lock.Reset();
+  Fd other(::open((dir + "/lock").c_str(), O_RDWR | O_CLOEXEC));
+  EXPECT_NE(::flock(other.get(), LOCK_EX | LOCK_NB), 0) << "the holder did not keep the lock";
+  auto ids = ReadHolderIds(sb->holder_pid());
+  ASSERT_TRUE(ids) << ids.error().message();
+  ASSERT_TRUE(*ids);
+  EXPECT_EQ(**ids, (UserNamespaceIds{196608, 262144, 65536}));
+  sb->Destroy();
+  EXPECT_EQ(::flock(other.get(), LOCK_EX | LOCK_NB), 0) << "the lock goes with the holder";
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(SandboxTest, S20_6_AHolderWithoutAUserNamespaceHasNoBlock) {
+  auto sb = Sandbox::Create(Options());
+  ASSERT_TRUE(sb.ok()) << sb.error().message();
+  EXPECT_FALSE(sb->user_ns());
+  auto ids = ReadHolderIds(sb->holder_pid());
+  ASSERT_TRUE(ids) << ids.error().message();
+  EXPECT_FALSE(*ids);
 }
 
 TEST(Sandbox, MissingBinaryIsAClearError) {
