@@ -66,7 +66,6 @@ std::optional<CgroupLocation> Executor::InstanceCgroup(
 }
 
 control::ControlReply Executor::Resize(const std::vector<pod::ContainerResizePatch>& patch) {
-  const WallTime now = loop_.clock().WallNow();
   const std::vector<std::filesystem::path> mounts = cgroups::CgroupMounts();
   // The spec as the API server holds it: what was last asked, pending or not.
   pod::Pod asked = pod_;
