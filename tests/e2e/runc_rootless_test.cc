@@ -286,6 +286,21 @@ TEST_F(RuncRootless, S21_6_PrivilegedContainerIsRefusedNamingTheField) {
   EXPECT_THAT(RunStderr(), HasSubstr("container app: securityContext.privileged"));
 }
 
+// S21.12: hostUsers: false without root runs in podvisor's own user
+// namespace, with one warning and no id block claimed.
+TEST_F(RuncRootless, S21_12_HostUsersFalseRunsInPodvisorsUserNamespace) {
+  WritePod(Pod("rootless-userns", "Never",
+               ShCmd("test \"$(id -u)\" = 0 && cat /proc/self/uid_map > /shared/uid_map"),
+               "  hostUsers: false\n"));
+  GiveToUser();
+  EXPECT_EQ(Run(), 0) << RunStderr();
+  EXPECT_EQ(Count(RunStderr(), "(rootless, S21.12)"), 1) << RunStderr();
+  std::istringstream map(ReadScratch("uid_map"));
+  std::vector<std::string> words;
+  for (std::string w; map >> w;) words.push_back(w);
+  EXPECT_THAT(words, ::testing::ElementsAre("0", "4321", "1", "1", kSubordinateStart, "65536"));
+}
+
 // S21.8, S22.3: without --network a rootless pod gets a user-mode network
 // (pasta, else slirp4netns): its own address, and a hostPort served on the
 // user's side of the host's loopback; all of it gone after the stop.

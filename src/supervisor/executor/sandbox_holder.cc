@@ -18,7 +18,17 @@ namespace podvisor::supervisor::executor {
 // The sandbox's holder (sandbox.h), started and not waited for; none
 // without --sandbox.
 Result<std::optional<sandbox::PendingSandbox>> Executor::StartSandbox() {
-  if (pod_.spec.host_users == false) {
+  if (pod_.spec.host_users == false && options_.rootless) {
+    // S21.12: a rootless podvisor's pods all run in its own user
+    // namespace, where container root is the user: what hostUsers: false
+    // asks (container root is not host root) holds already, and a block of
+    // its own per pod is not the user's to give (the user's subordinate ids
+    // are one range; idmapped mounts need the host's root).
+    log::Warn(
+        "spec.hostUsers: false: the pod runs in podvisor's own user namespace (rootless, "
+        "S21.12): its container root is this user on the host, and it shares the user's "
+        "subordinate ids with the user's other pods");
+  } else if (pod_.spec.host_users == false) {
     // S20.5: the user namespace is the holder's; without one there is no
     // namespace to map the pod's ids in, and running the pod with the
     // host's ids would drop the isolation it asked for.
@@ -71,7 +81,7 @@ void Executor::RecordHolder() {
 // S20.6: an adopted pod's block, as its holder's uid_map says it; the
 // holder still holds the claim's lock.
 Status Executor::ResumeIdBlock(pid_t holder_pid) {
-  if (pod_.spec.host_users != false) return Ok();
+  if (pod_.spec.host_users != false || options_.rootless) return Ok();
   auto ids = sandbox::ReadHolderIds(holder_pid);
   if (!ids) return ids.take_error().Wrap("the pod's user namespace");
   if (!*ids) return Error("the pod's sandbox holder has no user namespace of its own", EINVAL);
