@@ -346,6 +346,7 @@ spec:
     command: [/bin/sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
     resources:
       limits: {cpu: 250m, memory: 48Mi}
+EOF
 # hostUsers: false (S20) with crun: the pod's user namespace, its uid_map
 # and a file container root writes to a hostPath (on the VM's tmpfs),
 # which is host root's; the shell reads them back after the pod.
