@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -156,6 +157,16 @@ void ImagePulls::StartWorker(const Wanted& wanted) {
   spawn.stderr_fd = process::SpawnOptions::kInherit;  // its own log lines go to ours
   spawn.cwd = "/";
   spawn.new_process_group = true;  // StopAll ends the worker and its skopeo together
+  // The worker dies with its supervisor: a SIGKILLed one's worker went on
+  // unpacking into the state directory while the recovery after it (the
+  // shim's delete, the next run) removed it (Shim.SigkilledShim...:
+  // "Directory not empty"). A later supervisor pulls again; a layer is
+  // published only whole (S16.1), its `.partial` is scratch.
+  const pid_t supervisor = ::getpid();
+  spawn.pre_exec = [supervisor]() -> int {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
+    return ::getppid() == supervisor ? 0 : ESRCH;  // it died before the prctl
+  };
   auto child = process::Spawn(spawn);
   if (!child) return fail("starting the puller: " + child.error().message());
   auto worker = std::make_unique<Worker>();
