@@ -131,6 +131,7 @@ class Executor : private InstanceHost {
 
   // resize.cc (S17): `podvisor patch --subresource resize`.
   control::ControlReply Resize(const std::vector<pod::ContainerResizePatch>& patch);
+  pod::PodSpec AskedSpec() const;
   pod::ResizeAdmission AdmitResize(const pod::PodSpec& asked) const;
   void KeepResizePending(const pod::PodSpec& asked, const pod::ResizeAdmission& admission);
   void ApplyAdmittedResize(const pod::PodSpec& asked,

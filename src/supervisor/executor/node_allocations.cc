@@ -5,7 +5,6 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -16,6 +15,7 @@
 #include "common/log.h"
 #include "common/pod_dir.h"
 #include "pod/parse.h"
+#include "supervisor/executor/inotify_drain.h"
 #include "supervisor/executor/recovery.h"
 
 namespace podvisor::supervisor::executor {
@@ -160,30 +160,22 @@ void AllocationWatch::ArmRetry(std::chrono::seconds after) {
 void AllocationWatch::OnReadable() {
   // Everything queued is read before `changed_`, which may destroy this.
   bool relevant = false;
-  alignas(inotify_event) std::array<char, 8192> buf{};
-  for (;;) {
-    const ssize_t n = ::read(inotify_.get(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EAGAIN: drained
-    for (ssize_t off = 0; off < n;) {
-      const auto* ev = reinterpret_cast<const inotify_event*>(buf.data() + off);
-      off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      const std::string name = ev->len ? std::string(ev->name) : std::string();
-      if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED)) {
-        if (ev->mask & IN_IGNORED) pod_watches_.erase(ev->wd);
-        relevant = true;
-        continue;
-      }
-      if (pod_watches_.contains(ev->wd)) {
-        relevant = relevant || name == PodDir::kRecordFile || name == PodDir::kControlSocket;
-        continue;
-      }
-      // The state directory's own watch: a pod directory came or went.
-      if (!IsPodDirName(name, self_)) continue;
-      if (ev->mask & (IN_CREATE | IN_MOVED_TO)) WatchPodDir(name);
+  DrainInotify(inotify_.get(), [&](const inotify_event& ev, std::string_view event_name) {
+    const std::string name(event_name);
+    if (ev.mask & (IN_Q_OVERFLOW | IN_IGNORED)) {
+      if (ev.mask & IN_IGNORED) pod_watches_.erase(ev.wd);
       relevant = true;
+      return;
     }
-  }
+    if (pod_watches_.contains(ev.wd)) {
+      relevant = relevant || name == PodDir::kRecordFile || name == PodDir::kControlSocket;
+      return;
+    }
+    // The state directory's own watch: a pod directory came or went.
+    if (!IsPodDirName(name, self_)) return;
+    if (ev.mask & (IN_CREATE | IN_MOVED_TO)) WatchPodDir(name);
+    relevant = true;
+  });
   if (relevant) changed_();
 }
 

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +18,7 @@
 #include "common/log.h"
 #include "common/pod_dir.h"
 #include "pod/pod_order.h"
+#include "supervisor/executor/inotify_drain.h"
 #include "supervisor/executor/recovery.h"
 
 namespace podvisor::supervisor::executor {
@@ -174,36 +174,28 @@ void PodDependencies::OnReadable() {
   // end the wait, and with it this watcher's descriptor.
   bool relevant = false;
   std::vector<std::string> appeared;
-  alignas(inotify_event) std::array<char, 8192> buf{};
-  for (;;) {
-    const ssize_t n = ::read(inotify_.get(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EAGAIN: drained
-    for (ssize_t off = 0; off < n;) {
-      const auto* ev = reinterpret_cast<const inotify_event*>(buf.data() + off);
-      off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      const std::string name = ev->len ? std::string(ev->name) : std::string();
-      if (ev->mask & IN_Q_OVERFLOW) {
-        relevant = true;  // events were lost: look at everything again
-        for (const std::string& pod : names_) appeared.push_back(pod);
-        continue;
-      }
-      if (ev->mask & IN_IGNORED) {  // the pod's directory went (`podvisor rm`)
-        pod_watches_.erase(ev->wd);
-        relevant = true;
-        continue;
-      }
-      auto pod = pod_watches_.find(ev->wd);
-      if (pod == pod_watches_.end()) {  // the state directory's own watch
-        if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
-          appeared.push_back(name);
-          relevant = true;
-        }
-        continue;
-      }
-      if (name == PodDir::kRecordFile || name == PodDir::kControlSocket) relevant = true;
+  DrainInotify(inotify_.get(), [&](const inotify_event& ev, std::string_view event_name) {
+    const std::string name(event_name);
+    if (ev.mask & IN_Q_OVERFLOW) {
+      relevant = true;  // events were lost: look at everything again
+      for (const std::string& pod : names_) appeared.push_back(pod);
+      return;
     }
-  }
+    if (ev.mask & IN_IGNORED) {  // the pod's directory went (`podvisor rm`)
+      pod_watches_.erase(ev.wd);
+      relevant = true;
+      return;
+    }
+    auto pod = pod_watches_.find(ev.wd);
+    if (pod == pod_watches_.end()) {  // the state directory's own watch
+      if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
+        appeared.push_back(name);
+        relevant = true;
+      }
+      return;
+    }
+    if (name == PodDir::kRecordFile || name == PodDir::kControlSocket) relevant = true;
+  });
   for (const std::string& name : appeared) WatchPodDir(name);
   if (relevant) Check();
 }

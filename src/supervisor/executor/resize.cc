@@ -11,7 +11,6 @@
 #include <sys/sysinfo.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "cgroups/cleanup.h"
 #include "cgroups/resize.h"
@@ -47,11 +46,14 @@ int64_t NodeMemoryBytes(int64_t configured) {
   return static_cast<int64_t>(info.totalram) * info.mem_unit;
 }
 
-void ForEachResizable(pod::PodSpec& spec, const std::function<void(pod::Container&)>& f) {
-  for (pod::Container& c : spec.init_containers) {
+// Sidecars and regular containers, the ones a resize may change; for a
+// PodSpec or a const one.
+template <typename Spec, typename F>
+void ForEachResizable(Spec& spec, F&& f) {
+  for (auto& c : spec.init_containers) {
     if (pod::IsSidecar(c)) f(c);
   }
-  for (pod::Container& c : spec.containers) f(c);
+  for (auto& c : spec.containers) f(c);
 }
 
 }  // namespace
@@ -67,11 +69,8 @@ std::optional<CgroupLocation> Executor::InstanceCgroup(
 
 control::ControlReply Executor::Resize(const std::vector<pod::ContainerResizePatch>& patch) {
   const std::vector<std::filesystem::path> mounts = cgroups::CgroupMounts();
-  // The spec as the API server holds it: what was last asked, pending or not.
   pod::Pod asked = pod_;
-  ForEachResizable(asked.spec, [&](pod::Container& c) {
-    if (auto d = resize_.desired.find(c.name); d != resize_.desired.end()) c.resources = d->second;
-  });
+  asked.spec = AskedSpec();
   pod::ResizeFacts facts;
   for (const pod::ContainerResizePatch& p : patch) {
     if (auto at = InstanceCgroup(p.name, mounts)) {
@@ -96,6 +95,16 @@ control::ControlReply Executor::Resize(const std::vector<pod::ContainerResizePat
   return record_.StatusReply(CurrentStatus());
 }
 
+// The spec as the API server holds it: the allocated one with what was
+// last asked and is still pending.
+pod::PodSpec Executor::AskedSpec() const {
+  pod::PodSpec asked = pod_.spec;
+  ForEachResizable(asked, [&](pod::Container& c) {
+    if (auto d = resize_.desired.find(c.name); d != resize_.desired.end()) c.resources = d->second;
+  });
+  return asked;
+}
+
 pod::ResizeAdmission Executor::AdmitResize(const pod::PodSpec& asked) const {
   const pod::NodeAllocatable node{oci::NodeCpuMilli(), NodeMemoryBytes(options_.node_memory_bytes)};
   // The other pods are read only when the pod would grow (S17.12).
@@ -116,8 +125,7 @@ void Executor::KeepResizePending(const pod::PodSpec& asked, const pod::ResizeAdm
   const bool deferred = admission.verdict == pod::ResizeVerdict::kDeferred;
   const std::string reason = deferred ? "Deferred" : "Infeasible";
   resize_.desired.clear();
-  pod::PodSpec asked_spec = asked;
-  ForEachResizable(asked_spec, [&](pod::Container& c) {
+  ForEachResizable(asked, [&](const pod::Container& c) {
     const pod::Container* allocated = pod::FindResizableContainer(pod_.spec, c.name);
     if (allocated && allocated->resources != c.resources) resize_.desired[c.name] = c.resources;
   });
@@ -160,10 +168,7 @@ void Executor::RetryDeferredResize() {
     allocation_watch_.reset();
     return;
   }
-  pod::PodSpec asked = pod_.spec;
-  ForEachResizable(asked, [&](pod::Container& c) {
-    if (auto d = resize_.desired.find(c.name); d != resize_.desired.end()) c.resources = d->second;
-  });
+  const pod::PodSpec asked = AskedSpec();
   pod::ResizeAdmission admission = AdmitResize(asked);
   if (admission.verdict != pod::ResizeVerdict::kAccepted) {
     KeepResizePending(asked, admission);
