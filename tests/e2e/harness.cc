@@ -395,6 +395,22 @@ pid_t E2eTest::SpawnOtherRun(const fs::path& bundle, const std::string& name,
   return SpawnRun(RunArgs(), extra_args, bundle, {}, (dir_ / (name + ".stderr")).string());
 }
 
+pid_t E2eTest::StartOtherPod(const std::string& name, const std::string& yaml_template) {
+  const fs::path bundle = dir_ / ("bundle-" + name);
+  fs::create_directories(bundle);
+  fs::copy(bundle_ / "images", bundle / "images", fs::copy_options::recursive);
+  std::ofstream(bundle / "pod.yaml") << Expand(yaml_template);
+  return SpawnOtherRun(bundle, "run-" + name);
+}
+
+void E2eTest::StopOtherPod(const std::string& name, pid_t& pid) {
+  if (pid <= 0) return;
+  Client({"stop", name});
+  int status = 0;
+  ::waitpid(pid, &status, 0);  // `stop` returned after its supervisor ended
+  pid = -1;
+}
+
 bool E2eTest::RunIsAlive() {
   if (run_reaped_) return false;
   int status = 0;

@@ -119,6 +119,12 @@ class E2eTest : public ::testing::Test {
   // reaps it.
   pid_t SpawnOtherRun(const fs::path& bundle, const std::string& name,
                       const std::vector<std::string>& extra_args = {});
+  // Another pod `name` of this state directory: its bundle dir_/bundle-NAME
+  // (this test's images, pod.yaml from `yaml_template` with the
+  // placeholders replaced) run by SpawnOtherRun; its pid. StopOtherPod
+  // stops it and reaps it (nothing for a pid <= 0) and sets pid to -1.
+  pid_t StartOtherPod(const std::string& name, const std::string& yaml_template);
+  void StopOtherPod(const std::string& name, pid_t& pid);
   bool RunIsAlive();
   pid_t run_pid() const { return run_pid_; }
   std::string RunStderr() const;

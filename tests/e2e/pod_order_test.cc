@@ -38,26 +38,16 @@ class PodOrder : public E2eTest {
 
   // Pod a: one container, Ready once {{DIR}}/a-ready exists.
   void StartA() {
-    const fs::path bundle = dir_ / "bundle-a";
-    fs::create_directories(bundle);
-    fs::copy(bundle_ / "images", bundle / "images", fs::copy_options::recursive);
-    std::ofstream(bundle / "pod.yaml") << Expand(
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n"
-        "  terminationGracePeriodSeconds: 5\n  containers:\n"
-        "  - {name: app, image: img, command: " +
-        HelperCmd("a", "trap-sigterm 20 0") +
-        ", readinessProbe: {periodSeconds: 1, exec: {command: " + ShCmd("test -f {{DIR}}/a-ready") +
-        "}}}\n");
-    a_pid_ = SpawnOtherRun(bundle, "run-a");
+    a_pid_ = StartOtherPod("a",
+                           "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n"
+                           "  terminationGracePeriodSeconds: 5\n  containers:\n"
+                           "  - {name: app, image: img, command: " +
+                               HelperCmd("a", "trap-sigterm 20 0") +
+                               ", readinessProbe: {periodSeconds: 1, exec: {command: " +
+                               ShCmd("test -f {{DIR}}/a-ready") + "}}}\n");
     ASSERT_GT(a_pid_, 0);
   }
-  void StopA() {
-    if (a_pid_ <= 0) return;
-    Client({"stop", "a"});
-    int status = 0;
-    ::waitpid(a_pid_, &status, 0);  // `stop` returned after a's supervisor ended
-    a_pid_ = -1;
-  }
+  void StopA() { StopOtherPod("a", a_pid_); }
 
   std::optional<nlohmann::json> StatusOf(const std::string& pod) {
     auto r = Client({"status", pod, "-o", "json"});

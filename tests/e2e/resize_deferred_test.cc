@@ -46,20 +46,10 @@ class ResizeDeferred : public E2eTest {
            "}\n      limits: {memory: " + memory + "}\n";
   }
   void StartA(const std::string& memory) {
-    const fs::path bundle = dir_ / "bundle-a";
-    fs::create_directories(bundle);
-    fs::copy(bundle_ / "images", bundle / "images", fs::copy_options::recursive);
-    std::ofstream(bundle / "pod.yaml") << Expand(PodYaml("a", memory));
-    a_pid_ = SpawnOtherRun(bundle, "run-a");
+    a_pid_ = StartOtherPod("a", PodYaml("a", memory));
     ASSERT_GT(a_pid_, 0);
   }
-  void StopA() {
-    if (a_pid_ <= 0) return;
-    Client({"stop", "a"});
-    int status = 0;
-    ::waitpid(a_pid_, &status, 0);  // `stop` returned after a's supervisor ended
-    a_pid_ = -1;
-  }
+  void StopA() { StopOtherPod("a", a_pid_); }
   // With two pods in the state directory every client command names one.
   std::optional<nlohmann::json> StatusOf(const std::string& pod) {
     auto r = Client({"status", pod, "-o", "json"});
