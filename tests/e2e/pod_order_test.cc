@@ -5,7 +5,6 @@
 // stop during the wait ends it at once with nothing created. The harness's
 // own run is pod b; pod a is a second `podvisor run` of a second bundle,
 // started and stopped here.
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstring>

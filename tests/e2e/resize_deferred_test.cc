@@ -5,10 +5,8 @@
 // (allocations, not cgroups, are what this shows; tier 3's e2e-runc-resize
 // reads cgroup files). The harness's run is pod b; pod a, the neighbour
 // holding the node's memory, is a second `podvisor run` started here.
-#include <sys/wait.h>
 
 #include <chrono>
-#include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
