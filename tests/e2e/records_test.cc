@@ -234,6 +234,10 @@ TEST_F(Records, StopSignalEventsShowTheRealStopOrder) {
       HelperCmd("app", "trap-sigterm 300 0") + "}\n");
   StartRun();
   WaitUntilRunning();
+  // Running says the processes exist, not that their handlers are in
+  // place: a SIGTERM before that would end them with 143, not 0.
+  ASSERT_TRUE(WaitForHelperEvent("proxy Started")) << RunStderr();
+  ASSERT_TRUE(WaitForHelperEvent("app Started")) << RunStderr();
   EXPECT_EQ(Client({"stop"}).exit_code, 0);
   EXPECT_EQ(WaitRun(), 0) << RunStderr();
   std::vector<std::string> order;
