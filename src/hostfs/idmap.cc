@@ -120,10 +120,6 @@ Status AttachTree(const Fd& tree, const fs::path& target) {
   return Ok();
 }
 
-std::string DetachedTreePath(const Fd& tree) {
-  return "/proc/self/fd/" + std::to_string(tree.get());
-}
-
 Result<ScratchUserNamespace> ScratchUserNamespace::Create(const oci::PodUserNamespaceIds& ids) {
   if (ids.size == 0) return Error("a user namespace of 0 ids", EINVAL);
   int ready[2];

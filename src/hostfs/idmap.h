@@ -36,16 +36,12 @@ Result<Fd> OpenUserNamespace(const std::filesystem::path& path);
 // A detached clone of the mount at `path` (rooted at `path`, as a bind
 // mount is), idmapped to `userns_fd`. `recursive`: the mounts below `path`
 // come along (rbind), not idmapped themselves (as runc 1.2's "idmap", not
-// "ridmap"). Nothing is attached: closing the Fd drops the clone, and an
-// overlayfs can take it as a lower layer ("/proc/self/fd/N").
+// "ridmap"). Nothing is attached: closing the Fd drops the clone.
 Result<Fd> OpenIdmappedTree(const std::filesystem::path& path, int userns_fd, bool recursive);
 
 // Attaches a detached tree (OpenIdmappedTree) at `target`, which exists
 // and is a directory or a file as the tree's root is (move_mount).
 Status AttachTree(const Fd& tree, const std::filesystem::path& target);
-
-// "/proc/self/fd/N": how mount(2) and fsconfig() name a detached tree.
-std::string DetachedTreePath(const Fd& tree);
 
 // A user namespace of its own mapping 0 -> ids.host_uid/host_gid for
 // ids.size ids, held by a child process that waits until this object goes

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 #include "common/fd.h"
 #include "common/mounts.h"
@@ -40,13 +42,21 @@ std::string MountData(const std::vector<fs::path>& lowers, const WritableRootPat
          ",workdir=" + EscapeOverlayPath(paths.work);
 }
 
-// S20.21: the longest name of a detached idmapped clone (any int fd).
-const fs::path kLongestDetachedTree = "/proc/self/fd/2147483647";
+// S20.21: where the idmapped clone of lower layer i is attached while the
+// overlay is mounted.
+fs::path IdmappedLowersDir(const WritableRootPaths& paths) {
+  return paths.work.parent_path() / "idmapped";
+}
+fs::path IdmappedLowerPath(const WritableRootPaths& paths, std::size_t i) {
+  return IdmappedLowersDir(paths) / std::to_string(i);
+}
 
 bool Fits(std::vector<fs::path> lowers, const WritableRootPaths& paths, OverlayMountApi api,
           bool idmapped) {
   if (lowers.size() > kOverlayMaxLowerDirs) return false;
-  if (idmapped) std::fill(lowers.begin(), lowers.end(), kLongestDetachedTree);
+  if (idmapped) {
+    for (std::size_t i = 0; i < lowers.size(); ++i) lowers[i] = IdmappedLowerPath(paths, i);
+  }
   if (api == OverlayMountApi::kMountData) return MountData(lowers, paths).size() <= kMountDataMax;
   for (const fs::path& p : lowers) {
     if (p.string().size() > kFsconfigStringMax) return false;
@@ -80,28 +90,59 @@ std::string UpperHint(const WritableRootPaths& paths, int err) {
   return "";
 }
 
-// The lower directories as the mount names them: their paths, or (S20.21)
-// detached idmapped clones of them, which must stay open until the
-// overlay is mounted (it keeps its own references to them).
-struct Lowers {
-  std::vector<fs::path> names;
-  std::vector<Fd> clones;
-};
+// Detaches an idmapped lower's attached clone and removes its directory
+// (never what is below a mount: rmdir only).
+void DetachIdmappedLower(const fs::path& at) {
+  (void)::umount2(at.c_str(), MNT_DETACH);
+  (void)::rmdir(at.c_str());
+}
 
-Result<Lowers> NameLowers(std::vector<fs::path> dirs, const Fd& userns) {
-  Lowers out;
-  if (!userns) {
-    out.names = std::move(dirs);
+// The lower directories as the mount names them: their paths, or (S20.21)
+// idmapped clones of them attached under the instance's idmapped/ for the
+// mount only. overlayfs before Linux 6.15 takes no detached mount as a
+// layer ("failed to clone lowerpath"); once mounted it holds clones of
+// its own, so the attached ones go when this does.
+class Lowers {
+ public:
+  Lowers() = default;
+  Lowers(const Lowers&) = delete;
+  Lowers& operator=(const Lowers&) = delete;
+  Lowers(Lowers&& other) noexcept
+      : names(std::move(other.names)), dir_(std::exchange(other.dir_, fs::path())) {}
+  Lowers& operator=(Lowers&&) = delete;
+  ~Lowers() {
+    if (dir_.empty()) return;
+    for (const fs::path& at : names) DetachIdmappedLower(at);
+    (void)::rmdir(dir_.c_str());
+  }
+
+  static Result<Lowers> Name(std::vector<fs::path> dirs, const Fd& userns,
+                             const WritableRootPaths& paths) {
+    Lowers out;
+    if (!userns) {
+      out.names = std::move(dirs);
+      return out;
+    }
+    out.dir_ = IdmappedLowersDir(paths);
+    if (Status s = MakeDirs(out.dir_, 0700); !s) return s.take_error();
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+      auto clone = OpenIdmappedTree(dirs[i], userns.get(), /*recursive=*/false);
+      if (!clone) return clone.take_error().Wrap("idmapping the image layer");
+      const fs::path at = IdmappedLowerPath(paths, i);
+      if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) {
+        return Error::FromErrno("making " + at.string());
+      }
+      out.names.push_back(at);  // detached by the destructor, attached or not
+      if (Status s = AttachTree(*clone, at); !s) return s.take_error();
+    }
     return out;
   }
-  for (const fs::path& dir : dirs) {
-    auto clone = OpenIdmappedTree(dir, userns.get(), /*recursive=*/false);
-    if (!clone) return clone.take_error().Wrap("idmapping the image layer");
-    out.names.emplace_back(DetachedTreePath(*clone));
-    out.clones.push_back(std::move(*clone));
-  }
-  return out;
-}
+
+  std::vector<fs::path> names;
+
+ private:
+  fs::path dir_;  // empty: the plain lower directories
+};
 
 // Linux 6.8's "lowerdir+": one lower directory per fsconfig() call, no
 // escaping, no page limit. false: the kernel lacks it (or the new mount
@@ -130,7 +171,7 @@ Result<bool> MountWithNewApi(const WritableRootPaths& paths, bool fall_back, con
     return fitted.take_error();
   }
   const std::string what = Describe(paths, fitted->size());
-  auto lowers = NameLowers(std::move(*fitted), userns);
+  auto lowers = Lowers::Name(std::move(*fitted), userns, paths);
   if (!lowers) return lowers.take_error().Wrap(what);
   Fd context(::fsopen("overlay", FSOPEN_CLOEXEC));
   if (!context) return Error::FromErrno("fsopen(overlay)");
@@ -166,7 +207,7 @@ Status MountWithData(const WritableRootPaths& paths, const Fd& userns) {
   auto fitted = FitLowerDirs(paths, OverlayMountApi::kMountData, userns.valid());
   if (!fitted) return fitted.take_error();
   const std::string what = Describe(paths, fitted->size());
-  auto lowers = NameLowers(std::move(*fitted), userns);
+  auto lowers = Lowers::Name(std::move(*fitted), userns, paths);
   if (!lowers) return lowers.take_error().Wrap(what);
   std::string data = MountData(lowers->names, paths);
   if (::mount("overlay", paths.merged.c_str(), "overlay", MS_NODEV, data.c_str()) != 0) {
@@ -248,6 +289,12 @@ Status MountWritableRoot(const WritableRootPaths& paths, OverlayMountApi api,
 Status RemoveWritableRoot(const WritableRootPaths& paths) {
   if (Status s = Unmount(paths.merged); !s) return s;
   std::error_code ec;
+  // An idmapped lower still attached: its mounter died mid-mount (S20.21).
+  const fs::path idmapped = IdmappedLowersDir(paths);
+  for (const auto& entry : fs::directory_iterator(idmapped, ec)) DetachIdmappedLower(entry.path());
+  if (::rmdir(idmapped.c_str()) != 0 && errno != ENOENT) {
+    return Error::FromErrno("removing " + idmapped.string());
+  }
   for (const auto* dir : {&paths.merged, &paths.work, &paths.upper}) {
     // Never recurse into something still mounted: that would delete the
     // content of whatever is mounted there.

@@ -20,8 +20,8 @@
 // (image/layer_merge.h), so any image within the LayerBudget mounts.
 //
 // hostUsers: false (S20.21): every lower directory is idmapped to the
-// pod's user namespace (a detached clone passed to overlayfs as
-// /proc/self/fd/N; an overlayfs mount itself cannot be idmapped), so an
+// pod's user namespace (a clone attached at the instance's idmapped/N for
+// the mount only; an overlayfs mount itself cannot be idmapped), so an
 // image file owned by 0 is the pod's host_uid in the overlay, root inside
 // the pod. upper/ and work/ stay plain (an idmapped upper fails: the
 // mounter, host root, is not in the idmap) and the upper root is chowned
@@ -77,8 +77,8 @@ std::string OverlayMountData(const WritableRootPaths& paths);
 // The lower directories `paths` is mounted with by `api` (kNewApi or
 // kMountData): its own, or with the bottom ones merged into one
 // (image::EnsureMergedTree, made when absent) so that the stack fits.
-// `idmapped`: each is passed as a detached clone's /proc/self/fd/N, whose
-// length is what must fit (S20.21).
+// `idmapped`: each is passed as its clone's attached path (the instance's
+// idmapped/N), whose length is what must fit (S20.21).
 Result<std::vector<std::filesystem::path>> FitLowerDirs(const WritableRootPaths& paths,
                                                         OverlayMountApi api, bool idmapped = false);
 

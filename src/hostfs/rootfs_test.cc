@@ -167,9 +167,10 @@ TEST_F(LayeredRoot, S16_3_MoreThan500LayersMount) {
   }
 }
 
-// S20.21: a deep stack of a hostUsers: false pod. Its /proc/self/fd/N
-// names do not fit one page of mount(2) data, so the bottom layers are
-// merged; the layers and the merged directory alike are idmapped.
+// S20.21: a deep stack of a hostUsers: false pod. The names of its
+// attached idmapped clones do not fit one page of mount(2) data, so the
+// bottom layers are merged; the layers and the merged directory alike are
+// idmapped, and no clone stays attached once the overlay is mounted.
 TEST_F(LayeredRoot, S20_21_AnIdmappedDeepStackMapsEveryLayer) {
   constexpr uint32_t kHostId = 300000;
   auto userns = ScratchUserNamespace::Create({kHostId, kHostId, 65536});
@@ -189,6 +190,7 @@ TEST_F(LayeredRoot, S20_21_AnIdmappedDeepStackMapsEveryLayer) {
     }
     Status s = MountWritableRoot(root, api, RootIdmap{userns->path(), {kHostId, kHostId, 65536}});
     ASSERT_TRUE(s) << s.error().message();
+    EXPECT_FALSE(fs::exists(root.work.parent_path() / "idmapped")) << "an attached clone left";
     struct stat st {};
     for (const char* file : {"f0", "f199", "v"}) {
       ASSERT_EQ(::stat((root.merged / file).c_str(), &st), 0) << file;
@@ -198,6 +200,30 @@ TEST_F(LayeredRoot, S20_21_AnIdmappedDeepStackMapsEveryLayer) {
     EXPECT_EQ(ReadFile(root.merged / "v"), "from layer 199");
     EXPECT_TRUE(RemoveWritableRoot(root));
   }
+}
+
+// S20.21: a clone its mounter left attached (killed mid-mount) goes with
+// the instance's root, and nothing below it is touched.
+TEST_F(LayeredRoot, S20_21_RemovingTheRootDetachesALeftIdmappedLower) {
+  constexpr uint32_t kHostId = 310000;
+  auto userns = ScratchUserNamespace::Create({kHostId, kHostId, 65536});
+  ASSERT_TRUE(userns) << userns.error().message();
+  auto lowers = Stack(ManyLayers(2));
+  WritableRootPaths root = Root(lowers, "left");
+  Status s = MountWritableRoot(root, OverlayMountApi::kAuto,
+                               RootIdmap{userns->path(), {kHostId, kHostId, 65536}});
+  ASSERT_TRUE(s) << s.error().message();
+  const fs::path left = root.work.parent_path() / "idmapped" / "0";
+  ASSERT_TRUE(fs::create_directories(left));
+  auto ns = OpenUserNamespace(userns->path());
+  ASSERT_TRUE(ns) << ns.error().message();
+  auto clone = OpenIdmappedTree(lowers.front(), ns->get(), /*recursive=*/false);
+  ASSERT_TRUE(clone) << clone.error().message();
+  ASSERT_TRUE(AttachTree(*clone, left));
+  ASSERT_TRUE(IsMountPoint(left));
+  EXPECT_TRUE(RemoveWritableRoot(root));
+  EXPECT_FALSE(fs::exists(left.parent_path()));
+  EXPECT_TRUE(fs::exists(lowers.front() / "f1")) << "the layer itself is untouched";
 }
 
 TEST(OverlayData, APlainRootfsIsAListOfOne) {
