@@ -23,8 +23,9 @@
 #     runtime run with --no-pivot), then a pod with pod-level resources
 #     (spec.resources, S10.8) whose pod cgroup's memory.max, cpu.max and
 #     cpu.weight are read back; a resized pod (S17); a hostUsers: false
-#     pod under crun (S20: uid_map, its file root's on disk, no claim left;
-#     on a kernel that cannot idmap tmpfs, its clean refusal); then a
+#     pod under crun (S20) on the initramfs's tmpfs (on a kernel that
+#     cannot idmap tmpfs, its clean refusal) and on an ext4 disk (uid_map,
+#     its files root's on disk and inside, no claim or mount left); then a
 #     rootless pod (S21.5): uid 4321 with subordinate ids (newuidmap) runs a
 #     pod in a cgroup v2 subtree delegated to it, systemd-style, whose
 #     limits are read back.
@@ -91,7 +92,7 @@ skip_all() {
            Initramfs_StaticPodvisorIsOneFile \
            NoOverlayfs_OneErrorNamingModprobe RunFromInitramfsShell_NoPivotDetected \
            S10_8_PodLevelResourcesSizeThePodCgroup S10_11_PodLevelResourcesRunOnCgroupV2 \
-           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly S20_UserNamespaceWithCrun S20_UserNamespaceRefusedCleanly \
+           S17_ResizeInPlaceOnCgroupV2 S17_ResizedPodStopsCleanly S20_UserNamespaceWithCrun S20_UserNamespaceOnTmpfsWithCrun S20_UserNamespaceRefusedCleanly \
            S21_5_RootlessPodLimitsInADelegatedCgroup S21_5_RootlessPodStopsCleanly \
            "${ctrd_cases[@]}" "${sysd_cases[@]}"; do
     skip "$c" "$1"
@@ -366,6 +367,34 @@ spec:
     command: [/bin/sh, -c, 'set -- $(cat /proc/self/uid_map); echo "$1_$2_$3 id=$(id -u)" > /out/map; echo x > /out/by-root']
     volumeMounts: [{name: out, mountPath: /out}]
 EOF
+# The same pod on an ext4 disk (an NVMe drive: its driver and ext4 are
+# built into the cloud kernel, and Linux 5.19+ idmaps ext4 and overlayfs
+# layers): bundle, image, state, logs and hostPath all on ext4, so crun
+# runs it in its user namespace. Also an emptyDir, and a file written to
+# the container's own root filesystem (the idmapped overlay's upper),
+# after a postStart exec hook that reopened its stdout.
+disk=$work/disk
+mkdir -p "$disk/pods/userns/images" "$disk/userns"
+cat >"$disk/pods/userns/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: userns}
+spec:
+  restartPolicy: Never
+  hostUsers: false
+  volumes:
+  - {name: out, hostPath: {path: /disk/userns, type: DirectoryOrCreate}}
+  - {name: scratch, emptyDir: {}}
+  containers:
+  - name: app
+    image: busybox
+    command: [/bin/sh, -c, 'i=0; while [ ! -e /tmp/hooked ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; set -- $(cat /proc/self/uid_map); echo "$1_$2_$3 id=$(id -u)" > /out/map; echo x > /out/by-root; echo e > /scratch/e; echo r > /r; echo "$(stat -c %u /scratch/e)_$(stat -c %u /r)_$(cat /r)_$(cat /tmp/hooked)" > /out/inside']
+    volumeMounts: [{name: out, mountPath: /out}, {name: scratch, mountPath: /scratch}]
+    # S20.10 under crun: the hook's output pipe is the mapped root's.
+    lifecycle: {postStart: {exec: {command: [/bin/sh, -c, 'echo hooked > /dev/stdout && echo hooked > /tmp/hooked']}}}
+EOF
+cp -a "$root/images/busybox" "$disk/pods/userns/images/busybox"
+mkfs.ext4 -q -F -L t4disk -d "$disk" "$work/disk.img" 256M
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -418,7 +447,16 @@ wait
 echo "T4U exit=$? left=$(ls /sys/fs/cgroup/rl | grep -c rootless) owner=$(stat -c %u /tmp/rl/xdg/podvisor/rootless/status.json)"
 grep -E "rootless|podvisor:" /tmp/rl.log | head -5
 /init run --runtime crun /pods/userns
-echo "T4S userns exit=$? map=$(cat /tmp/userns/map) owner=$(stat -c %u:%g /tmp/userns/by-root) claims=$(ls /run/lock/podvisor/userns 2>/dev/null | wc -l) ann=$(/init status userns -o "jsonpath={.metadata.annotations['podvisor.io/user-namespace']}" 2>&1)"
+echo "T4S userns exit=$? map=$(cat /tmp/userns/map) owner=$(stat -c %u:%g /tmp/userns/by-root) claims=$(ls /run/lock/podvisor/userns 2>/dev/null | wc -l) ann=$(/init status userns -o "jsonpath={.metadata.annotations['podvisor\.io/user-namespace']}" 2>&1)"
+# The ext4 disk: its NVMe namespace shows up asynchronously.
+i=0
+until [ -b /dev/nvme0n1 ]; do i=$((i + 1)); [ $i -gt 30 ] && break; sleep 1; done
+mkdir -p /disk && mount -t ext4 /dev/nvme0n1 /disk
+d="--state-dir /disk/state --log-dir /disk/logs"
+/init run --runtime crun $d /disk/pods/userns >/tmp/userns-disk.log 2>&1
+echo "T4D userns exit=$? map=$(cat /disk/userns/map) owner=$(stat -c %u:%g /disk/userns/by-root) inside=$(cat /disk/userns/inside) claims=$(ls /run/lock/podvisor/userns 2>/dev/null | wc -l) mounts=$(grep -c /disk/state /proc/mounts) ann=$(/init status userns --state-dir /disk/state -o "jsonpath={.metadata.annotations['podvisor\.io/user-namespace']}" 2>&1)"
+grep -E "podvisor|rror" /tmp/userns-disk.log | head -8
+umount /disk
 poweroff -f
 EOF
 chmod 0755 "$root/shell-init"
@@ -439,10 +477,10 @@ sysd_prepare || sysd_ready=0
 
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer
 # check can miss its ticks and panic ("IO-APIC + timer doesn't work").
-boot() {  # boot NAME APPEND [INITRD]: boots the VM, console to $build/tier4-NAME.console, qemu's status to .status
+boot() {  # boot NAME APPEND [INITRD [QEMU ARGS...]]: boots the VM, console to $build/tier4-NAME.console, qemu's status to .status
   local console=$build/tier4-$1.console status=0 start=$SECONDS
   timeout "$boot_timeout" qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nographic -no-reboot \
-    -kernel "$cache/vmlinuz" -initrd "${3:-$work/initrd}" \
+    -kernel "$cache/vmlinuz" -initrd "${3:-$work/initrd}" "${@:4}" \
     -append "console=ttyS0 panic=-1 loglevel=4 no_timer_check $2" </dev/null >"$console" 2>&1 || status=$?
   tr -d '\r' <"$console" >"$console.tmp" && mv "$console.tmp" "$console"
   echo "$status" >"$work/$1.status"
@@ -453,7 +491,8 @@ boot() {  # boot NAME APPEND [INITRD]: boots the VM, console to $build/tier4-NAM
 boot limits "podvisor.bundle=/pods/limits podvisor.runtime=crun" &
 boot order "podvisor.bundle=/pods/order podvisor.exit=reboot" &
 boot nested "podvisor.bundle=/pods/nested podvisor.runtime=crun podvisor.cgroup-parent=self" &
-boot shell "rdinit=/shell-init" &
+boot shell "rdinit=/shell-init" "$work/initrd" \
+  -drive "file=$work/disk.img,if=none,id=disk,format=raw" -device nvme,drive=disk,serial=t4disk &
 ((ctrd_ready)) && boot containerd "rdinit=/ctrd-init" "$work/initrd-containerd" &
 ((sysd_ready)) && boot systemd "rdinit=/lib/systemd/systemd systemd.unit=t4.target systemd.show_status=0" "$work/initrd-systemd" &
 wait
@@ -501,17 +540,23 @@ expect S21_5_RootlessPodStopsCleanly "$c" "^T4U exit=(0|4) left=0 owner=4321$"
 # before anything starts, naming the volume and its file system (S20.23),
 # with no claim left.
 if grep -q "^T4S userns exit=0 " "$c"; then
-  expect S20_UserNamespaceWithCrun "$c" \
+  expect S20_UserNamespaceOnTmpfsWithCrun "$c" \
     "^T4S userns exit=0 map=0_65536_65536 id=0 owner=0:0 claims=0 ann=65536-131071$"
   skip S20_UserNamespaceRefusedCleanly "the VM's kernel idmaps tmpfs: the pod ran instead"
 else
-  skip S20_UserNamespaceWithCrun "the VM's kernel cannot idmap tmpfs, its only file system (Linux 6.3 can); the refusal is checked instead"
+  skip S20_UserNamespaceOnTmpfsWithCrun "the VM's kernel cannot idmap tmpfs (Linux 6.3 can); its refusal is checked instead"
   if grep -qE "volume \"out\": hostPath /tmp/userns: .*\(tmpfs\) cannot be idmapped" "$c"; then
     expect S20_UserNamespaceRefusedCleanly "$c" "^T4S userns exit=3 map= owner= claims=0 "
   else
     fail S20_UserNamespaceRefusedCleanly "no refusal naming the volume and tmpfs in $(basename "$c")"
   fi
 fi
+# On ext4 the pod runs under crun: root inside is the block's first id
+# outside; the hostPath file is host root's on disk; the emptyDir's and
+# the root filesystem's files are container root's inside; the claim is
+# released and no mount of the state directory is left; the hook ran.
+expect S20_UserNamespaceWithCrun "$c" \
+  "^T4D userns exit=0 map=0_65536_65536 id=0 owner=0:0 inside=0_0_r_hooked claims=0 mounts=0 ann=65536-131071$"
 
 # --- boot 1: limits, OOM, orphans, power-off ----------------------------------------
 c=$build/tier4-limits.console
