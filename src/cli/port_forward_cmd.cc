@@ -2,19 +2,24 @@
 // listens on 127.0.0.1:LOCAL on the host and, for each connection, connects
 // to 127.0.0.1:REMOTE inside the pod's network namespace, which reaches a
 // container port under every network mode (the pod's own namespace, a CNI
-// network, the host's). The socket is created inside the namespace (setns
-// of this thread, then back) and connected from here; each connection is
-// then relayed by a child process of its own, as kubectl gives each a
-// goroutine. Runs until interrupted or until the pod ends.
+// network, the host's). Each connection is relayed by a child process of
+// its own, as kubectl gives each a goroutine; the child enters the pod's
+// network namespace, connects, and relays, so the listener never leaves
+// the host's. A rootless pod's namespace belongs to podvisor's user
+// namespace (S21.1), which the user may join but never leave: only a
+// child that is done with the host's namespaces can (S21.11).
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -84,18 +89,28 @@ sockaddr_in Loopback(uint16_t port) {
   return a;
 }
 
-// A TCP connection to 127.0.0.1:port in the namespace `netns` (-1: ours).
-Result<Fd> ConnectInside(int netns, int own_netns, uint16_t port) {
-  if (netns >= 0 && ::setns(netns, CLONE_NEWNET) != 0)
-    return Error::FromErrno("entering the pod's network namespace");
-  Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  int saved = errno;
-  if (netns >= 0 && ::setns(own_netns, CLONE_NEWNET) != 0) {
-    // Still in the pod's namespace: nothing more this process may do.
-    std::perror("podvisor: leaving the pod's network namespace");
-    std::_Exit(kExitHost);
+// The pod's network namespace, and the user namespace that owns it when
+// that is not this process's (a rootless pod's, or a hostUsers: false
+// pod's): joined first when entering the network namespace alone is
+// refused.
+struct PodNetns {
+  Fd net;   // empty: the host's network
+  Fd user;  // empty: ours
+};
+
+// In the relaying child: a TCP connection to 127.0.0.1:port in the pod's
+// network namespace. The child never comes back to the host's namespaces.
+Result<Fd> ConnectInside(const PodNetns& ns, uint16_t port) {
+  if (ns.net && ::setns(ns.net.get(), CLONE_NEWNET) != 0) {
+    // EPERM: no CAP_SYS_ADMIN over the namespace's owner; as its owner's
+    // uid this process may join that user namespace, and has it there.
+    if (errno != EPERM || !ns.user || ::setns(ns.user.get(), CLONE_NEWUSER) != 0 ||
+        ::setns(ns.net.get(), CLONE_NEWNET) != 0) {
+      return Error::FromErrno("entering the pod's network namespace");
+    }
   }
-  if (!s) return Error("socket", saved);
+  Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s) return Error::FromErrno("socket");
   sockaddr_in a = Loopback(port);
   if (::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     return Error::FromErrno("connecting to port " + std::to_string(port) + " in the pod");
@@ -154,22 +169,40 @@ std::string Listen(std::vector<Forward>& forwards) {
   return "";
 }
 
-// One connection to a forward: relayed by a child of its own.
-void Accept(const Forward& forward, const Fd& netns, const Fd& own_netns) {
+// One connection to a forward: connected and relayed by a child of its own.
+void Accept(const Forward& forward, const PodNetns& ns) {
   Fd client(::accept4(forward.listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
   if (!client) return;
   std::printf("Handling connection for %u\n", forward.local);
   std::fflush(stdout);
-  auto upstream =
-      ConnectInside(netns ? netns.get() : -1, own_netns ? own_netns.get() : -1, forward.remote);
-  if (!upstream) {
-    // As kubectl: the error is reported, the client's connection closed.
-    std::fprintf(stderr, "podvisor: %s\n", upstream.error().message().c_str());
-    return;
-  }
   pid_t pid = ::fork();
-  if (pid == 0) Relay(client.get(), upstream->get());
+  if (pid == 0) {
+    auto upstream = ConnectInside(ns, forward.remote);
+    if (!upstream) {
+      // As kubectl: the error is reported, the client's connection closed.
+      std::fprintf(stderr, "podvisor: %s\n", upstream.error().message().c_str());
+      std::_Exit(0);
+    }
+    Relay(client.get(), upstream->get());
+  }
   if (pid < 0) std::fprintf(stderr, "podvisor: fork: %s\n", std::strerror(errno));
+}
+
+// Opens the namespace the supervisor names ("": the host's) and its owner
+// when that is another user namespace than this process's.
+Result<PodNetns> OpenPodNetns(const std::string& path) {
+  PodNetns ns;
+  if (path.empty()) return ns;
+  ns.net.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!ns.net) return Error::FromErrno("opening " + path);
+  Fd owner(::ioctl(ns.net.get(), NS_GET_USERNS));
+  struct stat theirs {
+  }, ours{};
+  if (owner && ::fstat(owner.get(), &theirs) == 0 && ::stat("/proc/self/ns/user", &ours) == 0 &&
+      (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)) {
+    ns.user = std::move(owner);
+  }
+  return ns;
 }
 
 int PortForward(const ForwardOptions& o) {
@@ -192,13 +225,8 @@ int PortForward(const ForwardOptions& o) {
   if (!pod) return Fail(pod.error().message());
   auto reply = AskSupervisor(o.state_dir, *pod, {{"op", "netns"}});
   if (!reply) return Fail(reply.error().message());
-  const std::string netns_path = reply->value("path", "");
-  Fd netns, own_netns;
-  if (!netns_path.empty()) {
-    netns.Reset(::open(netns_path.c_str(), O_RDONLY | O_CLOEXEC));
-    own_netns.Reset(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
-    if (!netns || !own_netns) return Fail("opening " + netns_path + ": " + std::strerror(errno));
-  }
+  auto ns = OpenPodNetns(reply->value("path", ""));
+  if (!ns) return Fail(ns.error().message());
 
   if (std::string failed = Listen(forwards); !failed.empty()) return Fail(failed);
 
@@ -238,7 +266,7 @@ int PortForward(const ForwardOptions& o) {
       }
     }
     for (std::size_t i = 0; i < forwards.size(); ++i) {
-      if (p[i].revents & POLLIN) Accept(forwards[i], netns, own_netns);
+      if (p[i].revents & POLLIN) Accept(forwards[i], *ns);
     }
   }
 }

@@ -8,8 +8,10 @@
 // whose every step exec's the next, so the run's pid is podvisor's.
 // Client commands run as the same uid (the control socket answers its
 // user). Needs root (to become the user and bind the files) and runc.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -299,6 +301,54 @@ TEST_F(RuncRootless, S21_12_HostUsersFalseRunsInPodvisorsUserNamespace) {
   std::vector<std::string> words;
   for (std::string w; map >> w;) words.push_back(w);
   EXPECT_THAT(words, ::testing::ElementsAre("0", "4321", "1", "1", kSubordinateStart, "65536"));
+}
+
+// S21.11: the user's port-forward reaches a port that listens only on the
+// rootless pod's own loopback (its network namespace belongs to podvisor's
+// user namespace, which each connection's relay joins); it ends with the
+// user's SIGTERM.
+TEST_F(RuncRootless, S21_11_PortForwardReachesTheRootlessPodsLoopback) {
+  WritePod(Pod("rootless-pf", "Always",
+               ShCmd("mkdir -p /tmp/www && echo hello-forwarded > /tmp/www/index.html && "
+                     "exec httpd -f -p 127.0.0.1:8080 -h /tmp/www")));
+  GiveToUser();
+  StartRun();
+  WaitUntilRunning();
+  const fs::path out = rl_ / "home/pf.out";
+  pid_t forward = ::fork();
+  if (forward == 0) {
+    int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(126);
+    const std::string podvisor = RequiredEnv("PODVISOR");
+    ::execl("/bin/sh", "/bin/sh", "-c", kClientScript, "sh", podvisor.c_str(), "port-forward",
+            "rootless-pf", ":8080", nullptr);
+    ::_exit(127);
+  }
+  ASSERT_GT(forward, 0);
+  int local = 0;
+  for (int i = 0; i < 250 && local == 0; ++i) {
+    std::string text = ReadWhole(out);
+    if (auto at = text.find("Forwarding from 127.0.0.1:"); at != std::string::npos) {
+      local = std::atoi(text.c_str() + at + 26);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_GT(local, 0) << ReadWhole(out);
+  if (local > 0) {
+    // Two connections, each relayed by a child of its own.
+    EXPECT_THAT(HttpGetEventually("127.0.0.1", local, "hello"), HasSubstr("hello-forwarded"))
+        << ReadWhole(out);
+    EXPECT_THAT(HttpGet("127.0.0.1", local), HasSubstr("hello-forwarded")) << ReadWhole(out);
+  }
+  ::kill(forward, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(forward, &status, 0), forward);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << " " << ReadWhole(out);
+  EXPECT_THAT(ReadWhole(out), Not(HasSubstr("network namespace")));
+  auto stop = DefaultClient({"stop", "rootless-pf"});
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_EQ(WaitRun(), 4) << RunStderr();
 }
 
 // S21.8, S22.3: without --network a rootless pod gets a user-mode network
