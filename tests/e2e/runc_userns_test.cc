@@ -263,6 +263,33 @@ spec:
   EXPECT_THAT(Client({"logs", "files"}, /*with_log_dir=*/true).out, HasSubstr("reopened"));
 }
 
+// S20.10: an exec probe's output pipe is the mapped root's too: a probe
+// that reopens its stdout succeeds, so the container becomes ready.
+TEST_F(RuncUserns, S20_10_AnExecProbeMayReopenItsStdout) {
+  WritePod(R"(apiVersion: v1
+kind: Pod
+metadata: {name: probed}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  hostUsers: false
+  volumes:
+    - {name: shared, hostPath: {path: "{{HOSTDIR}}", type: Directory}}
+  containers:
+    - name: app
+      image: img
+      command: [/bin/sh, -c, "i=0; while [ $i -lt 300 ] && [ ! -e /shared/stop ]; do sleep 0.1; i=$((i+1)); done"]
+      volumeMounts: [{name: shared, mountPath: /shared}]
+      readinessProbe:
+        exec: {command: [/bin/sh, -c, "echo probed > /dev/stdout"]}
+        periodSeconds: 1
+)");
+  StartRun();
+  WaitUntilRunning();
+  std::ofstream(scratch_ / "stop") << "";
+  EXPECT_EQ(WaitRun(), 0) << RunStderr();
+}
+
 // S20.1: hostNetwork with hostUsers: false is refused by validate and by
 // run (exit 2), before anything is made.
 TEST_F(RuncUserns, S20_1_HostNetworkWithHostUsersFalseIsRefusedBeforeAnythingStarts) {

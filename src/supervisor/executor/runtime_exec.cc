@@ -93,6 +93,13 @@ pid_t Instances::ExecInContainer(ContainerInstance& inst, std::string_view name,
     return fail_soon(Error::FromErrno("pipe2").message());
   }
   Fd out_r(fds[0]), out_w(fds[1]);
+  if (const auto& ids = inst.user_namespace;
+      ids && ::fchown(out_w.get(), ids->host_uid, ids->host_gid) != 0) {
+    // S20.10, as for the container's own stdout: the command may reopen it.
+    remove_file();
+    return fail_soon(
+        Error::FromErrno("giving the exec's output pipe to the container's root").message());
+  }
   auto output = std::make_shared<std::string>();
   auto timed_out = std::make_shared<bool>(false);
   int read_fd = out_r.get();
