@@ -37,10 +37,33 @@ run_suite() {  # run_suite DIR SUITE [meson test options...]
 
 status=0
 
+have_clang=0
+command -v clang++ >/dev/null && have_clang=1
+# The compiler a configured build directory has ("gcc", "clang"; "" when
+# none): meson cannot change it, so a directory of the other is made anew.
+configured_compiler() {
+  python3 -c '
+import json, os, sys
+commands = json.load(open(sys.argv[1]))
+words = commands[0]["command"].split()[:2] if commands else []
+print("clang" if any(os.path.basename(w).startswith("clang") for w in words) else "gcc")
+' "$1/compile_commands.json" 2>/dev/null || true
+}
+
+# The default build with clang when installed: with its precompiled
+# headers (meson.build) it compiles the tree in two thirds of g++'s time,
+# measured on 2 cores (a CLI file: 8.5 s against 12.8 s). g++ still
+# compiles every file of src/, warnings as errors: the static build below.
 # -g1: line tables for backtraces and sanitizer reports, without the full
 # debug info that costs a fifth of the compile time of every file.
-log "build (g++, warnings as errors)"
-setup build -Dcpp_args=-g1 -Dwerror=true
+main_cxx=c++ main_id=gcc
+((have_clang)) && main_cxx=clang++ main_id=clang
+if [[ -f build/build.ninja && $(configured_compiler build) != "$main_id" ]]; then
+  echo "build/ was configured with $(configured_compiler build): made anew with $main_cxx"
+  rm -rf build
+fi
+log "build ($main_cxx, warnings as errors)"
+CXX=$main_cxx setup build -Dcpp_args=-g1 -Dwerror=true
 ninja -C build
 
 find build build-asan -maxdepth 1 -name '*.xml' -delete 2>/dev/null || true
@@ -52,16 +75,13 @@ find build build-asan -maxdepth 1 -name '*.xml' -delete 2>/dev/null || true
 # With clang the sanitized build takes 60% of g++'s time (and its
 # precompiled headers work; g++ 12 reports false -Warray-bounds through
 # them), and only what tiers 1 and 2 run is built.
-have_clang=0
-command -v clang++ >/dev/null && have_clang=1
-asan_cxx=c++
-((have_clang)) && asan_cxx=clang++
+asan_cxx=$main_cxx
 (
   set -e
-  # meson cannot change the compiler of a configured directory.
-  [[ -f build-asan/build.ninja && $(cat build-asan/.cxx 2>/dev/null) != "$asan_cxx" ]] && rm -rf build-asan
+  if [[ -f build-asan/build.ninja && $(configured_compiler build-asan) != "$main_id" ]]; then
+    rm -rf build-asan
+  fi
   CXX=$asan_cxx setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dcpp_args=-g1 -Dwerror=true
-  echo "$asan_cxx" >build-asan/.cxx
   mapfile -t targets < <(meson introspect build-asan --tests | python3 -c '
 import json, os, sys
 for t in json.load(sys.stdin):
