@@ -225,7 +225,8 @@ inline std::vector<pid_t> ProcessesWith(const std::vector<std::string>& words) {
 // into a std::string with immediate stores: `movl $"0.1.", d(%reg)` then a
 // `movb` of the rest. Both are replaced: the C strings whole, the movl
 // immediates (opcode C7 with a ModRM of [reg+disp8], [reg+disp32] or
-// [reg]) by their first four bytes, the rest being unchanged. Returns how
+// [reg], with or without a SIB byte) by their first four bytes, the rest
+// being unchanged. Returns how
 // many places were patched.
 inline int CopyWithVersion(const fs::path& binary, const fs::path& copy, const std::string& from,
                            const std::string& to) {
@@ -248,8 +249,12 @@ inline int CopyWithVersion(const fs::path& binary, const fs::path& copy, const s
     bool disp8 = byte(pos - 3) == 0xc7 && (byte(pos - 2) & 0xc0) == 0x40;
     bool disp32 = byte(pos - 6) == 0xc7 && (byte(pos - 5) & 0xc0) == 0x80;
     bool direct = byte(pos - 2) == 0xc7 && (byte(pos - 1) & 0xc0) == 0x00;
-    bool sib8 = byte(pos - 4) == 0xc7 && (byte(pos - 3) & 0xc7) == 0x44;  // d8(%rsp)
-    if (disp8 || disp32 || direct || sib8) {
+    // With a SIB byte (ModRM r/m 100): (%base,%index), d8(...), d32(...);
+    // clang writes the std::string's bytes through (%rax,%rbp).
+    bool sib = byte(pos - 3) == 0xc7 && (byte(pos - 2) & 0xc7) == 0x04;
+    bool sib8 = byte(pos - 4) == 0xc7 && (byte(pos - 3) & 0xc7) == 0x44;
+    bool sib32 = byte(pos - 7) == 0xc7 && (byte(pos - 6) & 0xc7) == 0x84;
+    if (disp8 || disp32 || direct || sib || sib8 || sib32) {
       bytes.replace(pos, 4, to.substr(0, 4));
       ++replaced;
     }
