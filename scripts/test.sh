@@ -64,17 +64,37 @@ if [[ -f build/build.ninja && $(configured_compiler build) != "$main_id" ]]; the
 fi
 log "build ($main_cxx, warnings as errors)"
 CXX=$main_cxx setup build -Dcpp_args=-g1 -Dwerror=true
-ninja -C build
+# What the tiers run on this build: everything but the test programs of
+# tiers 1 and 2 alone, which run on the sanitized build (below) only.
+mapfile -t main_targets < <(python3 -c '
+import json, os, subprocess, sys
+build = sys.argv[1]
+def introspect(what):
+    return json.loads(subprocess.run(["meson", "introspect", build, what], check=True,
+                                     capture_output=True, text=True).stdout)
+suites = {}
+for t in introspect("--tests"):
+    suites.setdefault(os.path.relpath(t["cmd"][0], build), set()).update(t["suite"])
+sanitized_only = {exe for exe, s in suites.items() if s <= {"podvisor:unit", "podvisor:process"}}
+for target in introspect("--targets"):
+    if not target["build_by_default"]:
+        continue
+    for f in target["filename"]:
+        rel = os.path.relpath(f, build)
+        if rel not in sanitized_only:
+            print(rel)' "$PWD/build")
+ninja -C build "${main_targets[@]}"
 
 find build build-asan -maxdepth 1 -name '*.xml' -delete 2>/dev/null || true
 
-# The sanitizer and fuzz configurations build in the background, at the
-# lowest CPU priority, while the tiers below run: those mostly wait for
-# processes and timers, so the idle core compiles, and the whole run stays
-# well inside CI's budget on 2 cores. The tests keep their priority.
-# With clang the sanitized build takes 60% of g++'s time (and its
-# precompiled headers work; g++ 12 reports false -Warray-bounds through
-# them), and only what tiers 1 and 2 run is built.
+# The sanitizer, static and fuzz builds and clang-tidy run in the
+# background at low CPU priority while the tiers below run: those mostly
+# wait for processes and timers, so the idle core compiles. CI has 2 cores
+# and the whole run is CPU-bound, so each has the priority of when it is
+# needed: the static build first (tier 4 boots it), then the sanitized
+# build (tiers 1 and 2 run on it at the end), clang-tidy and the fuzz build
+# last. The tests keep their priority. Only what tiers 1 and 2 run is
+# built sanitized.
 asan_cxx=$main_cxx
 (
   set -e
@@ -89,15 +109,20 @@ for t in json.load(sys.stdin):
     rel = os.path.relpath(t["cmd"][0], sys.argv[1])
     if {"podvisor:unit", "podvisor:process"} & set(t["suite"]) and not rel.startswith(".."):
         print(rel)' "$PWD/build-asan")
-  nice -n 19 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
-  if ((have_clang)); then
+  nice -n 15 ninja -C build-asan podvisor tests/fake-runtime tests/podvisor-test-helper "${targets[@]}"
+) >build-background.log 2>&1 &
+background_build=$!
+fuzz_build=
+if ((have_clang)); then
+  (
+    set -e
     CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false -Dbuildtype=debugoptimized -Dwerror=true
     nice -n 19 ninja -C build-fuzz fuzz/manifest_fuzzer fuzz/layer_fuzzer fuzz/beneath_fuzzer \
       fuzz/lifecycle_state_fuzzer \
       $(ninja -C build-fuzz -t targets all 2>/dev/null | grep -o '^fuzz/ttrpc_frame_fuzzer' | head -1)
-  fi
-) >build-background.log 2>&1 &
-background_build=$!
+  ) >build-fuzz.log 2>&1 &
+  fuzz_build=$!
+fi
 
 # clang-tidy reads build/compile_commands.json; like the sanitizer build it
 # runs at the lowest priority on the core the tiers leave idle.
@@ -105,26 +130,20 @@ nice -n 19 scripts/lint.sh --tidy-only build >build/lint-tidy.log 2>&1 &
 tidy_job=$!
 
 # The static build (README "Static build"): its own objects (-Os, no debug
-# info, every library from its static archive), podvisor only, at the
-# lowest priority like the builds above; checked near the end.
-nice -n 19 scripts/build-static.sh build-static >build-static.log 2>&1 &
+# info, every library from its static archive), podvisor only, at nice 10
+# (its own `nice ninja`); checked before tier 4.
+scripts/build-static.sh build-static >build-static.log 2>&1 &
 static_job=$!
 
 log "lint: clang-format (clang-tidy runs in the background)"
 scripts/lint.sh --format-only || status=1
 
-log "tier 1: unit tests (no root, no processes beyond the test's own)"
-run_suite build unit || status=1
-
-log "tier 2: the whole supervisor with real processes and a fake OCI runtime"
-run_suite build process || status=1
-
 log "reliability: adversarial pods, runtime faults, recovery, control socket, fd leaks (~2 min)"
-run_suite build reliability || status=1
+run_suite build reliability --no-rebuild || status=1
 
 if ((EUID == 0)); then
   log "tier 3: podvisor run with runc and busybox bundles on this host"
-  run_suite build runc || status=1
+  run_suite build runc --no-rebuild || status=1
 else
   echo "tier 3: SKIPPED (needs root: runc creates namespaces, mounts and cgroups)"
 fi
@@ -165,15 +184,20 @@ fi
 log "package: the Debian package, installed into a scratch root and removed (~20 s)"
 scripts/test-deb.sh build || status=1
 
-log "tiers 1 and 2 again under AddressSanitizer + UndefinedBehaviorSanitizer"
+log "waiting for the sanitized build"
 if ! wait "$background_build"; then
   tail -40 build-background.log
-  echo "the sanitizer or fuzz build FAILED (whole log: $root/build-background.log)"
+  echo "the sanitized build FAILED (whole log: $root/build-background.log)"
   exit 1
 fi
+# Tiers 1 and 2 run once, sanitized: AddressSanitizer and
+# UndefinedBehaviorSanitizer see everything the optimised run would, and
+# more. The optimised podvisor runs in tiers 3 and 4 and reliability.
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+log "tier 1: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 run_suite build-asan unit --no-rebuild || status=1
 # Tier 2 runs the sanitized podvisor binary itself: the executor's code.
+log "tier 2: the whole supervisor with real processes and a fake OCI runtime, sanitized"
 run_suite build-asan process --no-rebuild || status=1
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
@@ -198,6 +222,11 @@ run_fuzzer() {
   rm -rf "$corpus"
 }
 
+if [[ -n $fuzz_build ]] && ! wait "$fuzz_build"; then
+  tail -40 build-fuzz.log
+  echo "the fuzz build FAILED (whole log: $root/build-fuzz.log)"
+  exit 1
+fi
 if ((have_clang)); then
   log "fuzz: manifest parser and validator, ${fuzz_runs} runs"
   corpus=$(mktemp -d)
@@ -252,6 +281,6 @@ else
 fi
 
 log "summary"
-echo "(tier 1 and tier 2 tests run twice: as built, and under the sanitizers)"
+echo "(tiers 1 and 2 ran sanitized, build-asan; the other tiers on build)"
 python3 scripts/summarize-gtest.py build build-asan || status=1
 exit $status
