@@ -394,7 +394,8 @@ spec:
     lifecycle: {postStart: {exec: {command: [/bin/sh, -c, 'echo hooked > /dev/stdout && echo hooked > /tmp/hooked']}}}
 EOF
 cp -a "$root/images/busybox" "$disk/pods/userns/images/busybox"
-mkfs.ext4 -q -F -L t4disk -d "$disk" "$work/disk.img" 256M
+truncate -s 256M "$work/disk.img"
+mkfs.ext4 -q -F -L t4disk -d "$disk" "$work/disk.img"
 cat >"$root/shell-init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
