@@ -17,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -f build/build.ninja ]]; then
   scripts/install-deps.sh
-  meson setup build >/dev/null
+  # clang when installed, as scripts/test.sh configures build/.
+  if command -v clang++ >/dev/null; then CXX=clang++ meson setup build >/dev/null; else meson setup build >/dev/null; fi
 fi
 ninja -C build podvisor tests/podvisor-test-helper >/dev/null
 if [[ ${1:-} == --only && ${2:-} == apply ]]; then

@@ -23,7 +23,11 @@ else
 fi
 
 scripts/install-deps.sh
-[[ -f build/build.ninja ]] || meson setup build >/dev/null
+# clang when installed, as scripts/test.sh configures build/ (the two
+# README commands share it; install-deps.sh installs clang).
+if [[ ! -f build/build.ninja ]]; then
+  if command -v clang++ >/dev/null; then CXX=clang++ meson setup build >/dev/null; else meson setup build >/dev/null; fi
+fi
 ninja -C build podvisor
 ./build/podvisor version --runtime "$runtime"
 
