@@ -95,13 +95,12 @@ find build build-asan -maxdepth 1 -name '*.xml' -delete 2>/dev/null || true
 # build (tiers 1 and 2 run on it at the end), clang-tidy and the fuzz build
 # last. The tests keep their priority. Only what tiers 1 and 2 run is
 # built sanitized.
-asan_cxx=$main_cxx
 (
   set -e
   if [[ -f build-asan/build.ninja && $(configured_compiler build-asan) != "$main_id" ]]; then
     rm -rf build-asan
   fi
-  CXX=$asan_cxx setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dcpp_args=-g1 -Dwerror=true
+  CXX=$main_cxx setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dcpp_args=-g1 -Dwerror=true
   mapfile -t targets < <(meson introspect build-asan --tests | python3 -c '
 import json, os, sys
 for t in json.load(sys.stdin):

@@ -2,6 +2,8 @@
 // Internal to the executor_*.cc files.
 #pragma once
 
+#include <unistd.h>
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -9,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fd.h"
+#include "common/result.h"
 #include "hostfs/layout.h"
 #include "oci/spec.h"
 #include "pod/model.h"
@@ -34,6 +37,15 @@ struct ContainerInstance {
   std::string cgroups_path;      // linux.cgroupsPath; "" = the runtime's choice
   // S20.10: the pod's block (hostUsers: false): its root owns the pipes.
   std::optional<oci::PodUserNamespaceIds> user_namespace;
+  // S20.10: a pipe is mode 0600 of its creator; in the pod's user
+  // namespace its root must be able to reopen one it writes (/dev/stdout,
+  // /proc/self/fd/1), as it can without one. Both ends are one inode.
+  Status GivePipeToRoot(int fd) const {
+    if (user_namespace && ::fchown(fd, user_namespace->host_uid, user_namespace->host_gid) != 0) {
+      return Error::FromErrno("giving a pipe to the container's root");
+    }
+    return Ok();
+  }
   uint64_t oom_kills_at_create = 0;  // S9.5: the count the instance started with
   std::optional<process::ChildProcess> init;
   uint64_t init_start_time = 0;  // with the pid, names the init for the boot (S15.1)

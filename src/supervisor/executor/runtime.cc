@@ -113,16 +113,8 @@ void Instances::Create(const lifecycle::CreateContainer& a) {
   if (::pipe2(err, O_CLOEXEC) != 0) return fail(Error::FromErrno("pipe2"));
   Fd err_w(err[1]);
   inst.pipes[1].Reset(err[0]);
-  if (const auto& ids = inst.user_namespace) {
-    // S20.10: a pipe is mode 0600 of its creator; the container's root
-    // (the block's first host id) must be able to reopen its own stdout
-    // and stderr (/dev/stdout, /proc/self/fd/1), as it can without a user
-    // namespace. Both ends are one inode.
-    for (int fd : {out_w.get(), err_w.get()}) {
-      if (::fchown(fd, ids->host_uid, ids->host_gid) != 0) {
-        return fail(Error::FromErrno("giving the log pipe to the container's root"));
-      }
-    }
+  for (int fd : {out_w.get(), err_w.get()}) {
+    if (auto s = inst.GivePipeToRoot(fd); !s) return fail(s.error());
   }
 
   std::string id = inst.id;

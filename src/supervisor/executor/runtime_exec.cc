@@ -93,12 +93,9 @@ pid_t Instances::ExecInContainer(ContainerInstance& inst, std::string_view name,
     return fail_soon(Error::FromErrno("pipe2").message());
   }
   Fd out_r(fds[0]), out_w(fds[1]);
-  if (const auto& ids = inst.user_namespace;
-      ids && ::fchown(out_w.get(), ids->host_uid, ids->host_gid) != 0) {
-    // S20.10, as for the container's own stdout: the command may reopen it.
+  if (auto s = inst.GivePipeToRoot(out_w.get()); !s) {
     remove_file();
-    return fail_soon(
-        Error::FromErrno("giving the exec's output pipe to the container's root").message());
+    return fail_soon(s.error().message());
   }
   auto output = std::make_shared<std::string>();
   auto timed_out = std::make_shared<bool>(false);
